@@ -1,0 +1,32 @@
+# The two commands of the README: `make play` and `make test`.
+
+PYTHON ?= python3
+VENV ?= .venv
+WORLD ?= hollow-manor
+BIN := $(VENV)/bin
+
+.PHONY: play test lint check clean
+
+play: $(VENV)/.installed
+	$(BIN)/python -m bot play $(WORLD)
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+check: $(VENV)/.installed
+	$(BIN)/python -m bot check
+
+$(VENV)/.installed: pyproject.toml scripts/install
+	PYTHON=$(PYTHON) sh scripts/install $(VENV)
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml scripts/install
+	PYTHON=$(PYTHON) sh scripts/install $(VENV) test
+	touch $@ $(VENV)/.installed
+
+clean:
+	rm -rf $(VENV)

@@ -1,0 +1,193 @@
+"""The composition root: settings -> store -> model -> engine -> terminal or Discord.
+
+python -m bot play WORLD [--resume] [--db PATH]
+python -m bot check [PATH ...]
+python -m bot run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bot.engine import Engine, EngineConfig
+from bot.errors import UserError
+from bot.model.base import LanguageModel
+from bot.model.worker import ModelWorker
+from bot.settings import Settings
+from bot.store import Store
+from bot.worlds import WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
+
+log = logging.getLogger("bot")
+
+TOKEN_HELP = (
+    "No DISCORD_TOKEN is set: create a bot at https://discord.com/developers/applications, "
+    "put its token in .env as DISCORD_TOKEN=..., and run again; `make play` plays in the terminal without one."
+)
+
+
+def load_model(settings: Settings) -> LanguageModel:
+    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+
+    path = settings.model_path or bundled_model_path()
+    sampling = Sampling(
+        temperature=settings.temperature,
+        top_p=settings.top_p,
+        top_k=settings.top_k,
+        min_p=settings.min_p,
+        repeat_penalty=settings.repeat_penalty,
+        seed=settings.seed,
+    )
+    config = LlamaConfig(
+        model_path=path,
+        n_ctx=settings.n_ctx,
+        n_gpu_layers=settings.n_gpu_layers,
+        n_threads=settings.n_threads,
+        chat_format=settings.chat_format,
+        sampling=sampling,
+        cache_bytes=settings.cache_mib * 2**20,
+    )
+    return LlamaModel(config)
+
+
+@dataclass
+class App:
+    settings: Settings
+    store: Store
+    worker: ModelWorker
+    engine: Engine
+
+
+@asynccontextmanager
+async def open_app(
+    settings: Settings, *, worlds: WorldLibrary | None = None, model: LanguageModel | None = None
+) -> AsyncIterator[App]:
+    """Everything a front end needs, opened in order and closed in reverse."""
+    if worlds is None:
+        worlds = WorldLibrary(settings.worlds_dir)
+        for error in worlds.errors:
+            print(error, file=sys.stderr)
+    store = await Store.open(settings.database)
+    try:
+        model = model or await asyncio.to_thread(load_model, settings)
+        async with ModelWorker(model) as worker:
+            config = EngineConfig(
+                n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, max_action_chars=settings.max_action_chars
+            )
+            yield App(settings, store, worker, Engine(store, worker, worlds, config))
+    finally:
+        await store.close()
+
+
+async def play(settings: Settings, world_name: str, resume: bool) -> None:
+    from bot.terminal import TerminalGame, channel_key, stdin_lines
+
+    worlds = WorldLibrary(settings.worlds_dir)
+    world = worlds.get(world_name)  # an unknown or broken world fails before the model loads
+    async with open_app(settings, worlds=worlds) as app:
+        key = channel_key(world)
+        game = await app.engine.resume_game(key, world.id) if resume else None
+        terminal = TerminalGame(app.engine, game, world) if game else None
+        if game is None:
+            if resume:
+                print(f"No earlier game of {world.title}; starting a new one.")
+            current = await app.store.active_game(key)
+            if current is not None:
+                await app.store.end_game(current.id)
+            started = await app.engine.start_game(key, world.id)
+            terminal = TerminalGame(app.engine, started.game, world)
+            terminal.say(f"== {world.title} ==\n{world.pitch}\n")
+            terminal.show_entries([started.opening])
+        else:
+            terminal.say(f"== {world.title} (resumed, turn {game.turn}) ==\n")
+            terminal.show_entries(await app.engine.history(game.id, 12))
+        interactive = sys.stdin.isatty()
+        if interactive:
+            terminal.say("Type /help for how to play.")
+            terminal.prompt()
+        await terminal.run(stdin_lines(), interactive=interactive)
+
+
+def check(paths: list[Path], settings: Settings) -> int:
+    files = [p for path in paths for p in (world_files(path) if path.is_dir() else [path])]
+    if not paths:
+        files = world_files(settings.worlds_dir)
+    if not files:
+        print("No world files to check.", file=sys.stderr)
+        return 1
+    failed = 0
+    for path in files:
+        try:
+            world = load_world(path)
+        except WorldFileError as exc:
+            failed += 1
+            print(exc)
+        else:
+            print(f"{path}: ok ({world.title}: {len(world.chapters)} chapters, {len(world.lore)} lore entries)")
+    return 1 if failed else 0
+
+
+async def run_discord(settings: Settings) -> None:
+    if not settings.discord_token:
+        raise UserError(TOKEN_HELP)
+    from bot.discord_client import serve
+
+    async with open_app(settings) as app:
+        await serve(app.engine, settings)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord game master with a long memory.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    play_parser = commands.add_parser("play", help="play a game in the terminal")
+    play_parser.add_argument("world", help="a world name from worlds/, or the path of a world file")
+    play_parser.add_argument("--resume", action="store_true", help="continue this world's last game")
+    play_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
+    check_parser = commands.add_parser("check", help="validate world files")
+    check_parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: worlds/)")
+    commands.add_parser("run", help="serve Discord (needs DISCORD_TOKEN)")
+    args = parser.parse_args(argv)
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for line in format_validation_error(exc):
+            print(f"settings: {line}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if args.command == "play":
+        # The terminal is for the story; the log keeps to warnings unless asked.
+        if "GM_LOG_LEVEL" not in os.environ:
+            logging.getLogger().setLevel(logging.WARNING)
+        if args.db:
+            settings.database = args.db
+    try:
+        if args.command == "check":
+            return check(args.paths, settings)
+        if args.command == "play":
+            asyncio.run(play(settings, args.world, args.resume))
+        else:
+            asyncio.run(run_discord(settings))
+    except UserError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

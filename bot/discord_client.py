@@ -1,0 +1,66 @@
+"""The Discord client: the only code under bot/ that imports discord.
+
+It is handed the engine, loads every cog in ``cogs/`` and syncs the slash
+command tree (to one guild when ``GM_DEV_GUILD_ID`` is set, which is
+instant, instead of globally, which can take an hour to show).
+"""
+
+from __future__ import annotations
+
+import logging
+import pkgutil
+
+import aiohttp
+import discord
+from discord.ext import commands
+
+import cogs
+from bot.engine import Engine
+from bot.errors import UserError
+from bot.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def cog_modules() -> list[str]:
+    return sorted(f"cogs.{m.name}" for m in pkgutil.iter_modules(cogs.__path__) if not m.name.startswith("_"))
+
+
+class GameMasterBot(commands.Bot):
+    def __init__(self, engine: Engine, settings: Settings):
+        intents = discord.Intents.default()
+        intents.message_content = settings.message_content
+        super().__init__(command_prefix=commands.when_mentioned, intents=intents)
+        self.engine = engine
+        self.settings = settings
+
+    async def setup_hook(self) -> None:
+        for module in cog_modules():
+            await self.load_extension(module)
+            log.info("Loaded %s", module)
+        if self.settings.dev_guild_id:
+            guild = discord.Object(id=self.settings.dev_guild_id)
+            self.tree.copy_global_to(guild=guild)
+            synced = await self.tree.sync(guild=guild)
+        else:
+            synced = await self.tree.sync()
+        log.info("Synced %d slash commands", len(synced))
+
+    async def on_ready(self) -> None:
+        log.info("Connected as %s to %d servers", self.user, len(self.guilds))
+
+
+async def serve(engine: Engine, settings: Settings) -> None:
+    bot = GameMasterBot(engine, settings)
+    try:
+        async with bot:
+            await bot.start(settings.discord_token or "")
+    except discord.LoginFailure:
+        raise UserError("Discord refused DISCORD_TOKEN; copy the token again from the developer portal.") from None
+    except discord.PrivilegedIntentsRequired:
+        raise UserError(
+            "The message-content intent is on (GM_MESSAGE_CONTENT=true) but not enabled for the bot "
+            "in the developer portal; enable it there or set GM_MESSAGE_CONTENT=false."
+        ) from None
+    except (aiohttp.ClientConnectorError, OSError) as exc:
+        raise UserError(f"Cannot reach Discord: {exc}") from None

@@ -1,0 +1,290 @@
+"""Games and turns. Calls the store, the memory policy and the model; knows nothing of Discord."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot import dice
+from bot.errors import UserError
+from bot.memory.context import Prompt, build_prompt, world_brief
+from bot.model.worker import ModelWorker, Priority
+from bot.store import EntryKind, Game, LogEntry, NewEntry, Player, Store
+from bot.worlds import World, WorldLibrary
+
+log = logging.getLogger(__name__)
+
+OnText = Callable[[str], Awaitable[None] | None]
+
+MAX_NAME_CHARS = 40
+MAX_DESCRIPTION_CHARS = 300
+# How far back the simple prompt builder looks; the context size trims further.
+HISTORY_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    n_ctx: int = 4096
+    reply_tokens: int = 300
+    max_action_chars: int = 2000
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    game: Game
+    world: World
+    opening: LogEntry
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """What a front end renders after a turn."""
+
+    game: Game
+    turn: int
+    action: LogEntry
+    reply: LogEntry
+    prompt: Prompt
+    seconds: float
+    first_text_seconds: float
+
+    @property
+    def text(self) -> str:
+        return self.reply.content
+
+
+@dataclass(frozen=True)
+class RollResult:
+    roll: dice.Roll
+    entry: LogEntry
+
+
+class ModelFailed(UserError):
+    """The model raised or said nothing; the player's action is kept."""
+
+
+class Engine:
+    """Runs every game of the process: one lock per game, one shared model worker."""
+
+    def __init__(self, store: Store, worker: ModelWorker, worlds: WorldLibrary, config: EngineConfig):
+        self.store = store
+        self.worker = worker
+        self.worlds = worlds
+        self.config = config
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    # Games
+
+    async def start_game(self, channel_key: str, world_name: str) -> GameStarted:
+        world = self.worlds.get(world_name)
+        game = await self.store.create_game(channel_key, world.id)
+        opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening)
+        (entry,) = await self.store.append(game.id, opening)
+        log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
+        return GameStarted(await self.store.game(game.id), world, entry)
+
+    async def current_game(self, channel_key: str) -> Game:
+        game = await self.store.active_game(channel_key)
+        if game is None:
+            raise UserError("There is no game here; start one first.")
+        return game
+
+    async def resume_game(self, channel_key: str, world_name: str | None = None) -> Game | None:
+        """The channel's last game (of that world), active again; ``None`` if there is none."""
+        world_id = self.worlds.get(world_name).id if world_name else None
+        game = await self.store.last_game(channel_key, world_id)
+        if game is None:
+            return None
+        if game.status != "active":
+            game = await self.store.reactivate_game(game.id)
+        return game
+
+    async def end_game(self, channel_key: str) -> Game:
+        game = await self.current_game(channel_key)
+        async with self._locks[game.id]:
+            ended = await self.store.end_game(game.id)
+        log.info("Game %d ended", game.id)
+        return ended
+
+    def world_of(self, game: Game) -> World:
+        try:
+            return self.worlds.get(game.world_id)
+        except UserError:
+            raise UserError(f"This game's world {game.world_id!r} is not loaded; fix or restore its file.") from None
+
+    # Players
+
+    async def join(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
+        name = " ".join(name.split())
+        description = " ".join(description.split())
+        if not name:
+            raise UserError("Give your character a name.")
+        if len(name) > MAX_NAME_CHARS:
+            raise UserError(f"A character name is at most {MAX_NAME_CHARS} characters.")
+        if len(description) > MAX_DESCRIPTION_CHARS:
+            raise UserError(f"A character description is at most {MAX_DESCRIPTION_CHARS} characters.")
+        async with self._locks[game_id]:
+            players = await self.store.players(game_id)
+            if any(p.user_key == user_key for p in players):
+                raise UserError("You have already joined this game.")
+            if any(p.name.casefold() == name.casefold() for p in players):
+                raise UserError(f"Someone already plays {name}; choose another name.")
+            player = await self.store.add_player(game_id, user_key, name, description)
+            game = await self.store.game(game_id)
+            joined = f"{name} joins the game" + (f": {description}" if description else ".")
+            await self.store.append(
+                game_id, NewEntry(turn=game.turn + 1, kind=EntryKind.SYSTEM, author="system", content=joined)
+            )
+        return player
+
+    async def leave(self, game_id: int, user_key: str) -> Player:
+        async with self._locks[game_id]:
+            player = await self._seated(game_id, user_key)
+            await self.store.remove_player(player.id)
+            game = await self.store.game(game_id)
+            await self.store.append(
+                game_id,
+                NewEntry(turn=game.turn + 1, kind=EntryKind.SYSTEM, author="system", content=f"{player.name} leaves."),
+            )
+        return player
+
+    async def players(self, game_id: int) -> list[Player]:
+        return await self.store.players(game_id)
+
+    async def player(self, game_id: int, user_key: str) -> Player | None:
+        return await self.store.seated_player(game_id, user_key)
+
+    async def _seated(self, game_id: int, user_key: str) -> Player:
+        player = await self.store.seated_player(game_id, user_key)
+        if player is None:
+            raise UserError("Join the game first.")
+        return player
+
+    # Turns
+
+    def check_action(self, text: str) -> str:
+        """The action as it will be stored, or a :class:`UserError` saying what is wrong."""
+        text = text.strip()
+        if not text:
+            raise UserError("Say what your character does.")
+        if len(text) > self.config.max_action_chars:
+            raise UserError(f"That action is {len(text)} characters long; the limit is {self.config.max_action_chars}.")
+        return text
+
+    async def act(
+        self,
+        game_id: int,
+        user_key: str,
+        text: str,
+        *,
+        message_id: str | None = None,
+        on_text: OnText | None = None,
+    ) -> TurnResult:
+        """Store a player's action, have the GM answer it, store and return the answer.
+
+        ``on_text`` receives the reply piece by piece as the model writes it.
+        If the model fails, the action stays in the log and :class:`ModelFailed`
+        is raised; the next action is answered together with it.
+        """
+        text = self.check_action(text)
+        async with self._locks[game_id]:
+            player = await self._seated(game_id, user_key)
+            game = await self.store.game(game_id)
+            if game.status != "active":
+                raise UserError("This game has ended.")
+            turn = game.turn + 1
+            (action,) = await self.store.append(
+                game_id,
+                NewEntry(
+                    turn=turn,
+                    kind=EntryKind.ACTION,
+                    author=player.name,
+                    player_id=player.id,
+                    content=text,
+                    message_id=message_id,
+                ),
+            )
+            prompt = await self._prompt(game)
+            started = time.perf_counter()
+            reply_text, first_text = await self._narrate(game_id, turn, prompt, on_text)
+            seconds = time.perf_counter() - started
+            (reply,) = await self.store.append(
+                game_id,
+                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=reply_text),
+                turn_done=turn,
+            )
+        log.info(
+            "Game %d turn %d: prompt %d tokens (%d entries, %d left out), first text %.2fs, reply %.2fs, %d chars",
+            game_id, turn, prompt.tokens, len(prompt.entry_ids), len(prompt.left_out),
+            first_text, seconds, len(reply_text),
+        )  # fmt: skip
+        return TurnResult(await self.store.game(game_id), turn, action, reply, prompt, seconds, first_text)
+
+    async def _prompt(self, game: Game) -> Prompt:
+        world = self.world_of(game)
+        players = await self.store.players(game.id)
+        history = await self.store.recent_log(game.id, HISTORY_LIMIT)
+        brief = world_brief(world, 0, players, reply_words=max(30, self.config.reply_tokens * 3 // 5))
+        prompt = build_prompt(
+            brief,
+            history,
+            n_ctx=self.config.n_ctx,
+            reply_tokens=self.config.reply_tokens,
+            count_tokens=self.worker.count_tokens,
+        )
+        log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in prompt.messages))
+        return prompt
+
+    async def _narrate(self, game_id: int, turn: int, prompt: Prompt, on_text: OnText | None) -> tuple[str, float]:
+        started = time.perf_counter()
+        first_text: float | None = None
+        pieces: list[str] = []
+        try:
+            async for piece in self.worker.stream(
+                prompt.messages, max_tokens=self.config.reply_tokens, priority=Priority.PLAYER
+            ):
+                if first_text is None:
+                    first_text = time.perf_counter() - started
+                pieces.append(piece)
+                if on_text is not None and not await _show(on_text, piece):
+                    on_text = None  # the front end failed; it still gets the whole reply
+        except Exception as exc:
+            log.exception("Game %d turn %d: the model failed", game_id, turn)
+            raise ModelFailed("The GM could not answer just now; your action is saved. Try again.") from exc
+        reply = "".join(pieces).strip()
+        if not reply:
+            log.warning("Game %d turn %d: the model returned an empty reply", game_id, turn)
+            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
+        return reply, first_text or 0.0
+
+    async def roll(self, game_id: int, user_key: str, expression: str) -> RollResult:
+        result = dice.roll(expression)  # raises before anything is stored
+        async with self._locks[game_id]:
+            player = await self._seated(game_id, user_key)
+            game = await self.store.game(game_id)
+            (entry,) = await self.store.append(
+                game_id,
+                NewEntry(
+                    turn=game.turn + 1, kind=EntryKind.ROLL, author=player.name, player_id=player.id,
+                    content=result.text,
+                ),
+            )  # fmt: skip
+        return RollResult(result, entry)
+
+    async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
+        return await self.store.recent_log(game_id, limit)
+
+
+async def _show(on_text: OnText, piece: str) -> bool:
+    try:
+        shown = on_text(piece)
+        if shown is not None:
+            await shown
+    except Exception:
+        log.exception("Showing the reply as it streams failed; it is still stored whole")
+        return False
+    return True

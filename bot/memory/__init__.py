@@ -1,0 +1,1 @@
+"""Memory policy: what goes into the GM's prompt. Pure functions of plain data."""

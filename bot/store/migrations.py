@@ -1,0 +1,93 @@
+"""The schema as an ordered list of named steps, each applied once and recorded."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import aiosqlite
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "m001_initial",
+        """
+        CREATE TABLE games (
+            id INTEGER PRIMARY KEY,
+            channel_key TEXT NOT NULL,
+            world_id TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'ended')),
+            turn INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            ended_at TEXT
+        );
+        CREATE UNIQUE INDEX games_one_active_per_channel
+            ON games (channel_key) WHERE status = 'active';
+
+        CREATE TABLE players (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            user_key TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            joined_at TEXT NOT NULL,
+            left_at TEXT
+        );
+        CREATE UNIQUE INDEX players_one_seat_per_user
+            ON players (game_id, user_key) WHERE left_at IS NULL;
+
+        CREATE TABLE turn_log (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            turn INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('action', 'gm', 'roll', 'system')),
+            author TEXT NOT NULL,
+            player_id INTEGER REFERENCES players (id),
+            visibility TEXT NOT NULL CHECK (visibility IN ('public', 'private')),
+            visible_to TEXT NOT NULL DEFAULT '[]',
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            message_id TEXT,
+            edited_at TEXT,
+            deleted INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX turn_log_by_game ON turn_log (game_id, id);
+        CREATE INDEX turn_log_by_message ON turn_log (message_id) WHERE message_id IS NOT NULL;
+
+        CREATE TABLE settings (
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (scope, key)
+        );
+        """,
+    ),
+]
+
+
+async def migrate(db: aiosqlite.Connection) -> list[str]:
+    """Apply the steps not yet recorded, each in its own transaction; return their names."""
+    await db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+    await db.commit()
+    async with db.execute("SELECT name FROM migrations") as cursor:
+        done = {row[0] async for row in cursor}
+    applied = []
+    for name, script in MIGRATIONS:
+        if name in done:
+            continue
+        # executescript commits first, so the step and its record go in one
+        # explicit transaction of their own.
+        try:
+            await db.executescript(
+                f"BEGIN;\n{script}\nINSERT INTO migrations (name, applied_at) "
+                f"VALUES ('{name}', '{datetime.now(UTC).isoformat()}');\nCOMMIT;"
+            )
+        except Exception:
+            await db.rollback()
+            raise
+        log.info("Applied migration %s", name)
+        applied.append(name)
+    return applied

@@ -1,0 +1,264 @@
+"""All SQL, in one place: one SQLite file in WAL mode, one connection."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from bot.errors import UserError
+from bot.store.migrations import migrate
+from bot.store.models import Game, LogEntry, NewEntry, Player
+
+log = logging.getLogger(__name__)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+class Store:
+    """The game database. Open with ``async with await Store.open(path)``.
+
+    Writes that touch more than one row go through :meth:`transaction`,
+    which also keeps two games' writes from interleaving on the shared
+    connection.
+    """
+
+    def __init__(self, db: aiosqlite.Connection, path: Path):
+        self._db = db
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise UserError(f"Cannot open the database at {path}: {exc}") from None
+        try:
+            db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA foreign_keys=ON")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await migrate(db)
+        except sqlite3.Error as exc:
+            await db.close()
+            raise UserError(f"Cannot use the database at {path}: {exc}") from None
+        return cls(db, path)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._write_lock:
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                await self._db.rollback()
+                raise
+            await self._db.commit()
+
+    async def _one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
+        async with self._db.execute(sql, tuple(params)) as cursor:
+            return await cursor.fetchone()
+
+    async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
+        async with self._db.execute(sql, tuple(params)) as cursor:
+            return list(await cursor.fetchall())
+
+    async def journal_mode(self) -> str:
+        row = await self._one("PRAGMA journal_mode")
+        return row[0]
+
+    async def applied_migrations(self) -> list[str]:
+        return [row["name"] for row in await self._all("SELECT name FROM migrations ORDER BY rowid")]
+
+    # Games
+
+    async def create_game(self, channel_key: str, world_id: str) -> Game:
+        now = _now()
+        try:
+            async with self.transaction() as db:
+                cursor = await db.execute(
+                    "INSERT INTO games (channel_key, world_id, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                    (channel_key, world_id, now, now),
+                )
+                game_id = cursor.lastrowid
+        except sqlite3.IntegrityError:
+            raise UserError("A game is already running here; end it first.") from None
+        return await self.game(game_id)
+
+    async def game(self, game_id: int) -> Game:
+        row = await self._one("SELECT * FROM games WHERE id = ?", (game_id,))
+        if row is None:
+            raise UserError(f"There is no game {game_id}.")
+        return Game.model_validate(dict(row))
+
+    async def active_game(self, channel_key: str) -> Game | None:
+        row = await self._one("SELECT * FROM games WHERE channel_key = ? AND status = 'active'", (channel_key,))
+        return Game.model_validate(dict(row)) if row else None
+
+    async def last_game(self, channel_key: str, world_id: str | None = None) -> Game | None:
+        """The channel's most recently played game (of that world, if given)."""
+        sql = "SELECT * FROM games WHERE channel_key = ?"
+        params: list[Any] = [channel_key]
+        if world_id is not None:
+            sql += " AND world_id = ?"
+            params.append(world_id)
+        row = await self._one(sql + " ORDER BY updated_at DESC, id DESC LIMIT 1", params)
+        return Game.model_validate(dict(row)) if row else None
+
+    async def reactivate_game(self, game_id: int) -> Game:
+        """Make an ended game the channel's active one again."""
+        async with self.transaction() as db:
+            game = await self.game(game_id)
+            await db.execute(
+                "UPDATE games SET status = 'ended', ended_at = ? WHERE channel_key = ? AND status = 'active'",
+                (_now(), game.channel_key),
+            )
+            await db.execute(
+                "UPDATE games SET status = 'active', ended_at = NULL, updated_at = ? WHERE id = ?", (_now(), game_id)
+            )
+        return await self.game(game_id)
+
+    async def end_game(self, game_id: int) -> Game:
+        async with self.transaction() as db:
+            now = _now()
+            await db.execute(
+                "UPDATE games SET status = 'ended', ended_at = ?, updated_at = ? WHERE id = ?", (now, now, game_id)
+            )
+        return await self.game(game_id)
+
+    async def games(self, status: str | None = None) -> list[Game]:
+        sql = "SELECT * FROM games" + (" WHERE status = ?" if status else "") + " ORDER BY id"
+        return [Game.model_validate(dict(r)) for r in await self._all(sql, (status,) if status else ())]
+
+    # Players
+
+    async def add_player(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
+        try:
+            async with self.transaction() as db:
+                cursor = await db.execute(
+                    "INSERT INTO players (game_id, user_key, name, description, joined_at) VALUES (?, ?, ?, ?, ?)",
+                    (game_id, user_key, name, description, _now()),
+                )
+                player_id = cursor.lastrowid
+        except sqlite3.IntegrityError:
+            raise UserError("You have already joined this game.") from None
+        return await self.player(player_id)
+
+    async def player(self, player_id: int) -> Player:
+        row = await self._one("SELECT * FROM players WHERE id = ?", (player_id,))
+        if row is None:
+            raise UserError(f"There is no player {player_id}.")
+        return Player.model_validate(dict(row))
+
+    async def seated_player(self, game_id: int, user_key: str) -> Player | None:
+        row = await self._one(
+            "SELECT * FROM players WHERE game_id = ? AND user_key = ? AND left_at IS NULL", (game_id, user_key)
+        )
+        return Player.model_validate(dict(row)) if row else None
+
+    async def players(self, game_id: int) -> list[Player]:
+        """The players seated in a game now, in the order they joined."""
+        rows = await self._all("SELECT * FROM players WHERE game_id = ? AND left_at IS NULL ORDER BY id", (game_id,))
+        return [Player.model_validate(dict(r)) for r in rows]
+
+    async def remove_player(self, player_id: int) -> None:
+        async with self.transaction() as db:
+            await db.execute("UPDATE players SET left_at = ? WHERE id = ?", (_now(), player_id))
+
+    # The turn log
+
+    async def append(self, game_id: int, *entries: NewEntry, turn_done: int | None = None) -> list[LogEntry]:
+        """Add entries to a game's log in one transaction; ``turn_done`` also advances the game's turn."""
+        ids = []
+        now = _now()
+        async with self.transaction() as db:
+            for entry in entries:
+                cursor = await db.execute(
+                    "INSERT INTO turn_log (game_id, turn, kind, author, player_id, visibility, visible_to,"
+                    " content, created_at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        game_id,
+                        entry.turn,
+                        entry.kind.value,
+                        entry.author,
+                        entry.player_id,
+                        entry.visibility.value,
+                        json.dumps(list(entry.visible_to)),
+                        entry.content,
+                        now,
+                        entry.message_id,
+                    ),
+                )
+                ids.append(cursor.lastrowid)
+            if turn_done is not None:
+                await db.execute("UPDATE games SET turn = ?, updated_at = ? WHERE id = ?", (turn_done, now, game_id))
+            else:
+                await db.execute("UPDATE games SET updated_at = ? WHERE id = ?", (now, game_id))
+        return [await self.entry(entry_id) for entry_id in ids]
+
+    async def entry(self, entry_id: int) -> LogEntry:
+        row = await self._one("SELECT * FROM turn_log WHERE id = ?", (entry_id,))
+        if row is None:
+            raise UserError(f"There is no log entry {entry_id}.")
+        return _entry(row)
+
+    async def recent_log(self, game_id: int, limit: int) -> list[LogEntry]:
+        """The last ``limit`` live entries of a game, oldest first."""
+        rows = await self._all(
+            "SELECT * FROM turn_log WHERE game_id = ? AND deleted = 0 ORDER BY id DESC LIMIT ?", (game_id, limit)
+        )
+        return [_entry(r) for r in reversed(rows)]
+
+    async def log(self, game_id: int, *, include_deleted: bool = False) -> list[LogEntry]:
+        sql = "SELECT * FROM turn_log WHERE game_id = ?" + ("" if include_deleted else " AND deleted = 0")
+        return [_entry(r) for r in await self._all(sql + " ORDER BY id", (game_id,))]
+
+    async def set_message_id(self, entry_id: int, message_id: str) -> None:
+        async with self.transaction() as db:
+            await db.execute("UPDATE turn_log SET message_id = ? WHERE id = ?", (message_id, entry_id))
+
+    # Settings: scope is "global", "guild:<id>" or "game:<id>".
+
+    async def settings(self, scope: str) -> dict[str, Any]:
+        rows = await self._all("SELECT key, value FROM settings WHERE scope = ? ORDER BY key", (scope,))
+        return {row["key"]: json.loads(row["value"]) for row in rows}
+
+    async def set_setting(self, scope: str, key: str, value: Any) -> None:
+        async with self.transaction() as db:
+            await db.execute(
+                "INSERT INTO settings (scope, key, value, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (scope, key, json.dumps(value), _now()),
+            )
+
+    async def delete_setting(self, scope: str, key: str) -> None:
+        async with self.transaction() as db:
+            await db.execute("DELETE FROM settings WHERE scope = ? AND key = ?", (scope, key))
+
+
+def _entry(row: aiosqlite.Row) -> LogEntry:
+    data = dict(row)
+    data["visible_to"] = tuple(json.loads(data["visible_to"]))
+    data["deleted"] = bool(data["deleted"])
+    return LogEntry.model_validate(data)

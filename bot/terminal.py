@@ -1,0 +1,185 @@
+"""Terminal play: the same engine, driven by lines of standard input.
+
+``Name: action`` acts as that character (a new name joins); a line without
+a name acts as whoever spoke last. ``/roll EXPR``, ``/players``,
+``/help`` and ``/quit`` are commands. It reads line by line, so a pipe can
+drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TextIO
+
+from bot.engine import Engine
+from bot.errors import UserError
+from bot.store import EntryKind, Game, LogEntry, Player
+from bot.worlds import World
+
+log = logging.getLogger(__name__)
+
+# "Maya: I open the door". A known name matches in any case; a new name is
+# one word, or capitalised words, so "I say: hello" is not taken for a name.
+_NAMED = re.compile(r"^\s*([^\W\d_][\w' -]{0,39}?)\s*:\s*(.*)$")
+_NEW_NAME = re.compile(r"^(?:[^\W\d_][\w'-]*|[A-Z][\w'-]*(?: [A-Z][\w'-]*){1,3})$")
+
+HELP = """\
+Type what your character does, starting with the character's name:
+  Maya: I light the lantern and look around.
+A new name joins the game. A line without a name acts as whoever spoke last.
+Commands:
+  /roll EXPR     roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya
+  /players       who is playing
+  /help          this text
+  /quit          save and leave (resume with --resume)"""
+
+RECAP_ENTRIES = 12
+
+
+def channel_key(world: World) -> str:
+    """Terminal games are kept per world, so ``--resume`` finds that world's last game."""
+    return f"terminal:{world.id}"
+
+
+@dataclass
+class _Line:
+    name: str | None
+    text: str
+
+
+def parse_line(line: str, known: set[str]) -> _Line:
+    match = _NAMED.match(line)
+    if match:
+        name, text = match.group(1).strip(), match.group(2)
+        if name.casefold() in known or _NEW_NAME.match(name):
+            return _Line(name, text)
+    return _Line(None, line.strip())
+
+
+class TerminalGame:
+    def __init__(self, engine: Engine, game: Game, world: World, out: TextIO = sys.stdout):
+        self.engine = engine
+        self.game = game
+        self.world = world
+        self.out = out
+        self.current: Player | None = None
+
+    def say(self, text: str = "") -> None:
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def show_entries(self, entries: list[LogEntry]) -> None:
+        for entry in entries:
+            if entry.kind is EntryKind.GM:
+                self.say(f"GM: {entry.content}\n")
+            elif entry.kind is EntryKind.ROLL:
+                self.say(f"[{entry.author} rolls {entry.content}]")
+            elif entry.kind is EntryKind.SYSTEM:
+                self.say(f"[{entry.content}]")
+            else:
+                self.say(f"{entry.author}: {entry.content}")
+
+    async def run(self, lines: AsyncIterator[str], *, interactive: bool) -> None:
+        players = await self.engine.players(self.game.id)
+        if players:
+            self.current = players[-1]
+        async for line in lines:
+            if not line.strip():
+                if interactive:
+                    self.prompt()
+                continue
+            if not await self.handle(line):
+                break
+            if interactive:
+                self.prompt()
+        self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id} --resume")
+
+    def prompt(self) -> None:
+        who = self.current.name if self.current else "Name"
+        self.out.write(f"{who}> ")
+        self.out.flush()
+
+    async def handle(self, line: str) -> bool:
+        """One line of input; ``False`` ends the game loop."""
+        try:
+            return await self._handle(line)
+        except UserError as exc:
+            self.say(f"! {exc}")
+        except Exception:
+            log.exception("Terminal line failed: %r", line)
+            self.say("! Something went wrong; the game is saved. Details are in the log.")
+        return True
+
+    async def _handle(self, line: str) -> bool:
+        players = await self.engine.players(self.game.id)
+        parsed = parse_line(line, {p.name.casefold() for p in players})
+        text = parsed.text
+        if parsed.name is None and text.startswith("/"):
+            command, _, rest = text.partition(" ")
+            return await self._command(command.lower(), rest.strip(), players)
+        player = await self._speaker(parsed.name, players)
+        if text.startswith("/roll"):
+            await self._roll(player, text.removeprefix("/roll"))
+        elif text.startswith("/"):
+            self.say(f"! {text.split()[0]} is not something a character can do; type /help for commands.")
+        else:
+            await self._act(player, text)
+        return True
+
+    async def _command(self, command: str, rest: str, players: list[Player]) -> bool:
+        if command in ("/quit", "/exit"):
+            return False
+        if command == "/help":
+            self.say(HELP)
+        elif command == "/players":
+            self.say(", ".join(f"{p.name}" for p in players) or "Nobody has joined yet.")
+        elif command == "/roll":
+            await self._roll(await self._speaker(None, players), rest)
+        else:
+            self.say(f"! Unknown command {command}; type /help.")
+        return True
+
+    async def _speaker(self, name: str | None, players: list[Player]) -> Player:
+        if name is None:
+            if self.current is None:
+                raise UserError("Who is acting? Start the line with a character name, like `Maya: I look around`.")
+            return self.current
+        for player in players:
+            if player.name.casefold() == name.casefold():
+                self.current = player
+                return player
+        self.current = await self.engine.join(self.game.id, name.casefold(), name)
+        self.say(f"[{self.current.name} joins the game.]")
+        return self.current
+
+    async def _roll(self, player: Player, expression: str) -> None:
+        result = await self.engine.roll(self.game.id, player.user_key, expression)
+        self.say(f"[{player.name} rolls {result.roll.text}]")
+
+    async def _act(self, player: Player, text: str) -> None:
+        self.engine.check_action(text)  # say what is wrong before anything streams
+        self.out.write("GM: ")
+        self.out.flush()
+
+        def show(piece: str) -> None:
+            self.out.write(piece)
+            self.out.flush()
+
+        try:
+            await self.engine.act(self.game.id, player.user_key, text, on_text=show)
+        finally:
+            self.say("\n")
+
+
+async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:
+    """Lines of a stream, read in a thread so the event loop keeps running."""
+    while True:
+        line = await asyncio.to_thread(stream.readline)
+        if not line:
+            return
+        yield line.rstrip("\n")

@@ -1,0 +1,236 @@
+"""World files: the schema, loading, and error messages an author can act on.
+
+A world is a YAML file in ``worlds/``. Every part of it is validated with
+``extra="forbid"`` so that a misspelt key is an error rather than a silently
+ignored default, and every error names the file, the field path and the
+problem.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Annotated
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
+
+from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
+WORLD_SUFFIXES = (".yaml", ".yml")
+
+Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,47}$")]
+Line = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4000)]
+Key = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=60)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Beat(_Strict):
+    """One thing that should happen in a chapter before it is done."""
+
+    id: Slug
+    description: Text
+    private_clue: Text | None = Field(
+        default=None,
+        description="What the GM tells one player privately when this beat happens.",
+    )
+
+
+class Chapter(_Strict):
+    id: Slug
+    title: Line
+    goal: Text
+    beats: list[Beat] = Field(min_length=1, max_length=20)
+
+    @field_validator("beats")
+    @classmethod
+    def _unique_beats(cls, beats: list[Beat]) -> list[Beat]:
+        return _unique_ids(beats)
+
+
+class NPC(_Strict):
+    """A character the GM voices. ``knows`` and ``hides`` are GM-only."""
+
+    id: Slug
+    name: Line
+    description: Text
+    knows: list[Text] = Field(default_factory=list, max_length=20)
+    hides: list[Text] = Field(default_factory=list, max_length=20)
+
+
+class Truth(_Strict):
+    """A fact of the world that only the GM knows until the players uncover it."""
+
+    id: Slug
+    text: Text
+    key_phrases: list[Key] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Phrases that would give this truth away if said in public.",
+    )
+
+
+class LoreEntry(_Strict):
+    """A world-book entry, injected when one of its keys is mentioned."""
+
+    id: Slug
+    keys: list[Key] = Field(default_factory=list, max_length=20)
+    secondary_keys: list[Key] = Field(default_factory=list, max_length=20)
+    always_on: bool = False
+    priority: int = Field(default=50, ge=0, le=100)
+    content: Text
+
+    @model_validator(mode="after")
+    def _fires_somehow(self) -> LoreEntry:
+        if not self.keys and not self.always_on:
+            raise ValueError("a lore entry needs keys, or always_on: true")
+        if self.secondary_keys and not self.keys:
+            raise ValueError("secondary_keys only narrow keys; give keys as well")
+        return self
+
+
+class World(_Strict):
+    id: Slug
+    title: Line
+    pitch: Text
+    style: Text = Field(description="How the GM narrates: tone, pacing, length.")
+    rules: list[Text] = Field(min_length=1, max_length=30)
+    setting: Text = Field(description="The setting bible: what is true and public.")
+    chapters: list[Chapter] = Field(min_length=1, max_length=30)
+    npcs: list[NPC] = Field(default_factory=list, max_length=40)
+    truths: list[Truth] = Field(default_factory=list, max_length=40)
+    lore: list[LoreEntry] = Field(default_factory=list, max_length=200)
+    opening: Text
+
+    @field_validator("chapters", "npcs", "truths", "lore")
+    @classmethod
+    def _unique(cls, items: list) -> list:
+        return _unique_ids(items)
+
+    def chapter(self, index: int) -> Chapter:
+        return self.chapters[min(index, len(self.chapters) - 1)]
+
+
+def _unique_ids(items: list) -> list:
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"id {item.id!r} is used twice")
+        seen.add(item.id)
+    return items
+
+
+class WorldFileError(UserError):
+    """A world file that cannot be used, with one line per problem."""
+
+    def __init__(self, path: Path, problems: list[str]):
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(f"{path}: {problem}" for problem in problems))
+
+
+def format_validation_error(error: ValidationError) -> list[str]:
+    """``field.path: problem`` lines, as an author would read them."""
+    lines = []
+    for item in error.errors():
+        path = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        message = item["msg"].removeprefix("Value error, ")
+        lines.append(f"{path}: {message}")
+    return lines
+
+
+def load_world(path: Path) -> World:
+    """Read and validate one world file, or raise :class:`WorldFileError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorldFileError(path, ["(file): no such file"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorldFileError(path, [f"(file): cannot be read: {exc}"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise WorldFileError(path, [_yaml_problem(exc)]) from None
+    if not isinstance(data, dict):
+        raise WorldFileError(path, ["(top level): a world file must be a mapping of keys to values"])
+    data.setdefault("id", _slug_from_stem(path.stem))
+    try:
+        return World.model_validate(data)
+    except ValidationError as exc:
+        raise WorldFileError(path, format_validation_error(exc)) from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(yaml)"
+    problem = getattr(exc, "problem", None) or str(exc)
+    return f"{where}: not valid YAML: {problem}"
+
+
+def _slug_from_stem(stem: str) -> str:
+    return re.sub(r"[^a-z0-9-]+", "-", stem.lower()).strip("-")
+
+
+def world_files(directory: Path) -> list[Path]:
+    if not directory.is_dir():
+        return []
+    return sorted(p for p in directory.iterdir() if p.suffix in WORLD_SUFFIXES and p.is_file())
+
+
+class WorldLibrary:
+    """The worlds of one folder. A bad file is logged and left out, never fatal."""
+
+    def __init__(self, directory: Path):
+        self.directory = directory
+        self.worlds: dict[str, World] = {}
+        self.paths: dict[str, Path] = {}
+        self.errors: list[WorldFileError] = []
+        self.reload()
+
+    def reload(self) -> list[WorldFileError]:
+        worlds: dict[str, World] = {}
+        paths: dict[str, Path] = {}
+        errors: list[WorldFileError] = []
+        for path in world_files(self.directory):
+            try:
+                world = load_world(path)
+            except WorldFileError as exc:
+                log.warning("World file left out: %s", exc)
+                errors.append(exc)
+                continue
+            if world.id in worlds:
+                errors.append(WorldFileError(path, [f"id: {world.id!r} is also the id of {paths[world.id]}"]))
+                continue
+            worlds[world.id] = world
+            paths[world.id] = path
+        self.worlds, self.paths, self.errors = worlds, paths, errors
+        return errors
+
+    def names(self) -> list[str]:
+        return sorted(self.worlds)
+
+    def get(self, name_or_path: str) -> World:
+        """A world by id, or by the path of a file (loaded and added)."""
+        if name_or_path in self.worlds:
+            return self.worlds[name_or_path]
+        path = Path(name_or_path)
+        if path.suffix in WORLD_SUFFIXES or path.exists():
+            world = load_world(path)
+            known = self.paths.get(world.id)
+            if known is not None and known.resolve() != path.resolve():
+                log.info("World %s from %s replaces the one from %s", world.id, path, known)
+            self.worlds[world.id] = world
+            self.paths[world.id] = path
+            return world
+        for error in self.errors:
+            if error.path.stem == name_or_path:
+                raise error
+        choices = ", ".join(self.names()) or "none"
+        raise UserError(f"Unknown world {name_or_path!r}. Worlds here: {choices}.")

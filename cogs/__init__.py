@@ -1,0 +1,1 @@
+"""Discord cogs: Discord in, Discord out. Every module here is loaded as an extension."""

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker, ScriptedModel
+from bot.store import Store
+from bot.worlds import WorldLibrary
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PROJECT = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def worlds_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "worlds"
+    directory.mkdir()
+    shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", directory)
+    return directory
+
+
+@pytest.fixture
+async def store(tmp_path: Path):
+    store = await Store.open(tmp_path / "data" / "gm.sqlite3")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+def scripted() -> ScriptedModel:
+    return ScriptedModel()
+
+
+@pytest.fixture
+async def worker(scripted: ScriptedModel):
+    async with ModelWorker(scripted) as worker:
+        yield worker
+
+
+@pytest.fixture
+def engine(store: Store, worker: ModelWorker, worlds_dir: Path) -> Engine:
+    return Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.engine import Engine, ModelFailed
+from bot.errors import UserError
+from bot.model import ScriptedModel
+from bot.store import EntryKind, Store
+
+
+async def _game_with(engine: Engine, channel: str = "chan", *names: str):
+    started = await engine.start_game(channel, "lighthouse")
+    for name in names or ("Maya",):
+        await engine.join(started.game.id, name.lower(), name)
+    return started.game
+
+
+async def test_a_turn_stores_action_and_reply_and_returns_them(engine: Engine, scripted: ScriptedModel):
+    scripted.enqueue("The door groans open onto a stair of wet stone.")
+    game = await _game_with(engine)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "  I open the door.  ", message_id="m1", on_text=shown.append)
+
+    assert result.turn == 1 and result.game.turn == 1
+    assert result.text == "The door groans open onto a stair of wet stone."
+    assert "".join(shown) == result.text and len(shown) > 1, "the reply streams"
+    log = await engine.history(game.id, 50)
+    assert [(e.kind, e.turn, e.author) for e in log] == [
+        (EntryKind.GM, 0, "GM"),  # the opening scene
+        (EntryKind.SYSTEM, 1, "system"),  # Maya joins
+        (EntryKind.ACTION, 1, "Maya"),
+        (EntryKind.GM, 1, "GM"),
+    ]
+    action = log[2]
+    assert action.content == "I open the door." and action.message_id == "m1"
+    assert action.player_id == (await engine.player(game.id, "maya")).id
+
+
+async def test_the_prompt_holds_rules_world_history_and_the_action(engine: Engine, scripted: ScriptedModel):
+    game = await _game_with(engine)
+    await engine.act(game.id, "maya", "I ask Wren about the keeper.")
+    messages = scripted.calls[-1].messages
+    assert messages[0].role == "system"
+    assert "Never reveal a truth until the players find it." in messages[0].content
+    assert "Gull Rock" in messages[0].content and "Wren Tally" in messages[0].content
+    assert messages[-1].role == "user" and messages[-1].content.endswith("Maya: I ask Wren about the keeper.")
+    assert any(m.role == "assistant" and "supply boat bumps" in m.content for m in messages)
+
+
+async def test_turns_within_a_game_keep_their_order(engine: Engine, scripted: ScriptedModel):
+    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
+    game = await _game_with(engine, "chan", "Maya", "Tom")
+    actions = [("maya", "I climb."), ("tom", "I wait."), ("maya", "I knock."), ("tom", "I shout.")]
+    results = await asyncio.gather(*(engine.act(game.id, who, text) for who, text in actions))
+
+    assert sorted(r.turn for r in results) == [1, 2, 3, 4]
+    log = [e for e in await engine.history(game.id, 50) if e.kind in (EntryKind.ACTION, EntryKind.GM) and e.turn]
+    # Each action is followed by the reply to it before the next action starts.
+    for action, reply in zip(log[::2], log[1::2], strict=True):
+        assert action.kind is EntryKind.ACTION and reply.kind is EntryKind.GM
+        assert action.turn == reply.turn
+        assert reply.content == f"reply to {action.author}: {action.content}"
+    assert [e.turn for e in log] == [1, 1, 2, 2, 3, 3, 4, 4]
+
+
+async def test_two_games_play_at_once_without_mixing(engine: Engine, scripted: ScriptedModel):
+    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
+    one = await _game_with(engine, "one", "Maya")
+    two = await _game_with(engine, "two", "Tom")
+
+    async def play(game_id: int, who: str, count: int):
+        for i in range(count):
+            await engine.act(game_id, who, f"{who} move {i}")
+
+    await asyncio.gather(play(one.id, "maya", 5), play(two.id, "tom", 5))
+    for game, who, name in [(one, "maya", "Maya"), (two, "tom", "Tom")]:
+        log = await engine.history(game.id, 100)
+        actions = [e for e in log if e.kind is EntryKind.ACTION]
+        assert [e.content for e in actions] == [f"{who} move {i}" for i in range(5)]
+        assert all(e.author == name for e in actions)
+        replies = [e.content for e in log if e.kind is EntryKind.GM][1:]
+        assert replies == [f"reply to {name}: {who} move {i}" for i in range(5)]
+    # Neither game's prompt ever held the other's turns.
+    for call in scripted.calls:
+        text = call.prompt_text
+        assert not ("maya move" in text and "tom move" in text)
+
+
+async def test_bad_actions_are_refused_and_nothing_is_stored(engine: Engine, store: Store, scripted: ScriptedModel):
+    game = await _game_with(engine)
+    before = await store.log(game.id)
+    with pytest.raises(UserError, match="Say what your character does"):
+        await engine.act(game.id, "maya", "   \n ")
+    with pytest.raises(UserError, match="2001 characters long; the limit is 2000"):
+        await engine.act(game.id, "maya", "x" * 2001)
+    with pytest.raises(UserError, match="Join the game first"):
+        await engine.act(game.id, "stranger", "I steal the lamp.")
+    assert await store.log(game.id) == before
+    assert scripted.calls == []
+
+
+async def test_an_action_of_exactly_the_limit_is_played(engine: Engine):
+    game = await _game_with(engine)
+    result = await engine.act(game.id, "maya", "y" * 2000)
+    assert len(result.action.content) == 2000
+
+
+async def test_a_failing_model_keeps_the_action_and_the_next_turn_answers_it(engine: Engine, scripted: ScriptedModel):
+    game = await _game_with(engine)
+    scripted.enqueue(RuntimeError("decode failed"))
+    with pytest.raises(ModelFailed, match="your action is saved"):
+        await engine.act(game.id, "maya", "I light the lamp.")
+    assert (await engine.store.game(game.id)).turn == 0
+    result = await engine.act(game.id, "maya", "I try again.")
+    assert result.turn == 1
+    prompt = scripted.calls[-1].prompt_text
+    assert "I light the lamp." in prompt and "I try again." in prompt
+
+
+async def test_an_empty_reply_is_not_stored(engine: Engine, scripted: ScriptedModel):
+    game = await _game_with(engine)
+    scripted.enqueue("   ")
+    with pytest.raises(ModelFailed, match="nothing to say"):
+        await engine.act(game.id, "maya", "I listen.")
+    assert [e.kind for e in await engine.history(game.id, 10)][-1] is EntryKind.ACTION
+
+
+async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
+    game = await _game_with(engine)
+    rolled = await engine.roll(game.id, "maya", "1d20+5")
+    assert 6 <= rolled.roll.total <= 25
+    assert rolled.entry.kind is EntryKind.ROLL and rolled.entry.turn == 1 and rolled.entry.author == "Maya"
+    await engine.act(game.id, "maya", "I climb the wet stair.")
+    assert f"[Maya rolls 1d20+5: {rolled.roll.detail}]" in scripted.calls[-1].prompt_text
+
+
+@pytest.mark.parametrize(
+    ("expression", "message"),
+    [
+        ("banana", "is not dice notation"),
+        ("1000000d1000000", "Too many dice"),
+        ("1d0", "Cannot roll"),
+        ("1d20/0", "Cannot roll"),
+        ("", "Give a dice expression"),
+        ("1d20+" * 40, "too long"),
+    ],
+)
+async def test_bad_dice_are_refused_and_nothing_is_stored(engine: Engine, store: Store, expression, message):
+    game = await _game_with(engine)
+    before = await store.log(game.id)
+    with pytest.raises(UserError, match=message):
+        await engine.roll(game.id, "maya", expression)
+    assert await store.log(game.id) == before
+
+
+async def test_unknown_world_is_refused_and_no_game_is_made(engine: Engine, store: Store):
+    with pytest.raises(UserError, match="Unknown world 'atlantis'"):
+        await engine.start_game("chan", "atlantis")
+    assert await store.games() == []
+
+
+async def test_joining_twice_or_with_a_taken_name_is_refused(engine: Engine):
+    game = await _game_with(engine)
+    with pytest.raises(UserError, match="already joined"):
+        await engine.join(game.id, "maya", "Maya Two")
+    with pytest.raises(UserError, match="Someone already plays MAYA"):
+        await engine.join(game.id, "other", "MAYA")
+    with pytest.raises(UserError, match="at most 40"):
+        await engine.join(game.id, "other", "N" * 41)
+
+
+async def test_an_ended_game_takes_no_more_turns_and_can_be_resumed(engine: Engine):
+    game = await _game_with(engine)
+    await engine.act(game.id, "maya", "I look around.")
+    await engine.end_game("chan")
+    with pytest.raises(UserError, match="There is no game here"):
+        await engine.current_game("chan")
+    with pytest.raises(UserError, match="has ended"):
+        await engine.act(game.id, "maya", "I look again.")
+    resumed = await engine.resume_game("chan", "lighthouse")
+    assert resumed.id == game.id and resumed.turn == 1
+    assert (await engine.act(game.id, "maya", "I look again.")).turn == 2
+
+
+async def test_the_oldest_turns_leave_the_prompt_first_when_the_context_is_full(engine: Engine, scripted):
+    game = await _game_with(engine)
+    scripted.default = "A long reply. " * 30
+    for i in range(40):
+        await engine.act(game.id, "maya", f"Step {i}.")
+    result = await engine.act(game.id, "maya", "Final step.")
+    assert result.prompt.left_out, "forty long turns do not fit 2,048 tokens"
+    assert result.prompt.tokens <= 2048 - 128
+    prompt = scripted.calls[-1].prompt_text
+    assert "Step 39." in prompt and "Final step." in prompt and "Step 0." not in prompt

@@ -1,0 +1,130 @@
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from bot.errors import UserError
+from bot.store import EntryKind, NewEntry, Store, Visibility
+from bot.store.migrations import MIGRATIONS
+
+
+async def test_migrations_from_empty_create_every_table(tmp_path: Path):
+    path = tmp_path / "new" / "gm.sqlite3"
+    store = await Store.open(path)
+    try:
+        assert await store.applied_migrations() == [name for name, _ in MIGRATIONS]
+        assert await store.journal_mode() == "wal"
+    finally:
+        await store.close()
+    tables = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"migrations", "games", "players", "turn_log", "settings"} <= tables
+
+
+async def test_reopening_keeps_data_and_applies_nothing_twice(tmp_path: Path):
+    path = tmp_path / "gm.sqlite3"
+    store = await Store.open(path)
+    game = await store.create_game("chan", "lighthouse")
+    await store.close()
+
+    store = await Store.open(path)
+    try:
+        assert await store.applied_migrations() == [name for name, _ in MIGRATIONS]
+        assert (await store.active_game("chan")).id == game.id
+    finally:
+        await store.close()
+    count = sqlite3.connect(path).execute("SELECT count(*) FROM migrations").fetchone()[0]
+    assert count == len(MIGRATIONS)
+
+
+async def test_a_new_step_is_applied_on_reopen(tmp_path: Path, monkeypatch):
+    path = tmp_path / "gm.sqlite3"
+    await (await Store.open(path)).close()
+    extra = ("m999_test_column", "ALTER TABLE games ADD COLUMN note TEXT;")
+    monkeypatch.setattr("bot.store.migrations.MIGRATIONS", [*MIGRATIONS, extra])
+    store = await Store.open(path)
+    try:
+        assert (await store.applied_migrations())[-1] == "m999_test_column"
+    finally:
+        await store.close()
+
+
+async def test_a_failing_step_leaves_nothing_half_done(tmp_path: Path, monkeypatch):
+    path = tmp_path / "gm.sqlite3"
+    await (await Store.open(path)).close()
+    broken = ("m999_broken", "CREATE TABLE half (x INTEGER); INSERT INTO nowhere VALUES (1);")
+    monkeypatch.setattr("bot.store.migrations.MIGRATIONS", [*MIGRATIONS, broken])
+    with pytest.raises(UserError, match="Cannot use the database"):
+        await Store.open(path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'half'").fetchone()[0] == 0
+    assert db.execute("SELECT count(*) FROM migrations WHERE name = 'm999_broken'").fetchone()[0] == 0
+
+
+async def test_unwritable_path_is_a_clear_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(UserError, match=r"Cannot open the database at .*file/gm.sqlite3"):
+        await Store.open(blocker / "gm.sqlite3")
+
+
+async def test_turn_log_keeps_everything_a_turn_records(store: Store):
+    game = await store.create_game("chan", "lighthouse")
+    maya = await store.add_player(game.id, "u1", "Maya", "a diver")
+    action, reply = await store.append(
+        game.id,
+        NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", player_id=maya.id, content="I dive.", message_id="42"),
+        NewEntry(turn=1, kind=EntryKind.GM, author="GM", content="Cold water.", visibility=Visibility.PRIVATE,
+                 visible_to=(maya.id,)),
+        turn_done=1,
+    )  # fmt: skip
+    assert (action.turn, action.kind, action.author, action.message_id) == (1, EntryKind.ACTION, "Maya", "42")
+    assert action.visibility is Visibility.PUBLIC and action.created_at is not None
+    assert reply.visibility is Visibility.PRIVATE and reply.visible_to == (maya.id,)
+    assert (await store.game(game.id)).turn == 1
+    assert [e.id for e in await store.log(game.id)] == [action.id, reply.id]
+    assert [e.id for e in await store.recent_log(game.id, 1)] == [reply.id]
+
+
+async def test_one_active_game_per_channel(store: Store):
+    first = await store.create_game("chan", "lighthouse")
+    with pytest.raises(UserError, match="already running"):
+        await store.create_game("chan", "lighthouse")
+    await store.end_game(first.id)
+    second = await store.create_game("chan", "lighthouse")
+    assert (await store.active_game("chan")).id == second.id
+    assert (await store.reactivate_game(first.id)).status == "active"
+    assert (await store.game(second.id)).status == "ended"
+
+
+async def test_a_player_sits_once(store: Store):
+    game = await store.create_game("chan", "lighthouse")
+    player = await store.add_player(game.id, "u1", "Maya")
+    with pytest.raises(UserError, match="already joined"):
+        await store.add_player(game.id, "u1", "Maya again")
+    await store.remove_player(player.id)
+    assert await store.players(game.id) == []
+    assert (await store.add_player(game.id, "u1", "Maya")).id != player.id
+
+
+async def test_settings_round_trip_per_scope(store: Store):
+    await store.set_setting("global", "pin_cap", 20)
+    await store.set_setting("game:1", "pin_cap", 5)
+    await store.set_setting("game:1", "pin_cap", 8)
+    await store.set_setting("game:1", "buckets", {"glossary": False})
+    assert await store.settings("global") == {"pin_cap": 20}
+    assert await store.settings("game:1") == {"buckets": {"glossary": False}, "pin_cap": 8}
+    await store.delete_setting("game:1", "pin_cap")
+    assert await store.settings("game:1") == {"buckets": {"glossary": False}}
+
+
+async def test_a_failed_transaction_writes_nothing(store: Store):
+    game = await store.create_game("chan", "lighthouse")
+    with pytest.raises(sqlite3.IntegrityError):
+        await store.append(
+            game.id,
+            NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", content="first"),
+            NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", player_id=999, content="no such player"),
+        )
+    assert await store.log(game.id) == []

@@ -1,0 +1,157 @@
+"""The command line, run as a newcomer runs it: in a subprocess, reading a pipe."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+TIMEOUT = 300
+
+
+def run_bot(*args: str, stdin: str = "", cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
+    environment.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=TIMEOUT,
+    )
+
+
+@pytest.fixture
+def play_env(tmp_path: Path) -> dict[str, str]:
+    worlds = tmp_path / "worlds"
+    worlds.mkdir()
+    shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", worlds)
+    return {
+        "GM_WORLDS_DIR": str(worlds),
+        "GM_DATABASE": str(tmp_path / "data" / "gm.sqlite3"),
+        "GM_N_CTX": "2048",
+        "GM_REPLY_TOKENS": "24",
+        "GM_SEED": "11",
+    }
+
+
+def one_clear_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
+    script = "\n".join(
+        [
+            "Maya: I step onto the landing stage and look up at the tower.",
+            "Tom: I tie the boat to the iron ring.",
+            "/roll 1d20+2",
+            "Maya: /roll 2d6",
+            "/quit",
+        ]
+    )
+    first = run_bot("play", "lighthouse", stdin=script + "\n", cwd=tmp_path, **play_env)
+    out = first.stdout
+    assert first.returncode == 0, first.stderr
+    assert "== The Lighthouse at Gull Rock ==" in out
+    assert "GM: The supply boat bumps" in out, "the opening scene comes first"
+    assert "[Maya joins the game.]" in out and "[Tom joins the game.]" in out
+    assert out.count("GM: ") == 3, "the opening and one reply per action"
+    assert "[Tom rolls 1d20+2: 1d20 (" in out
+    assert "[Maya rolls 2d6: 2d6 (" in out
+    assert "Game saved" in out
+    assert "Traceback" not in first.stderr
+
+    again = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert again.returncode == 0, again.stderr
+    assert "(resumed, turn 2)" in again.stdout
+    assert "Maya: I step onto the landing stage and look up at the tower." in again.stdout
+    assert "[Tom rolls 1d20+2: 1d20 (" in again.stdout
+
+
+def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
+    script = "\n".join(
+        [
+            "I look around.",  # nobody has joined yet
+            "Maya:",
+            "Maya: " + "x" * 2001,
+            "/roll banana",
+            "/roll 1000000d1000000",
+            "/teleport",
+            "/roll 1d4",
+            "/quit",
+        ]
+    )
+    result = run_bot("play", "lighthouse", stdin=script + "\n", cwd=tmp_path, **play_env)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "! Who is acting?" in out
+    assert "! Say what your character does." in out
+    assert "! That action is 2001 characters long; the limit is 2000." in out
+    assert "! 'banana' is not dice notation" in out
+    assert "! Too many dice: at most 1000 in one roll." in out
+    assert "! Unknown command /teleport" in out
+    assert "[Maya rolls 1d4: 1d4 (" in out, "the game goes on after the errors"
+    assert out.count("GM: ") == 1, "no bad input reached the model"
+
+    resumed = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert "x" * 100 not in resumed.stdout and "banana" not in resumed.stdout
+
+
+def test_unknown_world_is_one_line(tmp_path: Path, play_env):
+    line = one_clear_line(run_bot("play", "atlantis", cwd=tmp_path, **play_env))
+    assert line == "Unknown world 'atlantis'. Worlds here: lighthouse."
+
+
+def test_bad_world_file_names_file_and_field(tmp_path: Path, play_env):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((FIXTURES / "worlds" / "lighthouse.yaml").read_text().replace("opening:", "openin:"))
+    result = run_bot("play", str(bad), cwd=tmp_path, **play_env)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"{bad}: opening: Field required" in result.stderr.splitlines()
+    assert f"{bad}: openin: Extra inputs are not permitted" in result.stderr.splitlines()
+
+
+def test_missing_model_file_is_one_line(tmp_path: Path, play_env):
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **play_env))
+    assert line == "Model file not found: /no/such.gguf (set GM_MODEL_PATH to a .gguf file)."
+
+
+def test_unwritable_database_is_one_line(tmp_path: Path, play_env):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    result = run_bot("play", "lighthouse", "--db", str(blocker / "gm.sqlite3"), cwd=tmp_path, **play_env)
+    assert one_clear_line(result).startswith(f"Cannot open the database at {blocker / 'gm.sqlite3'}")
+
+
+def test_a_bad_setting_names_the_setting(tmp_path: Path, play_env):
+    play_env["GM_N_CTX"] = "lots"
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **play_env))
+    assert line.startswith("settings: n_ctx: Input should be a valid integer")
+
+
+def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, play_env):
+    line = one_clear_line(run_bot("run", cwd=tmp_path, **play_env))
+    assert "DISCORD_TOKEN" in line and "discord.com/developers/applications" in line and "make play" in line
+
+
+def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
+    from bot.settings import Settings
+
+    for name in ("DISCORD_TOKEN", "GM_DISCORD_TOKEN", "GM_REPLY_TOKENS"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / ".env").write_text("DISCORD_TOKEN=abc.def\nGM_REPLY_TOKENS=77\n")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings()
+    assert settings.discord_token == "abc.def" and settings.reply_tokens == 77

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.errors import UserError
+from bot.worlds import WorldFileError, WorldLibrary, load_world, world_files
+from tests.conftest import FIXTURES, PROJECT
+
+SHIPPED = world_files(PROJECT / "worlds")
+LIGHTHOUSE = FIXTURES / "worlds" / "lighthouse.yaml"
+
+
+def lighthouse() -> dict:
+    return yaml.safe_load(LIGHTHOUSE.read_text())
+
+
+def test_at_least_two_worlds_ship():
+    assert len(SHIPPED) >= 2
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_every_shipped_world_loads_and_is_complete(path: Path):
+    world = load_world(path)
+    assert world.id == path.stem
+    assert world.opening and world.rules and world.setting
+    assert all(chapter.beats for chapter in world.chapters)
+    assert world.lore, "a shipped world has a world book"
+
+
+def test_a_shipped_world_is_a_mystery_built_on_hidden_information():
+    worlds = [load_world(p) for p in SHIPPED]
+    mysteries = [
+        w
+        for w in worlds
+        if w.truths
+        and any(npc.hides for npc in w.npcs)
+        and any(beat.private_clue for chapter in w.chapters for beat in chapter.beats)
+    ]
+    assert mysteries, "one world needs truths, NPC secrets and private clues"
+    assert all(truth.key_phrases for truth in mysteries[0].truths)
+
+
+def _mutate(data: dict, change) -> dict:
+    change(data)
+    return data
+
+
+# Eight ways to break a world file, each with the field path the author must be shown.
+MALFORMED = [
+    ("missing-title", lambda d: d.pop("title"), "title: Field required"),
+    ("typo-key", lambda d: d.__setitem__("openning", "x"), "openning: Extra inputs are not permitted"),
+    ("no-beats", lambda d: d["chapters"][1].__setitem__("beats", []), "chapters.1.beats: List should have at least 1"),
+    ("bad-beat-id", lambda d: d["chapters"][0]["beats"][1].__setitem__("id", "Log Book!"), "chapters.0.beats.1.id:"),
+    ("npc-extra", lambda d: d["npcs"][0].__setitem__("secret", "x"), "npcs.0.secret: Extra inputs are not permitted"),
+    ("lore-no-keys", lambda d: d["lore"][1].__setitem__("keys", []), "lore.1: a lore entry needs keys, or always_on"),
+    (
+        "lore-secondary-alone",
+        lambda d: d["lore"][2].__setitem__("secondary_keys", ["storm"]),
+        "lore.2: secondary_keys only narrow keys",
+    ),
+    ("priority-range", lambda d: d["lore"][0].__setitem__("priority", 500), "lore.0.priority: Input should be less"),
+    ("duplicate-npc", lambda d: d["npcs"].append(dict(d["npcs"][0])), "npcs: id 'wren' is used twice"),
+    ("rules-not-list", lambda d: d.__setitem__("rules", "be nice"), "rules: Input should be a valid list"),
+    ("empty-opening", lambda d: d.__setitem__("opening", "   "), "opening: String should have at least 1 character"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "expected"), MALFORMED, ids=[m[0] for m in MALFORMED])
+def test_malformed_world_names_file_and_field(tmp_path: Path, name, change, expected):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(_mutate(lighthouse(), change)))
+    with pytest.raises(WorldFileError) as raised:
+        load_world(path)
+    lines = str(raised.value).splitlines()
+    assert any(line.startswith(f"{path}: {expected}") for line in lines), lines
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path: Path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("title: x\nrules: [unclosed\npitch: y\n")
+    with pytest.raises(WorldFileError) as raised:
+        load_world(path)
+    assert str(raised.value).startswith(f"{path}: line ")
+    assert "not valid YAML" in str(raised.value)
+
+
+def test_a_list_at_top_level_is_refused(tmp_path: Path):
+    path = tmp_path / "list.yaml"
+    path.write_text("- a\n- b\n")
+    with pytest.raises(WorldFileError, match=r"\(top level\): a world file must be a mapping"):
+        load_world(path)
+
+
+def test_library_leaves_out_bad_files_and_keeps_good_ones(tmp_path: Path):
+    (tmp_path / "lighthouse.yaml").write_text(LIGHTHOUSE.read_text())
+    (tmp_path / "bad.yaml").write_text("title: only a title\n")
+    library = WorldLibrary(tmp_path)
+    assert library.names() == ["lighthouse"]
+    assert [e.path.name for e in library.errors] == ["bad.yaml"]
+    with pytest.raises(WorldFileError, match="bad.yaml: chapters: Field required"):
+        library.get("bad")
+    with pytest.raises(UserError, match="Unknown world 'atlantis'. Worlds here: lighthouse."):
+        library.get("atlantis")
+
+
+def test_library_loads_a_world_by_path(tmp_path: Path):
+    library = WorldLibrary(tmp_path / "empty")
+    assert library.get(str(LIGHTHOUSE)).title == "The Lighthouse at Gull Rock"
+    assert library.names() == ["lighthouse"]
+
+
+def _check(*paths: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", "check", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        cwd=PROJECT,
+        timeout=60,
+    )
+
+
+def test_check_command_passes_shipped_worlds():
+    result = _check()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(": ok (") == len(SHIPPED)
+
+
+def test_check_command_prints_file_field_problem_and_fails(tmp_path: Path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(_mutate(lighthouse(), lambda d: d["chapters"][0].pop("goal"))))
+    result = _check(LIGHTHOUSE, bad)
+    assert result.returncode == 1
+    assert f"{LIGHTHOUSE}: ok" in result.stdout
+    assert f"{bad}: chapters.0.goal: Field required" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
