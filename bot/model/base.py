@@ -49,10 +49,6 @@ class LanguageModel(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` with the model's own tokenizer."""
 
-    def count_message_tokens(self, messages: Messages) -> int:
-        """Tokens of a chat, with a small allowance per message for its template."""
-        return sum(self.count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
-
 
 # ChatML-style templates wrap each message in about five tokens of markup.
 TEMPLATE_TOKENS_PER_MESSAGE = 6
