@@ -81,9 +81,16 @@ async def open_app(
         model = model or await asyncio.to_thread(load_model, settings)
         async with ModelWorker(model) as worker:
             config = EngineConfig(
-                n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, max_action_chars=settings.max_action_chars
+                n_ctx=settings.n_ctx,
+                reply_tokens=settings.reply_tokens,
+                max_action_chars=settings.max_action_chars,
+                memory=settings.memory,
             )
-            yield App(settings, store, worker, Engine(store, worker, worlds, config))
+            engine = Engine(store, worker, worlds, config)
+            try:
+                yield App(settings, store, worker, engine)
+            finally:
+                await engine.close()
     finally:
         await store.close()
 

@@ -11,6 +11,8 @@ from pathlib import Path
 from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.memory.config import MemoryConfig
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -21,6 +23,7 @@ class Settings(BaseSettings):
         env_file_encoding="utf-8",
         extra="ignore",
         populate_by_name=True,
+        env_nested_delimiter="__",
     )
 
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
@@ -47,5 +50,8 @@ class Settings(BaseSettings):
     # Turns.
     reply_tokens: int = Field(default=300, ge=16, le=4096)
     max_action_chars: int = Field(default=2000, ge=1, le=4000)
+
+    # Memory (F8 to F16): GM_MEMORY__PROTECTED_TAIL=4, GM_MEMORY__BUDGETS__STORY=600, ...
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     log_level: str = "INFO"

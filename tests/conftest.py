@@ -41,5 +41,7 @@ async def worker(scripted: ScriptedModel):
 
 
 @pytest.fixture
-def engine(store: Store, worker: ModelWorker, worlds_dir: Path) -> Engine:
-    return Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+async def engine(store: Store, worker: ModelWorker, worlds_dir: Path):
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+    yield engine
+    await engine.close()

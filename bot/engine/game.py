@@ -7,11 +7,15 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot import dice
+from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
-from bot.memory.context import Prompt, build_prompt, world_brief
+from bot.memory.config import MemoryConfig
+from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share
+from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
 from bot.store import EntryKind, Game, LogEntry, NewEntry, Player, Store
 from bot.worlds import World, WorldLibrary
@@ -22,8 +26,6 @@ OnText = Callable[[str], Awaitable[None] | None]
 
 MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
-# How far back the simple prompt builder looks; the context size trims further.
-HISTORY_LIMIT = 400
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,11 @@ class EngineConfig:
     n_ctx: int = 4096
     reply_tokens: int = 300
     max_action_chars: int = 2000
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(n_ctx=self.n_ctx, reply_tokens=self.reply_tokens, **self.memory.budgets.model_dump())
 
 
 @dataclass(frozen=True)
@@ -48,7 +55,7 @@ class TurnResult:
     turn: int
     action: LogEntry
     reply: LogEntry
-    prompt: Prompt
+    context: Context
     seconds: float
     first_text_seconds: float
 
@@ -75,7 +82,13 @@ class Engine:
         self.worker = worker
         self.worlds = worlds
         self.config = config
+        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._last_prompt: dict[int, list[ChatMessage]] = {}
+
+    async def close(self) -> None:
+        """Stop background upkeep; what it had not written is redone after the next turn."""
+        await self.memory.close()
 
     # Games
 
@@ -208,45 +221,63 @@ class Engine:
                     message_id=message_id,
                 ),
             )
-            prompt = await self._prompt(game)
-            started = time.perf_counter()
-            reply_text, first_text = await self._narrate(game_id, turn, prompt, on_text)
-            seconds = time.perf_counter() - started
-            (reply,) = await self.store.append(
-                game_id,
-                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=reply_text),
-                turn_done=turn,
-            )
-        log.info(
-            "Game %d turn %d: prompt %d tokens (%d entries, %d left out), first text %.2fs, reply %.2fs, %d chars",
-            game_id, turn, prompt.tokens, len(prompt.entry_ids), len(prompt.left_out),
-            first_text, seconds, len(reply_text),
-        )  # fmt: skip
-        return TurnResult(await self.store.game(game_id), turn, action, reply, prompt, seconds, first_text)
+            context = await self._context(game, action)
+            reply, seconds, first_text = await self._answer(game, turn, context, on_text)
+        return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text)
 
-    async def _prompt(self, game: Game) -> Prompt:
-        world = self.world_of(game)
-        players = await self.store.players(game.id)
-        history = await self.store.recent_log(game.id, HISTORY_LIMIT)
-        brief = world_brief(world, 0, players, reply_words=max(30, self.config.reply_tokens * 3 // 5))
-        prompt = build_prompt(
-            brief,
-            history,
-            n_ctx=self.config.n_ctx,
-            reply_tokens=self.config.reply_tokens,
-            count_tokens=self.worker.count_tokens,
+    async def _answer(
+        self, game: Game, turn: int, context: Context, on_text: OnText | None
+    ) -> tuple[LogEntry, float, float]:
+        """Have the model answer ``context``, store the reply, record the trace, start upkeep."""
+        started = time.perf_counter()
+        max_tokens = min(self.config.reply_tokens, max(16, self.config.n_ctx - context.tokens))
+        reply_text, first_text = await self._narrate(game.id, turn, context, max_tokens, on_text)
+        seconds = time.perf_counter() - started
+        (reply,) = await self.store.append(
+            game.id, NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=reply_text), turn_done=turn
         )
-        log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in prompt.messages))
-        return prompt
+        await self.store.save_trace(game.id, turn, context.trace.model_dump_json())
+        self.memory.schedule(game.id)
+        trace = context.trace
+        log.info(
+            "Game %d turn %d: prompt %d tokens (hot %d, left out %d, reuse %.0f%%), first text %.2fs, reply %.2fs",
+            game.id, turn, trace.total_tokens, len(trace.layer("hot").items), len(trace.layer("hot").left_out),
+            100 * (trace.prefix_reuse or 0), first_text, seconds,
+        )  # fmt: skip
+        if trace.overflow:
+            log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
+        return reply, seconds, first_text
 
-    async def _narrate(self, game_id: int, turn: int, prompt: Prompt, on_text: OnText | None) -> tuple[str, float]:
+    async def _context(self, game: Game, action: LogEntry, *, before_id: int | None = None) -> Context:
+        """The prompt for answering ``action``, from the memory and the unsummarized log."""
+        world = self.world_of(game)
+        state = await self.store.memory_state(game.id)
+        hot = await self.store.log_between(game.id, state.folded_through, before_id)
+        hot = [e for e in hot if e.id != action.id][-self.config.memory.history_limit :]
+        view = await self.memory.view(game, hot, await self.store.players(game.id))
+        context = build_context(
+            world,
+            view,
+            action,
+            self.config.budget,
+            self.worker.count_tokens,
+            reply_words=max(30, self.config.reply_tokens * 3 // 5),
+        )
+        previous = self._last_prompt.get(game.id)
+        if previous is not None:
+            context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)
+        self._last_prompt[game.id] = context.messages
+        log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in context.messages))
+        return context
+
+    async def _narrate(
+        self, game_id: int, turn: int, context: Context, max_tokens: int, on_text: OnText | None
+    ) -> tuple[str, float]:
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
         try:
-            async for piece in self.worker.stream(
-                prompt.messages, max_tokens=self.config.reply_tokens, priority=Priority.PLAYER
-            ):
+            async for piece in self.worker.stream(context.messages, max_tokens=max_tokens, priority=Priority.PLAYER):
                 if first_text is None:
                     first_text = time.perf_counter() - started
                 pieces.append(piece)
@@ -274,6 +305,78 @@ class Engine:
                 ),
             )  # fmt: skip
         return RollResult(result, entry)
+
+    # Memory (F17, F18, F19)
+
+    async def compact(self, game_id: int) -> CompactionReport:
+        """Fold everything but the protected tail now, whatever the thresholds."""
+        return await self.memory.compact(game_id, force=True)
+
+    async def next_chapter(self, game_id: int) -> ChapterReport:
+        """Finish the current chapter now: recap, fold into the story, move on."""
+        return await self.memory.finish_chapter(game_id)
+
+    async def memory_status(self, game_id: int) -> MemoryStatus:
+        game = await self.store.game(game_id)
+        return await memory_status(self, game)
+
+    async def last_trace(self, game_id: int) -> ContextTrace | None:
+        """What the GM was given on the last turn (for /recall)."""
+        text = await self.store.last_trace(game_id)
+        return ContextTrace.model_validate_json(text) if text else None
+
+    async def edit_entry(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
+        """Change a logged message; summaries that covered it are rebuilt in the background."""
+        text = self.check_action(text)
+        async with self._locks[game_id]:
+            entry = await self._own_entry(game_id, entry_id, user_key)
+            edited = await self.store.edit_entry(entry.id, text)
+        self.memory.schedule(game_id)
+        return edited
+
+    async def delete_entry(self, game_id: int, entry_id: int, *, user_key: str | None = None) -> LogEntry:
+        """Take a logged message out of the game; summaries that covered it are rebuilt."""
+        async with self._locks[game_id]:
+            entry = await self._own_entry(game_id, entry_id, user_key)
+            deleted = await self.store.delete_entry(entry.id)
+        self.memory.schedule(game_id)
+        return deleted
+
+    async def last_action_of(self, game_id: int, user_key: str) -> LogEntry:
+        player = await self._seated(game_id, user_key)
+        for entry in reversed(await self.store.recent_log(game_id, 200)):
+            if entry.player_id == player.id and entry.kind is EntryKind.ACTION:
+                return entry
+        raise UserError("You have no recent action to change.")
+
+    async def entry_by_message(self, message_id: str) -> LogEntry | None:
+        return await self.store.entry_by_message(message_id)
+
+    async def _own_entry(self, game_id: int, entry_id: int, user_key: str | None) -> LogEntry:
+        entry = await self.store.entry(entry_id)
+        if entry.game_id != game_id or entry.deleted:
+            raise UserError("That message is not part of this game.")
+        if user_key is not None:
+            player = await self.store.seated_player(game_id, user_key)
+            if player is None or entry.player_id != player.id:
+                raise UserError("You can only change your own messages.")
+        return entry
+
+    async def retry(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult:
+        """Write the GM's last reply again; the old one leaves the log."""
+        async with self._locks[game_id]:
+            game = await self.store.game(game_id)
+            recent = await self.store.recent_log(game_id, 200)
+            old = next((e for e in reversed(recent) if e.kind is EntryKind.GM and e.turn == game.turn), None)
+            if old is None or game.turn == 0:
+                raise UserError("There is no GM reply to retry yet.")
+            action = next((e for e in reversed(recent) if e.id < old.id and e.kind is EntryKind.ACTION), None)
+            if action is None:
+                raise UserError("There is no action to answer again.")
+            await self.store.delete_entry(old.id)
+            context = await self._context(game, action, before_id=old.id)
+            reply, seconds, first_text = await self._answer(game, game.turn, context, on_text)
+        return TurnResult(await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text)
 
     async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
         return await self.store.recent_log(game_id, limit)

@@ -1,13 +1,26 @@
-"""The GM's prompt, as a pure function of the world, the log and a token budget.
+"""The GM's prompt: one pure function of the world, the memory, the budgets and the new action.
 
-This is the simple builder: the rules and the world, then as many recent
-log entries as fit, then the new action, with room left for the reply.
+Layers go in an order that keeps the front of the prompt identical from
+turn to turn, so llama.cpp can reuse its cached state, and puts what
+changes every turn at the end:
+
+    frozen (rules, world, players, chapter) -> completed chapters -> story
+    summary -> pinned facts -> glossary -> short-term summary -> GM-only
+    secrets -> hot turns -> triggered lore and recalled fragments -> the
+    new action, with room left for the reply.
+
+Over budget, the oldest hot turns go first, then recalled fragments, then
+lore by priority. The frozen layer, the summaries and the pins are never
+dropped; if they alone overflow, the trace says so. Every layer's tokens
+and every candidate left out are recorded in the trace.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
 
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE, ChatMessage
 from bot.store.models import EntryKind, LogEntry, Player, Visibility
@@ -17,18 +30,96 @@ CountTokens = Callable[[str], int]
 
 GAME_BEGINS = "(The game begins.)"
 
+LAYERS = ("frozen", "chapters", "story", "pins", "glossary", "short", "secrets", "hot", "lore", "recall", "action")
+NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
+
+HEADERS = {
+    "chapters": "Chapters so far:",
+    "story": "The story so far:",
+    "pins": "Pinned facts (always true):",
+    "glossary": "Glossary:",
+    "short": "Most recently:",
+    "secrets": "GM-only knowledge. Never state it outright; let the players discover it through play:",
+    "lore": "Lore that applies now:",
+    "recall": "From earlier in the game:",
+}
+
 
 @dataclass(frozen=True)
-class Prompt:
-    messages: list[ChatMessage]
+class MemoryItem:
+    """Something a layer may hold: ``ref`` names it in the trace (``summary:12``, ``lore:oil``)."""
+
+    ref: str
+    text: str
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryView:
+    """What the memory holds for one game at one moment."""
+
+    players: Sequence[Player] = ()
+    chapter_index: int = 0
+    chapters: Sequence[MemoryItem] = ()
+    story: MemoryItem | None = None
+    pins: Sequence[MemoryItem] = ()
+    glossary: Sequence[MemoryItem] = ()
+    short: MemoryItem | None = None
+    hot: Sequence[LogEntry] = ()  # unsummarized entries before the new action, oldest first
+    lore: Sequence[MemoryItem] = ()
+    recall: Sequence[MemoryItem] = ()  # most relevant first
+
+
+@dataclass(frozen=True)
+class Budget:
+    n_ctx: int
+    reply_tokens: int
+    chapters: int = 300
+    story: int = 600
+    pins: int = 300
+    glossary: int = 200
+    short: int = 250
+    secrets: int = 600
+    lore: int = 400
+    recall: int = 400
+
+    @property
+    def limit(self) -> int:
+        return self.n_ctx - self.reply_tokens
+
+
+class LayerTrace(BaseModel):
+    name: str
     tokens: int
-    entry_ids: tuple[int, ...]  # the log entries that went in, oldest first
-    left_out: tuple[int, ...]  # older entries that did not fit
+    budget: int | None = None
+    items: list[str] = []
+    left_out: list[str] = []
+
+
+class ContextTrace(BaseModel):
+    layers: list[LayerTrace]
+    total_tokens: int
+    limit: int
+    reply_tokens: int
+    overflow: str | None = None
+    prefix_reuse: float | None = None
+
+    def layer(self, name: str) -> LayerTrace:
+        return next(layer for layer in self.layers if layer.name == name)
+
+
+@dataclass(frozen=True)
+class Context:
+    messages: list[ChatMessage]
+    trace: ContextTrace
+
+    @property
+    def tokens(self) -> int:
+        return self.trace.total_tokens
 
 
 def world_brief(world: World, chapter_index: int, players: Sequence[Player], reply_words: int) -> str:
-    """The system message: how to run the game, and the world as the GM knows it."""
-    chapter = world.chapter(chapter_index)
+    """The frozen layer: how to run the game, and the public world."""
     parts = [
         f'You are the game master (GM) of "{world.title}", a text role-playing game '
         "played by several people in a chat. Narrate what happens in response to the "
@@ -37,25 +128,31 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
         f"Style: {world.style}",
         "Rules:\n" + "\n".join(f"- {rule}" for rule in world.rules),
         f"Setting:\n{world.setting}",
-        f"Current chapter: {chapter.title}. Goal: {chapter.goal}\n"
-        + "Beats to steer toward:\n"
-        + "\n".join(f"- {beat.description}" for beat in chapter.beats),
     ]
+    if chapter_index < len(world.chapters):
+        chapter = world.chapters[chapter_index]
+        parts.append(
+            f"Current chapter: {chapter.title}. Goal: {chapter.goal}\n"
+            + "Beats to steer toward:\n"
+            + "\n".join(f"- {beat.description}" for beat in chapter.beats)
+        )
+    else:
+        parts.append("Every chapter is done: bring the story to a satisfying end, or follow where the players lead.")
     if world.npcs:
         parts.append("Characters you voice:\n" + "\n".join(f"- {npc.name}: {npc.description}" for npc in world.npcs))
-    secrets = [f"- {npc.name} knows: {item}" for npc in world.npcs for item in npc.knows]
-    secrets += [f"- {npc.name} hides: {item}" for npc in world.npcs for item in npc.hides]
-    secrets += [f"- {truth.text}" for truth in world.truths]
-    if secrets:
-        parts.append(
-            "GM-only knowledge. Never state it outright; let the players discover it through play:\n"
-            + "\n".join(secrets)
-        )
     if players:
         parts.append(
             "Players: " + "; ".join(f"{p.name} ({p.description})" if p.description else p.name for p in players) + "."
         )
     return "\n\n".join(parts)
+
+
+def world_secrets(world: World) -> list[MemoryItem]:
+    """The GM-only layer: what NPCs know and hide, and the world's truths."""
+    items = [MemoryItem(f"npc:{npc.id}", f"{npc.name} knows: {fact}") for npc in world.npcs for fact in npc.knows]
+    items += [MemoryItem(f"npc:{npc.id}", f"{npc.name} hides: {fact}") for npc in world.npcs for fact in npc.hides]
+    items += [MemoryItem(f"truth:{truth.id}", truth.text) for truth in world.truths]
+    return items
 
 
 def entry_message(entry: LogEntry) -> ChatMessage:
@@ -73,42 +170,146 @@ def entry_message(entry: LogEntry) -> ChatMessage:
     return ChatMessage(role="user", content=text)
 
 
-def build_prompt(
-    brief: str,
-    history: Sequence[LogEntry],
-    *,
-    n_ctx: int,
-    reply_tokens: int,
+@dataclass
+class _Layer:
+    name: str
+    items: list[MemoryItem] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    budget: int | None = None
+
+    def block(self) -> str:
+        if not self.items:
+            return ""
+        if self.name in ("frozen", "action"):
+            return "\n".join(item.text for item in self.items)
+        if self.name in ("story", "short"):
+            return f"{HEADERS[self.name]}\n{self.items[0].text}"
+        return HEADERS[self.name] + "\n" + "\n".join(f"- {item.text}" for item in self.items)
+
+
+def _cap(name: str, items: Sequence[MemoryItem], budget: int, count: CountTokens) -> _Layer:
+    """Items in the given order while they fit the layer's budget; the rest are left out."""
+    layer = _Layer(name, budget=budget)
+    used = count(HEADERS[name])
+    for item in items:
+        cost = count(item.text) + 2
+        if used + cost <= budget:
+            layer.items.append(item)
+            used += cost
+        else:
+            layer.left_out.append(item.ref)
+    return layer
+
+
+def build_context(
+    world: World,
+    view: MemoryView,
+    action: LogEntry,
+    budget: Budget,
     count_tokens: CountTokens,
-) -> Prompt:
-    """The system brief, then the newest entries of ``history`` that fit, oldest first.
+    *,
+    reply_words: int = 120,
+) -> Context:
+    """The prompt messages for the GM's next reply, and the trace of what went in."""
 
-    ``history`` ends with the entries of the turn being answered (the new
-    action and any rolls); those always go in. Older entries are dropped
-    oldest first when the context would overflow.
-    """
+    def tokens(text: str) -> int:
+        return count_tokens(text) + 2 if text else 0  # two for the blank line between blocks
 
-    def cost(message: ChatMessage) -> int:
-        return count_tokens(message.content) + TEMPLATE_TOKENS_PER_MESSAGE
+    layers = {
+        "frozen": _Layer(
+            "frozen", [MemoryItem("world", world_brief(world, view.chapter_index, view.players, reply_words))]
+        ),
+        "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
+        "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
+        "pins": _Layer("pins", list(view.pins), budget=budget.pins),
+        "glossary": _cap("glossary", view.glossary, budget.glossary, count_tokens),
+        "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
+        "secrets": _cap("secrets", world_secrets(world), budget.secrets, count_tokens),
+        "lore": _cap("lore", sorted(view.lore, key=lambda item: -item.priority), budget.lore, count_tokens),
+        "recall": _cap("recall", view.recall, budget.recall, count_tokens),
+        "action": _Layer("action", [MemoryItem(f"entry:{action.id}", entry_message(action).content)]),
+    }
+    fixed = sum(tokens(layers[name].block()) for name in layers if name not in ("lore", "recall"))
+    # The system message, the final user message, and a possible "game begins" opener.
+    overhead = 3 * TEMPLATE_TOKENS_PER_MESSAGE + count_tokens(GAME_BEGINS)
+    room = budget.limit - fixed - overhead
+    overflow = None
+    if room < 0:
+        overflow = (
+            f"the frozen layer, summaries, pins and the action need {-room} tokens "
+            f"more than the {budget.limit} available"
+        )
 
-    system = ChatMessage(role="system", content=brief)
-    room = n_ctx - reply_tokens - cost(system) - cost(ChatMessage(role="user", content=GAME_BEGINS))
+    # Lore and recall come before the oldest hot turns; over budget, recall goes first, then lore.
+    for name, drop_order in (
+        ("recall", lambda items: items[::-1]),
+        ("lore", lambda items: sorted(items, key=lambda i: i.priority)),
+    ):
+        layer = layers[name]
+        for item in drop_order(list(layer.items)):
+            if tokens(layers["lore"].block()) + tokens(layers["recall"].block()) <= max(room, 0):
+                break
+            layer.items.remove(item)
+            layer.left_out.append(item.ref)
+    room -= tokens(layers["lore"].block()) + tokens(layers["recall"].block())
+
+    hot, dropped = _fit_hot(view.hot, max(room, 0), count_tokens)
+    messages = _assemble(layers, hot)
+    total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
+    while total > budget.limit and hot:  # block estimates are close; the whole count decides
+        dropped.append(hot.pop(0))
+        messages = _assemble(layers, hot)
+        total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
+
+    trace_layers = []
+    for name in LAYERS:
+        if name == "hot":
+            hot_tokens = sum(count_tokens(entry_message(e).content) + TEMPLATE_TOKENS_PER_MESSAGE for e in hot)
+            trace_layers.append(
+                LayerTrace(
+                    name="hot",
+                    tokens=hot_tokens,
+                    budget=max(room, 0),
+                    items=[f"entry:{e.id}" for e in hot],
+                    left_out=[f"entry:{e.id}" for e in dropped],
+                )
+            )
+            continue
+        layer = layers[name]
+        trace_layers.append(
+            LayerTrace(
+                name=name,
+                tokens=count_tokens(layer.block()) if layer.items else 0,
+                budget=layer.budget,
+                items=[item.ref for item in layer.items],
+                left_out=layer.left_out,
+            )
+        )
+    trace = ContextTrace(
+        layers=trace_layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow
+    )
+    return Context(messages=messages, trace=trace)
+
+
+def _fit_hot(hot: Sequence[LogEntry], room: int, count: CountTokens) -> tuple[list[LogEntry], list[LogEntry]]:
+    """The newest hot entries that fit ``room``; the older rest, oldest first."""
     kept: list[LogEntry] = []
-    for entry in reversed(history):
-        needed = cost(entry_message(entry))
-        if needed > room and kept:
+    for entry in reversed(hot):
+        cost = count(entry_message(entry).content) + TEMPLATE_TOKENS_PER_MESSAGE
+        if cost > room:
             break
-        room -= needed
+        room -= cost
         kept.append(entry)
     kept.reverse()
-    left_out = tuple(e.id for e in history[: len(history) - len(kept)])
-    messages = [system, *_alternate([entry_message(e) for e in kept])]
-    return Prompt(
-        messages=messages,
-        tokens=sum(cost(m) for m in messages),
-        entry_ids=tuple(e.id for e in kept),
-        left_out=left_out,
-    )
+    return kept, list(hot[: len(hot) - len(kept)])
+
+
+def _assemble(layers: dict[str, _Layer], hot: Sequence[LogEntry]) -> list[ChatMessage]:
+    front = ("frozen", "chapters", "story", "pins", "glossary", "short", "secrets")
+    system = "\n\n".join(block for name in front if (block := layers[name].block()))
+    end = "\n\n".join(block for name in ("lore", "recall", "action") if (block := layers[name].block()))
+    chat = [entry_message(e) for e in hot] + [ChatMessage(role="user", content=end)]
+    return [ChatMessage(role="system", content=system), *_alternate(chat)]
 
 
 def _alternate(messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -126,3 +327,24 @@ def _alternate(messages: list[ChatMessage]) -> list[ChatMessage]:
     if merged and merged[0].role == "assistant":
         merged.insert(0, ChatMessage(role="user", content=GAME_BEGINS))
     return merged
+
+
+def shared_prefix_share(
+    previous: Sequence[ChatMessage], current: Sequence[ChatMessage], count_tokens: CountTokens
+) -> float:
+    """The share of ``current``'s tokens that repeat ``previous``'s beginning: what a prompt cache can reuse."""
+    before, now = render_chat(previous), render_chat(current)
+    total = count_tokens(now)
+    if not total:
+        return 0.0
+    same = 0
+    for a, b in zip(before, now, strict=False):
+        if a != b:
+            break
+        same += 1
+    return min(1.0, count_tokens(now[:same]) / total)
+
+
+def render_chat(messages: Sequence[ChatMessage]) -> str:
+    """The chat as a ChatML template lays it out, close enough to measure shared prefixes."""
+    return "".join(f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in messages)

@@ -65,6 +65,50 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "m002_memory",
+        """
+        CREATE TABLE summaries (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            kind TEXT NOT NULL CHECK (kind IN ('chunk', 'story', 'recap')),
+            content TEXT NOT NULL,
+            first_entry_id INTEGER,
+            last_entry_id INTEGER,
+            first_turn INTEGER,
+            last_turn INTEGER,
+            source_id INTEGER REFERENCES summaries (id),
+            previous_id INTEGER REFERENCES summaries (id),
+            chapter_index INTEGER,
+            created_at TEXT NOT NULL,
+            replaced_by INTEGER REFERENCES summaries (id),
+            stale INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX summaries_by_game ON summaries (game_id, kind, id);
+
+        CREATE TABLE memory_state (
+            game_id INTEGER PRIMARY KEY REFERENCES games (id),
+            folded_through INTEGER NOT NULL DEFAULT 0,
+            short_id INTEGER REFERENCES summaries (id),
+            story_id INTEGER REFERENCES summaries (id),
+            chapter_index INTEGER NOT NULL DEFAULT 0,
+            chapter_started_after INTEGER NOT NULL DEFAULT 0,
+            beats_done TEXT NOT NULL DEFAULT '[]',
+            version INTEGER NOT NULL DEFAULT 0,
+            last_compaction_at TEXT,
+            last_error TEXT
+        );
+
+        CREATE TABLE turn_traces (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            turn INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            trace TEXT NOT NULL
+        );
+        CREATE INDEX turn_traces_by_game ON turn_traces (game_id, id);
+        """,
+    ),
 ]
 
 

@@ -69,3 +69,48 @@ class LogEntry(NewEntry):
     created_at: datetime
     edited_at: datetime | None = None
     deleted: bool = False
+
+
+class SummaryKind(StrEnum):
+    CHUNK = "chunk"  # one stretch of the log that left the hot window
+    STORY = "story"  # the long-term story summary, one version per fold
+    RECAP = "recap"  # a finished chapter, kept forever
+
+
+class NewSummary(_Row):
+    kind: SummaryKind
+    content: str
+    first_entry_id: int | None = None
+    last_entry_id: int | None = None
+    first_turn: int | None = None
+    last_turn: int | None = None
+    source_id: int | None = Field(default=None, description="For a story version: the summary folded in.")
+    previous_id: int | None = Field(default=None, description="For a story version: the version it rewrote.")
+    chapter_index: int | None = None
+
+
+class Summary(NewSummary):
+    id: int
+    game_id: int
+    created_at: datetime
+    replaced_by: int | None = None
+    stale: bool = False
+
+    @property
+    def words(self) -> int:
+        return len(self.content.split())
+
+
+class MemoryState(_Row):
+    """Where a game's memory stands: what is folded, which summaries are current, the chapter."""
+
+    game_id: int
+    folded_through: int = Field(default=0, description="The last log entry id that summaries cover.")
+    short_id: int | None = None
+    story_id: int | None = None
+    chapter_index: int = 0
+    chapter_started_after: int = Field(default=0, description="The last log entry id before this chapter.")
+    beats_done: tuple[str, ...] = ()
+    version: int = Field(default=0, description="Bumped by every edit or delete of a logged message.")
+    last_compaction_at: datetime | None = None
+    last_error: str | None = None

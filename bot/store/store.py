@@ -16,7 +16,7 @@ import aiosqlite
 
 from bot.errors import UserError
 from bot.store.migrations import migrate
-from bot.store.models import Game, LogEntry, NewEntry, Player
+from bot.store.models import Game, LogEntry, MemoryState, NewEntry, NewSummary, Player, Summary
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +238,122 @@ class Store:
         async with self.transaction() as db:
             await db.execute("UPDATE turn_log SET message_id = ? WHERE id = ?", (message_id, entry_id))
 
+    async def edit_entry(self, entry_id: int, content: str) -> LogEntry:
+        """Change a logged message; summaries covering it become stale."""
+        async with self.transaction() as db:
+            entry = await self.entry(entry_id)
+            await db.execute("UPDATE turn_log SET content = ?, edited_at = ? WHERE id = ?", (content, _now(), entry_id))
+            await self._mark_stale(db, entry.game_id, entry_id)
+        return await self.entry(entry_id)
+
+    async def delete_entry(self, entry_id: int) -> LogEntry:
+        """Hide a logged message (kept for the record); summaries covering it become stale."""
+        async with self.transaction() as db:
+            entry = await self.entry(entry_id)
+            await db.execute("UPDATE turn_log SET deleted = 1, edited_at = ? WHERE id = ?", (_now(), entry_id))
+            await self._mark_stale(db, entry.game_id, entry_id)
+        return await self.entry(entry_id)
+
+    async def entry_by_message(self, message_id: str) -> LogEntry | None:
+        row = await self._one("SELECT * FROM turn_log WHERE message_id = ? ORDER BY id DESC LIMIT 1", (message_id,))
+        return _entry(row) if row else None
+
+    async def log_between(self, game_id: int, after_id: int, through_id: int | None = None) -> list[LogEntry]:
+        """Live entries with ``after_id < id <= through_id``, oldest first."""
+        sql = "SELECT * FROM turn_log WHERE game_id = ? AND deleted = 0 AND id > ?"
+        params: list[Any] = [game_id, after_id]
+        if through_id is not None:
+            sql += " AND id <= ?"
+            params.append(through_id)
+        return [_entry(r) for r in await self._all(sql + " ORDER BY id", params)]
+
+    async def count_entries(self, game_id: int, through_id: int | None = None) -> int:
+        sql = "SELECT count(*) FROM turn_log WHERE game_id = ? AND deleted = 0"
+        params: list[Any] = [game_id]
+        if through_id is not None:
+            sql += " AND id <= ?"
+            params.append(through_id)
+        return (await self._one(sql, params))[0]
+
+    async def entry_before(self, game_id: int, entry_id: int) -> LogEntry | None:
+        row = await self._one(
+            "SELECT * FROM turn_log WHERE game_id = ? AND deleted = 0 AND id < ? ORDER BY id DESC LIMIT 1",
+            (game_id, entry_id),
+        )
+        return _entry(row) if row else None
+
+    # Memory: summaries and where the game's memory stands
+
+    async def memory_state(self, game_id: int) -> MemoryState:
+        row = await self._one("SELECT * FROM memory_state WHERE game_id = ?", (game_id,))
+        if row is None:
+            return MemoryState(game_id=game_id)
+        data = dict(row)
+        data["beats_done"] = tuple(json.loads(data["beats_done"]))
+        return MemoryState.model_validate(data)
+
+    async def save_memory_state(self, db: aiosqlite.Connection, state: MemoryState) -> None:
+        """Write ``state`` inside a transaction the caller holds."""
+        data = state.model_dump(mode="json")
+        data["beats_done"] = json.dumps(list(state.beats_done))
+        columns = list(data)
+        await db.execute(
+            f"INSERT OR REPLACE INTO memory_state ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+            [data[c] for c in columns],
+        )
+
+    async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
+        """Insert a summary inside a transaction the caller holds; return its id."""
+        data = summary.model_dump(mode="json")
+        columns = ["game_id", "created_at", *data]
+        cursor = await db.execute(
+            f"INSERT INTO summaries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
+            [game_id, _now(), *data.values()],
+        )
+        return cursor.lastrowid
+
+    async def replace_summary(self, db: aiosqlite.Connection, old_id: int, new_id: int) -> None:
+        await db.execute("UPDATE summaries SET replaced_by = ?, stale = 0 WHERE id = ?", (new_id, old_id))
+
+    async def summary(self, summary_id: int | None) -> Summary | None:
+        if summary_id is None:
+            return None
+        row = await self._one("SELECT * FROM summaries WHERE id = ?", (summary_id,))
+        return _summary(row) if row else None
+
+    async def summaries(self, game_id: int, kind: str | None = None, *, current: bool = True) -> list[Summary]:
+        """A game's summaries, oldest first; ``current`` leaves out those a rebuild replaced."""
+        sql = "SELECT * FROM summaries WHERE game_id = ?"
+        params: list[Any] = [game_id]
+        if kind is not None:
+            sql += " AND kind = ?"
+            params.append(kind)
+        if current:
+            sql += " AND replaced_by IS NULL"
+        return [_summary(r) for r in await self._all(sql + " ORDER BY id", params)]
+
+    async def _mark_stale(self, db: aiosqlite.Connection, game_id: int, entry_id: int) -> None:
+        await db.execute(
+            "UPDATE summaries SET stale = 1 WHERE game_id = ? AND replaced_by IS NULL AND kind != 'story'"
+            " AND first_entry_id <= ? AND last_entry_id >= ?",
+            (game_id, entry_id, entry_id),
+        )
+        state = await self.memory_state(game_id)
+        await self.save_memory_state(db, state.model_copy(update={"version": state.version + 1}))
+
+    # Per-turn traces of what the GM was given
+
+    async def save_trace(self, game_id: int, turn: int, trace: str) -> None:
+        async with self.transaction() as db:
+            await db.execute(
+                "INSERT INTO turn_traces (game_id, turn, created_at, trace) VALUES (?, ?, ?, ?)",
+                (game_id, turn, _now(), trace),
+            )
+
+    async def last_trace(self, game_id: int) -> str | None:
+        row = await self._one("SELECT trace FROM turn_traces WHERE game_id = ? ORDER BY id DESC LIMIT 1", (game_id,))
+        return row["trace"] if row else None
+
     # Settings: scope is "global", "guild:<id>" or "game:<id>".
 
     async def settings(self, scope: str) -> dict[str, Any]:
@@ -262,3 +378,9 @@ def _entry(row: aiosqlite.Row) -> LogEntry:
     data["visible_to"] = tuple(json.loads(data["visible_to"]))
     data["deleted"] = bool(data["deleted"])
     return LogEntry.model_validate(data)
+
+
+def _summary(row: aiosqlite.Row) -> Summary:
+    data = dict(row)
+    data["stale"] = bool(data["stale"])
+    return Summary.model_validate(data)

@@ -184,13 +184,20 @@ async def test_an_ended_game_takes_no_more_turns_and_can_be_resumed(engine: Engi
     assert (await engine.act(game.id, "maya", "I look again.")).turn == 2
 
 
-async def test_the_oldest_turns_leave_the_prompt_first_when_the_context_is_full(engine: Engine, scripted):
+async def test_when_upkeep_cannot_summarize_the_oldest_turns_leave_the_prompt_first(engine: Engine, scripted):
+    def answer(messages):
+        if "You keep the memory" in messages[0].content or "You track the progress" in messages[0].content:
+            raise RuntimeError("maintenance is down")
+        return "A long reply. " * 30
+
+    scripted.default = answer
     game = await _game_with(engine)
-    scripted.default = "A long reply. " * 30
     for i in range(40):
         await engine.act(game.id, "maya", f"Step {i}.")
+    await engine.memory.idle()
     result = await engine.act(game.id, "maya", "Final step.")
-    assert result.prompt.left_out, "forty long turns do not fit 2,048 tokens"
-    assert result.prompt.tokens <= 2048 - 128
+    assert result.context.trace.layer("hot").left_out, "forty long turns do not fit 2,048 tokens"
+    assert result.context.tokens <= 2048 - 128
     prompt = scripted.calls[-1].prompt_text
     assert "Step 39." in prompt and "Final step." in prompt and "Step 0." not in prompt
+    assert "maintenance is down" in (await engine.memory_status(game.id)).last_error

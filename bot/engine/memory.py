@@ -1,0 +1,475 @@
+"""The memory's upkeep: compaction, chapters and rebuilds, as low-priority model jobs.
+
+Policy (what to fold, what a prompt holds) lives in :mod:`bot.memory`; this
+module reads the store, asks the model through the queue at maintenance
+priority, and writes the result back in one transaction. A job that fails
+changes nothing: the old summaries stay, the marker stays, and the work is
+tried again after the next turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from bot.errors import UserError
+from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
+from bot.memory.compaction import (
+    Chunk,
+    apply_ceiling,
+    chunk_messages,
+    fold_messages,
+    next_trigger,
+    plan_compaction,
+    render_entry,
+)
+from bot.memory.config import MemoryConfig
+from bot.memory.context import MemoryItem, MemoryView
+from bot.model.base import Messages
+from bot.model.worker import ModelWorker, Priority
+from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind
+from bot.worlds import World
+
+log = logging.getLogger(__name__)
+
+RECAP_MATERIAL_ENTRIES = 40
+
+
+class UpkeepFailed(Exception):
+    """A maintenance job could not finish; nothing was written."""
+
+
+class _Conflict(UpkeepFailed):
+    """The log changed under a running job; it will run again."""
+
+
+class SummaryInfo(BaseModel):
+    id: int
+    kind: str
+    text: str
+    first_turn: int | None
+    last_turn: int | None
+    words: int
+    created_at: datetime
+
+    @classmethod
+    def of(cls, summary: Summary) -> SummaryInfo:
+        return cls(
+            id=summary.id,
+            kind=summary.kind.value,
+            text=summary.content,
+            first_turn=summary.first_turn,
+            last_turn=summary.last_turn,
+            words=summary.words,
+            created_at=summary.created_at,
+        )
+
+
+class CompactionReport(BaseModel):
+    """What one compaction changed."""
+
+    chunks: int = 0
+    messages_folded: int = 0
+    turns: tuple[int, int] | None = None
+    short_words_before: int = 0
+    short_words_after: int = 0
+    story_words_before: int = 0
+    story_words_after: int = 0
+    error: str | None = None
+
+
+class ChapterReport(BaseModel):
+    finished: str
+    recap: str
+    next: str | None
+    story_words_before: int
+    story_words_after: int
+
+
+class MemoryKeeper:
+    def __init__(self, store: Store, worker: ModelWorker, world_of: Callable[[Game], World], config: MemoryConfig):
+        self.store = store
+        self.worker = worker
+        self.world_of = world_of
+        self.config = config
+        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._tasks: dict[int, asyncio.Task] = {}
+        self._again: set[int] = set()
+
+    # What a prompt is built from
+
+    async def view(self, game: Game, hot: Sequence[LogEntry], players: Sequence) -> MemoryView:
+        state = await self.store.memory_state(game.id)
+        recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
+        story = await self.store.summary(state.story_id)
+        short = await self.store.summary(state.short_id)
+        return MemoryView(
+            players=players,
+            chapter_index=state.chapter_index,
+            chapters=[_item(r) for r in recaps],
+            story=_item(story) if story else None,
+            short=_item(short) if short else None,
+            hot=hot,
+        )
+
+    # Scheduling: one upkeep task per game at a time, never in a player's way
+
+    def schedule(self, game_id: int) -> None:
+        task = self._tasks.get(game_id)
+        if task is not None and not task.done():
+            self._again.add(game_id)
+            return
+        self._tasks[game_id] = asyncio.create_task(self._upkeep_loop(game_id), name=f"upkeep-{game_id}")
+
+    async def idle(self, game_id: int | None = None) -> None:
+        """Wait until upkeep is done (for tests, shutdown and the bench)."""
+        while True:
+            tasks = [t for gid, t in self._tasks.items() if (game_id is None or gid == game_id) and not t.done()]
+            if not tasks:
+                return
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def pending(self, game_id: int) -> bool:
+        task = self._tasks.get(game_id)
+        return task is not None and not task.done()
+
+    async def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
+    async def _upkeep_loop(self, game_id: int) -> None:
+        while True:
+            self._again.discard(game_id)
+            await self.upkeep(game_id)
+            if game_id not in self._again:
+                return
+
+    async def upkeep(self, game_id: int) -> None:
+        """After a turn: judge the chapter's beats, rebuild what edits made stale, compact."""
+        for job in (self.judge_beats, self.rebuild_stale, self.compact):
+            try:
+                await job(game_id)
+            except UpkeepFailed as exc:
+                await self._record_error(game_id, f"{job.__name__}: {exc}")
+            except Exception as exc:
+                log.exception("Game %d: %s failed", game_id, job.__name__)
+                await self._record_error(game_id, f"{job.__name__}: {exc}")
+
+    async def _record_error(self, game_id: int, error: str) -> None:
+        log.warning("Game %d upkeep: %s (will retry after the next turn)", game_id, error)
+        async with self.store.transaction() as db:
+            state = await self.store.memory_state(game_id)
+            await self.store.save_memory_state(db, state.model_copy(update={"last_error": error}))
+
+    # Compaction (F8, F9, F18)
+
+    async def compact(self, game_id: int, *, force: bool = False) -> CompactionReport:
+        """Fold every closed chunk of the hot window (``force``: everything but the protected tail)."""
+        async with self._locks[game_id]:
+            game = await self.store.game(game_id)
+            world = self.world_of(game)
+            state = await self.store.memory_state(game_id)
+            short_before = await self.store.summary(state.short_id)
+            story_before = await self.store.summary(state.story_id)
+            unsummarized = await self.store.log_between(game_id, state.folded_through)
+            tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
+            chunks = plan_compaction(unsummarized, tokens, self.config, force=force)
+            report = CompactionReport(
+                short_words_before=short_before.words if short_before else 0,
+                story_words_before=story_before.words if story_before else 0,
+            )
+            for chunk in chunks:
+                state = await self._fold(game_id, world, state, chunk)
+                report.chunks += 1
+                report.messages_folded += len(chunk.entries)
+            if chunks:
+                report.turns = (chunks[0].turns[0], chunks[-1].turns[1])
+                log.info("Game %d: folded %d messages in %d chunks", game_id, report.messages_folded, len(chunks))
+            short_after = await self.store.summary(state.short_id)
+            story_after = await self.store.summary(state.story_id)
+            report.short_words_after = short_after.words if short_after else 0
+            report.story_words_after = story_after.words if story_after else 0
+            return report
+
+    async def _fold(self, game_id: int, world: World, state: MemoryState, chunk: Chunk) -> MemoryState:
+        """Summarize one chunk; fold the short-term summary it replaces into the story."""
+        bridge = await self.store.entry_before(game_id, chunk.first_id) if state.folded_through else None
+        short_text = await self._write(
+            chunk_messages(world.title, chunk.entries, bridge, self.config.short_words), self.config.short_words
+        )
+        previous_short = await self.store.summary(state.short_id)
+        story = await self.store.summary(state.story_id)
+        story_text = None
+        if previous_short is not None:
+            story_text = await self._write(
+                fold_messages(world.title, story.content if story else None, previous_short.content,
+                              self.config.story_words),
+                self.config.story_words,
+            )  # fmt: skip
+        async with self.store.transaction() as db:
+            current = await self.store.memory_state(game_id)
+            if (current.version, current.folded_through, current.short_id) != (
+                state.version, state.folded_through, state.short_id,
+            ):  # fmt: skip
+                raise _Conflict("the log changed while summarizing")
+            short_id = await self.store.add_summary(
+                db,
+                game_id,
+                NewSummary(
+                    kind=SummaryKind.CHUNK, content=short_text, first_entry_id=chunk.first_id,
+                    last_entry_id=chunk.last_id, first_turn=chunk.turns[0], last_turn=chunk.turns[1],
+                    chapter_index=current.chapter_index,
+                ),
+            )  # fmt: skip
+            story_id = current.story_id
+            if story_text is not None and previous_short is not None:
+                story_id = await self.store.add_summary(
+                    db, game_id, _story_version(story_text, story, previous_short, current.story_id)
+                )
+            updated = current.model_copy(
+                update={
+                    "folded_through": chunk.last_id,
+                    "short_id": short_id,
+                    "story_id": story_id,
+                    "last_compaction_at": datetime.now().astimezone(),
+                    "last_error": None,
+                }
+            )
+            await self.store.save_memory_state(db, updated)
+        return updated
+
+    async def _write(self, messages: Messages, words: int) -> str:
+        try:
+            text = await self.worker.generate(messages, max_tokens=int(words * 2), priority=Priority.MAINTENANCE)
+        except Exception as exc:
+            raise UpkeepFailed(f"the model failed: {exc}") from exc
+        text = apply_ceiling(text, words)
+        if not text:
+            raise UpkeepFailed("the model wrote an empty summary")
+        return text
+
+    # Chapters (F10)
+
+    async def judge_beats(self, game_id: int) -> None:
+        """Ask the model which open beats the latest events completed; finish the chapter when all are."""
+        game = await self.store.game(game_id)
+        world = self.world_of(game)
+        state = await self.store.memory_state(game_id)
+        if state.chapter_index >= len(world.chapters):
+            return
+        chapter = world.chapters[state.chapter_index]
+        open_beats = [b.id for b in chapter.beats if b.id not in state.beats_done]
+        if open_beats:
+            recent = await self.store.recent_log(game_id, 6)
+            result = await self.worker.generate_object(
+                beats_messages(chapter, open_beats, recent),
+                beats_schema(open_beats),
+                fallback=BeatsAnswer(done=[]),
+                max_tokens=24 + 12 * len(open_beats),
+                priority=Priority.MAINTENANCE,
+            )
+            if not result.ok:
+                raise UpkeepFailed(f"no usable beat judgement: {'; '.join(result.errors)}")
+            newly = [b for b in open_beats if b in result.value.done]
+            if newly:
+                async with self.store.transaction() as db:
+                    current = await self.store.memory_state(game_id)
+                    done = tuple(dict.fromkeys([*current.beats_done, *newly]))
+                    await self.store.save_memory_state(db, current.model_copy(update={"beats_done": done}))
+                log.info("Game %d: beats done in %s: %s", game_id, chapter.id, ", ".join(newly))
+                open_beats = [b for b in open_beats if b not in newly]
+        if not open_beats:
+            await self.finish_chapter(game_id)
+
+    async def finish_chapter(self, game_id: int) -> ChapterReport:
+        """Write the chapter's recap, fold the chapter into the story, and move to the next chapter."""
+        async with self._locks[game_id]:
+            game = await self.store.game(game_id)
+            world = self.world_of(game)
+            state = await self.store.memory_state(game_id)
+            if state.chapter_index >= len(world.chapters):
+                raise UserError("Every chapter of this world is already done.")
+            chapter = world.chapters[state.chapter_index]
+            chunks = [
+                s
+                for s in await self.store.summaries(game_id, SummaryKind.CHUNK)
+                if s.chapter_index == state.chapter_index
+            ]
+            fresh = await self.store.log_between(game_id, max(state.folded_through, state.chapter_started_after))
+            material = [s.content for s in chunks] + [render_entry(e) for e in fresh[-RECAP_MATERIAL_ENTRIES:]]
+            words = self.config.recap_words
+            recap = await self._write(recap_messages(world.title, chapter, material or ["(nothing)"], words), words)
+            story = await self.store.summary(state.story_id)
+            story_text = None
+            if story is not None:
+                story_text = await self._write(
+                    integrate_messages(world.title, story.content, chapter, recap, self.config.story_words),
+                    self.config.story_words,
+                )
+            last = await self.store.recent_log(game_id, 1)
+            last_id = last[-1].id if last else state.chapter_started_after
+            async with self.store.transaction() as db:
+                current = await self.store.memory_state(game_id)
+                if current.chapter_index != state.chapter_index or current.story_id != state.story_id:
+                    raise _Conflict("the memory changed while writing the recap")
+                first_turn = fresh[0].turn if fresh else None
+                recap_id = await self.store.add_summary(
+                    db,
+                    game_id,
+                    NewSummary(
+                        kind=SummaryKind.RECAP, content=recap, first_entry_id=state.chapter_started_after + 1,
+                        last_entry_id=last_id, first_turn=chunks[0].first_turn if chunks else first_turn,
+                        last_turn=game.turn, chapter_index=state.chapter_index,
+                    ),
+                )  # fmt: skip
+                story_id = current.story_id
+                if story_text is not None and story is not None:
+                    story_id = await self.store.add_summary(
+                        db,
+                        game_id,
+                        NewSummary(
+                            kind=SummaryKind.STORY, content=story_text, first_entry_id=story.first_entry_id,
+                            last_entry_id=story.last_entry_id, first_turn=story.first_turn,
+                            last_turn=story.last_turn, source_id=recap_id, previous_id=story.id,
+                        ),
+                    )  # fmt: skip
+                await self.store.save_memory_state(
+                    db,
+                    current.model_copy(
+                        update={
+                            "chapter_index": current.chapter_index + 1,
+                            "chapter_started_after": last_id,
+                            "beats_done": (),
+                            "story_id": story_id,
+                        }
+                    ),
+                )
+        following = (
+            world.chapters[state.chapter_index + 1].title if state.chapter_index + 1 < len(world.chapters) else None
+        )
+        log.info("Game %d: chapter %s finished", game_id, chapter.id)
+        return ChapterReport(
+            finished=chapter.title,
+            recap=recap,
+            next=following,
+            story_words_before=story.words if story else 0,
+            story_words_after=len(story_text.split()) if story_text else 0,
+        )
+
+    # Edits and deletes (F19): rebuild every summary that covers a changed message
+
+    async def rebuild_stale(self, game_id: int) -> int:
+        """Rewrite stale chunk summaries and recaps from the current log, then replay the story; return how many."""
+        async with self._locks[game_id]:
+            stale = [s for s in await self.store.summaries(game_id) if s.stale]
+            if not stale:
+                return 0
+            game = await self.store.game(game_id)
+            world = self.world_of(game)
+            state = await self.store.memory_state(game_id)
+            rebuilt: dict[int, str] = {}
+            for summary in stale:
+                rebuilt[summary.id] = await self._rewrite(game_id, world, summary)
+            chain, replayed = await self._replay_story(game_id, world, state, rebuilt)
+            async with self.store.transaction() as db:
+                current = await self.store.memory_state(game_id)
+                if current.version != state.version or current.story_id != state.story_id:
+                    raise _Conflict("the log changed while rebuilding")
+                new_ids: dict[int, int] = {}
+                for summary in stale:
+                    new_ids[summary.id] = await self.store.add_summary(
+                        db, game_id, _copy(summary, content=rebuilt[summary.id])
+                    )
+                    await self.store.replace_summary(db, summary.id, new_ids[summary.id])
+                previous_id = chain[len(chain) - len(replayed) - 1].id if len(replayed) < len(chain) else None
+                for old, text in zip(chain[len(chain) - len(replayed) :], replayed, strict=True):
+                    source = new_ids.get(old.source_id, old.source_id)
+                    new_id = await self.store.add_summary(
+                        db, game_id, _copy(old, content=text, source_id=source, previous_id=previous_id)
+                    )
+                    await self.store.replace_summary(db, old.id, new_id)
+                    previous_id = new_id
+                update = {"short_id": new_ids.get(current.short_id, current.short_id)}
+                if replayed:
+                    update["story_id"] = previous_id
+                await self.store.save_memory_state(db, current.model_copy(update=update))
+            log.info("Game %d: rebuilt %d summaries and %d story versions", game_id, len(stale), len(replayed))
+            return len(stale) + len(replayed)
+
+    async def _rewrite(self, game_id: int, world: World, summary: Summary) -> str:
+        first = (summary.first_entry_id or 1) - 1
+        entries = await self.store.log_between(game_id, first, summary.last_entry_id)
+        if summary.kind is SummaryKind.RECAP:
+            chapter = world.chapters[summary.chapter_index or 0]
+            words = self.config.recap_words
+            material = [render_entry(e) for e in entries[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
+            return await self._write(recap_messages(world.title, chapter, material, words), words)
+        if not entries:
+            return "(These messages were deleted.)"
+        bridge = await self.store.entry_before(game_id, entries[0].id)
+        words = self.config.short_words
+        return await self._write(chunk_messages(world.title, entries, bridge, words), words)
+
+    async def _replay_story(
+        self, game_id: int, world: World, state: MemoryState, rebuilt: dict[int, str]
+    ) -> tuple[list[Summary], list[str]]:
+        """The story chain, oldest first, and new texts for its versions from the first built on a rebuilt source."""
+        chain: list[Summary] = []
+        version = await self.store.summary(state.story_id)
+        while version is not None:
+            chain.append(version)
+            version = await self.store.summary(version.previous_id)
+        chain.reverse()
+        start = next((i for i, v in enumerate(chain) if v.source_id in rebuilt), None)
+        if start is None:
+            return chain, []
+        text = chain[start - 1].content if start else None
+        replayed = []
+        for version in chain[start:]:
+            source = await self.store.summary(version.source_id)
+            source_text = rebuilt.get(source.id, source.content)
+            if source.kind is SummaryKind.RECAP:
+                chapter = world.chapters[source.chapter_index or 0]
+                messages = integrate_messages(world.title, text or "", chapter, source_text, self.config.story_words)
+            else:
+                messages = fold_messages(world.title, text, source_text, self.config.story_words)
+            text = await self._write(messages, self.config.story_words)
+            replayed.append(text)
+        return chain, replayed
+
+    # What /memory-status shows (F17)
+
+    async def trigger(self, game_id: int):
+        state = await self.store.memory_state(game_id)
+        unsummarized = await self.store.log_between(game_id, state.folded_through)
+        tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
+        return next_trigger(unsummarized, tokens, self.config)
+
+
+def _item(summary: Summary) -> MemoryItem:
+    return MemoryItem(f"summary:{summary.id}", summary.content)
+
+
+def _story_version(text: str, story: Summary | None, folded: Summary, previous_id: int | None) -> NewSummary:
+    return NewSummary(
+        kind=SummaryKind.STORY,
+        content=text,
+        first_entry_id=story.first_entry_id if story else folded.first_entry_id,
+        last_entry_id=folded.last_entry_id,
+        first_turn=story.first_turn if story else folded.first_turn,
+        last_turn=folded.last_turn,
+        source_id=folded.id,
+        previous_id=previous_id,
+    )
+
+
+def _copy(summary: Summary, **changes) -> NewSummary:
+    data = summary.model_dump(include=set(NewSummary.model_fields))
+    data.update(changes)
+    return NewSummary.model_validate(data)

@@ -1,0 +1,96 @@
+"""What /memory-status shows: the memory of one game as a pydantic model (F17)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+from bot.engine.memory import SummaryInfo
+from bot.store import Game, SummaryKind
+
+if TYPE_CHECKING:
+    from bot.engine.game import Engine
+
+
+class LayerUse(BaseModel):
+    name: str
+    tokens: int
+    budget: int | None
+
+
+class NextCompaction(BaseModel):
+    unsummarized_messages: int
+    unsummarized_tokens: int
+    messages_to_go: int
+    tokens_to_go: int
+    protected_tail: int
+
+
+class MemoryStatus(BaseModel):
+    game_id: int
+    turn: int
+    chapter_index: int
+    chapter_title: str | None
+    beats_done: list[str]
+    beats_total: int
+    chapter_recaps: list[SummaryInfo]
+    story_summary: SummaryInfo | None
+    short_summary: SummaryInfo | None
+    messages: int
+    messages_summarized: int
+    summaries_written: int
+    facts: int = 0
+    pins: int = 0
+    pin_cap: int = 20
+    lore_entries: int
+    glossary: int = 0
+    folded_through: int
+    layers: list[LayerUse]
+    next_compaction: NextCompaction
+    last_compaction_at: datetime | None
+    last_error: str | None
+    upkeep_running: bool
+    cache_reuse: float | None
+
+
+async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
+    store = engine.store
+    world = engine.world_of(game)
+    state = await store.memory_state(game.id)
+    chapter = world.chapters[state.chapter_index] if state.chapter_index < len(world.chapters) else None
+    story = await store.summary(state.story_id)
+    short = await store.summary(state.short_id)
+    trace = await engine.last_trace(game.id)
+    trigger = await engine.memory.trigger(game.id)
+    return MemoryStatus(
+        game_id=game.id,
+        turn=game.turn,
+        chapter_index=state.chapter_index,
+        chapter_title=chapter.title if chapter else None,
+        beats_done=list(state.beats_done),
+        beats_total=len(chapter.beats) if chapter else 0,
+        chapter_recaps=[SummaryInfo.of(s) for s in await store.summaries(game.id, SummaryKind.RECAP)],
+        story_summary=SummaryInfo.of(story) if story else None,
+        short_summary=SummaryInfo.of(short) if short else None,
+        messages=await store.count_entries(game.id),
+        messages_summarized=await store.count_entries(game.id, state.folded_through),
+        summaries_written=len(await store.summaries(game.id, current=False)),
+        lore_entries=len(world.lore),
+        folded_through=state.folded_through,
+        layers=[LayerUse(name=layer.name, tokens=layer.tokens, budget=layer.budget) for layer in trace.layers]
+        if trace
+        else [],
+        next_compaction=NextCompaction(
+            unsummarized_messages=trigger.unsummarized_messages,
+            unsummarized_tokens=trigger.unsummarized_tokens,
+            messages_to_go=trigger.messages_to_go,
+            tokens_to_go=trigger.tokens_to_go,
+            protected_tail=engine.config.memory.protected_tail,
+        ),
+        last_compaction_at=state.last_compaction_at,
+        last_error=state.last_error,
+        upkeep_running=engine.memory.pending(game.id),
+        cache_reuse=trace.prefix_reuse if trace else None,
+    )

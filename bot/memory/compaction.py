@@ -1,0 +1,147 @@
+"""When to summarize, what, and how to ask for it: pure policy, no I/O.
+
+The log after the fold marker is the hot window. The part of it before a
+protected tail is cut greedily into chunks, each closed when it reaches the
+message trigger or the token trigger. Only closed chunks are folded, so
+where the marker lands depends on the log alone, never on when compaction
+happened to run, and between compactions the hot window only grows at its
+end.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.memory.config import MemoryConfig
+from bot.model.base import ChatMessage
+from bot.store.models import EntryKind, LogEntry
+
+PRESERVE = (
+    "Keep, in this order of priority: "
+    "1. every named character and their state (where they are, hurt, allied, suspicious); "
+    "2. what the players did, decided and promised; "
+    "3. unresolved threads and open questions; "
+    "4. concrete facts: places, objects, clues, names, numbers."
+)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    entries: tuple[LogEntry, ...]
+
+    @property
+    def first_id(self) -> int:
+        return self.entries[0].id
+
+    @property
+    def last_id(self) -> int:
+        return self.entries[-1].id
+
+    @property
+    def turns(self) -> tuple[int, int]:
+        return self.entries[0].turn, self.entries[-1].turn
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """How far the hot window is from the next compaction."""
+
+    unsummarized_messages: int
+    unsummarized_tokens: int
+    messages_to_go: int
+    tokens_to_go: int
+
+
+def eligible(unsummarized: Sequence[LogEntry], config: MemoryConfig) -> Sequence[LogEntry]:
+    """The hot entries that may be summarized: all but the protected tail."""
+    keep = config.protected_tail
+    return unsummarized[: len(unsummarized) - keep] if keep else unsummarized
+
+
+def plan_compaction(
+    unsummarized: Sequence[LogEntry],
+    tokens: Sequence[int],
+    config: MemoryConfig,
+    *,
+    force: bool = False,
+) -> list[Chunk]:
+    """The chunks to fold now, oldest first. ``force`` also folds an unfinished last chunk."""
+    candidates = eligible(unsummarized, config)
+    chunks: list[Chunk] = []
+    start, used = 0, 0
+    for index in range(len(candidates)):
+        used += tokens[index]
+        if index + 1 - start >= config.trigger_messages or used >= config.trigger_tokens:
+            chunks.append(Chunk(tuple(candidates[start : index + 1])))
+            start, used = index + 1, 0
+    if force and start < len(candidates):
+        chunks.append(Chunk(tuple(candidates[start:])))
+    return chunks
+
+
+def next_trigger(unsummarized: Sequence[LogEntry], tokens: Sequence[int], config: MemoryConfig) -> Trigger:
+    """Messages and tokens to go before the next compaction; zero when a closed chunk is waiting."""
+    candidates = len(eligible(unsummarized, config))
+    closed = sum(len(c.entries) for c in plan_compaction(unsummarized, tokens, config))
+    waiting = closed > 0
+    open_tokens = sum(tokens[closed:candidates])
+    return Trigger(
+        unsummarized_messages=len(unsummarized),
+        unsummarized_tokens=sum(tokens),
+        messages_to_go=0 if waiting else max(0, config.trigger_messages - (candidates - closed)),
+        tokens_to_go=0 if waiting else max(0, config.trigger_tokens - open_tokens),
+    )
+
+
+def render_entry(entry: LogEntry) -> str:
+    """One log entry as a summarizer reads it."""
+    if entry.kind is EntryKind.GM:
+        return f"GM: {entry.content}"
+    if entry.kind is EntryKind.ROLL:
+        return f"[{entry.author} rolls {entry.content}]"
+    if entry.kind is EntryKind.SYSTEM:
+        return f"[{entry.content}]"
+    return f"{entry.author}: {entry.content}"
+
+
+def chunk_messages(title: str, entries: Sequence[LogEntry], bridge: LogEntry | None, words: int) -> list[ChatMessage]:
+    """Ask for a summary of one chunk; the bridge is context, not material."""
+    system = (
+        f'You keep the memory of "{title}", a role-playing game. Summarize the new events '
+        f"as a short paragraph of plain prose, in at most {words} words, past tense. {PRESERVE} "
+        "Do not invent anything. Write only the summary."
+    )
+    parts = []
+    if bridge is not None:
+        parts.append(f"Just before (already summarized, for context only):\n{render_entry(bridge)}")
+    parts.append("New events:\n" + "\n".join(render_entry(e) for e in entries))
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]
+
+
+def fold_messages(title: str, story: str | None, addition: str, words: int) -> list[ChatMessage]:
+    """Ask for the story summary rewritten whole with ``addition`` folded in."""
+    system = (
+        f'You keep the memory of "{title}", a role-playing game. Rewrite the story so far '
+        f"as one summary that includes what happened next. Rewrite the whole, never just append; "
+        f"at most {words} words, past tense, plain prose. {PRESERVE} When space is short, compress "
+        "older events before newer ones. Write only the summary."
+    )
+    user = f"Story so far:\n{story or '(nothing yet)'}\n\nWhat happened next:\n{addition}"
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+_SENTENCE_END = re.compile(r"[.!?…][\"')\]]?(?=\s|$)")
+
+
+def apply_ceiling(text: str, words: int, *, slack: float = 1.5) -> str:
+    """A soft ceiling: text up to ``slack`` times ``words`` stands; longer is cut at a sentence end."""
+    text = " ".join(text.split())
+    tokens = text.split(" ")
+    limit = int(words * slack)
+    if len(tokens) <= limit:
+        return text
+    cut = " ".join(tokens[:limit])
+    ends = list(_SENTENCE_END.finditer(cut))
+    return cut[: ends[-1].end()] if ends else cut + "…"

@@ -1,0 +1,33 @@
+"""The memory's knobs, with the defaults of the spec. Admins set them as GM_MEMORY__NAME."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Budgets(BaseModel):
+    """Most tokens each memory layer may put into one prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chapters: int = Field(default=300, ge=0, le=8000)
+    story: int = Field(default=600, ge=0, le=8000)
+    pins: int = Field(default=300, ge=0, le=8000)
+    glossary: int = Field(default=200, ge=0, le=8000)
+    short: int = Field(default=250, ge=0, le=8000)
+    secrets: int = Field(default=600, ge=0, le=8000)
+    lore: int = Field(default=400, ge=0, le=8000)
+    recall: int = Field(default=400, ge=0, le=8000)
+
+
+class MemoryConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    protected_tail: int = Field(default=4, ge=0, le=200, description="Newest messages never summarized.")
+    trigger_messages: int = Field(default=20, ge=2, le=2000, description="Messages that make one chunk.")
+    trigger_tokens: int = Field(default=1500, ge=100, le=100_000, description="Tokens that close a chunk early.")
+    short_words: int = Field(default=150, ge=20, le=2000, description="Soft ceiling of a short-term summary.")
+    story_words: int = Field(default=400, ge=50, le=5000, description="Soft ceiling of the story summary.")
+    recap_words: int = Field(default=70, ge=20, le=500, description="A chapter recap: 2 to 3 sentences.")
+    history_limit: int = Field(default=400, ge=10, le=10_000, description="Unsummarized messages read per turn.")
+    budgets: Budgets = Field(default_factory=Budgets)

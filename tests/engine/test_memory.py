@@ -1,0 +1,256 @@
+"""The memory through the engine, with a scripted model that summarizes by quoting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.engine import Engine
+from bot.errors import UserError
+from bot.model import ChatMessage, ScriptedModel
+from bot.store import EntryKind, SummaryKind
+
+
+def scripted_memory(messages: list[ChatMessage]) -> str:
+    """Answers like a model would, but traceably: summaries quote their material."""
+    system, user = messages[0].content, messages[-1].content
+    if system.startswith("You track the progress"):
+        return json.dumps({"done": []})
+    if system.startswith("You keep the memory") and "New events:" in user:
+        events = user.split("New events:\n", 1)[1].splitlines()
+        return "Events: " + " | ".join(events)
+    if system.startswith("You keep the memory") and "What happened next:" in user:
+        story, addition = user.removeprefix("Story so far:\n").split("\n\nWhat happened next:\n", 1)
+        story = "" if story == "(nothing yet)" else story
+        return " ".join((story + " " + addition).split()[-300:])
+    if system.startswith("You keep the memory") and "Write its recap" in system:
+        return "Recap: the chapter ended."
+    if system.startswith("You keep the memory"):
+        return "Story after the chapter."
+    return f"The GM answers in {len(user.split())} words' time."
+
+
+@pytest.fixture
+def memory_model(scripted: ScriptedModel) -> ScriptedModel:
+    scripted.default = scripted_memory
+    return scripted
+
+
+async def start(engine: Engine, *names: str):
+    started = await engine.start_game("chan", "lighthouse")
+    for name in names or ("Maya",):
+        await engine.join(started.game.id, name.lower(), name)
+    return started.game
+
+
+async def play(engine: Engine, game_id: int, turns: int, who: str = "maya", start: int = 1) -> None:
+    for turn in range(start, start + turns):
+        await engine.act(game_id, who, f"Action {turn}: I search the rock, step {turn}.")
+        await engine.memory.idle(game_id)
+
+
+async def test_a_300_turn_game_stays_in_budget_and_its_summaries_cover_every_folded_turn(
+    engine: Engine, memory_model: ScriptedModel
+):
+    game = await start(engine)
+    await play(engine, game.id, 10)
+    tenth = await engine.last_action_of(game.id, "maya")
+    await play(engine, game.id, 290, start=11)
+
+    trace = await engine.last_trace(game.id)
+    assert trace.total_tokens <= trace.limit == 2048 - 128
+    assert trace.overflow is None
+    status = await engine.memory_status(game.id)
+    assert status.turn == 300 and status.messages_summarized > 500
+
+    # The chunk summaries tile the folded log: no gap, no overlap, nothing past the marker.
+    log = await engine.store.log(game.id)
+    chunks = await engine.store.summaries(game.id, SummaryKind.CHUNK)
+    covered = [e.id for c in chunks for e in log if c.first_entry_id <= e.id <= c.last_entry_id]
+    assert covered == [e.id for e in log if e.id <= status.folded_through]
+    assert chunks[-1].last_entry_id == status.folded_through
+    # Compaction happened at chunk boundaries: every chunk holds exactly the trigger's messages.
+    sizes = {sum(1 for e in log if c.first_entry_id <= e.id <= c.last_entry_id) for c in chunks}
+    assert sizes == {engine.config.memory.trigger_messages}
+    # The hot window is only what is not folded, and at least the protected tail.
+    hot = trace.layer("hot").items
+    assert hot and all(int(ref.split(":")[1]) > status.folded_through for ref in hot)
+    assert len(hot) >= engine.config.memory.protected_tail - 1
+
+    # Editing turn 10, long since summarized, rebuilds what covered it.
+    assert tenth.turn == 10 and tenth.id <= status.folded_through
+    await engine.edit_entry(game.id, tenth.id, "I hide the brass key under the mat.", user_key="maya")
+    await engine.memory.idle(game.id)
+    current = await engine.store.summaries(game.id)
+    assert not any(s.stale for s in current)
+    text = " ".join(s.content for s in current)
+    assert "Action 10: I search the rock, step 10." not in text
+    covering = [s for s in current if s.kind is SummaryKind.CHUNK and s.first_entry_id <= tenth.id <= s.last_entry_id]
+    assert len(covering) == 1 and "brass key under the mat" in covering[0].content
+    old_versions = await engine.store.summaries(game.id, current=False)
+    assert any("Action 10: I search the rock" in s.content and s.replaced_by for s in old_versions), "kept, replaced"
+
+
+async def test_the_prompt_front_stays_identical_between_compactions(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await play(engine, game.id, 12)
+    reuse = []
+    for turn in range(13, 20):
+        before = (await engine.memory_status(game.id)).folded_through
+        result = await engine.act(game.id, "maya", f"Action {turn}.")
+        await engine.memory.idle(game.id)
+        after = (await engine.memory_status(game.id)).folded_through
+        if before == after and result.context.trace.prefix_reuse is not None:
+            reuse.append(result.context.trace.prefix_reuse)
+    assert reuse and min(reuse) > 0.9
+
+
+async def test_a_failed_summary_keeps_the_old_state_and_is_retried(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    broken = {"on": True}
+
+    def flaky(messages):
+        if broken["on"] and messages[0].content.startswith("You keep the memory"):
+            raise RuntimeError("out of memory")
+        return scripted_memory(messages)
+
+    memory_model.default = flaky
+    await play(engine, game.id, 15)
+    status = await engine.memory_status(game.id)
+    assert status.folded_through == 0 and status.short_summary is None
+    assert "out of memory" in status.last_error
+    assert status.next_compaction.messages_to_go == 0, "the trigger is reached; only the model failed"
+
+    broken["on"] = False
+    await play(engine, game.id, 1, start=16)
+    status = await engine.memory_status(game.id)
+    assert status.folded_through > 0 and status.short_summary is not None and status.last_error is None
+    # Nothing was lost: the first chunk starts at the first message of the game.
+    first = (await engine.store.summaries(game.id, SummaryKind.CHUNK))[0]
+    assert first.first_entry_id == (await engine.store.log(game.id))[0].id
+
+
+async def test_compact_now_folds_all_but_the_tail_and_reports(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await play(engine, game.id, 5)  # 12 messages: below the trigger
+    assert (await engine.memory_status(game.id)).folded_through == 0
+    report = await engine.compact(game.id)
+    assert report.chunks == 1 and report.messages_folded == 12 - engine.config.memory.protected_tail
+    assert report.short_words_before == 0 and report.short_words_after > 0
+    status = await engine.memory_status(game.id)
+    assert status.messages - status.messages_summarized == engine.config.memory.protected_tail
+    assert status.last_compaction_at is not None
+    second = await engine.compact(game.id)
+    assert second.chunks == 0 and second.short_words_after == report.short_words_after
+
+
+async def test_summaries_and_recaps_reach_the_next_prompt(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await play(engine, game.id, 25)
+    await engine.next_chapter(game.id)
+    await engine.act(game.id, "maya", "I climb the tower.")
+    prompt = next(c for c in reversed(memory_model.calls) if c.kind == "stream").messages[0].content
+    assert "Chapters so far:\n- Recap: the chapter ended." in prompt
+    assert "The story so far:" in prompt and "Most recently:\nEvents: " in prompt
+    assert "Current chapter: The Lamp." in prompt
+
+
+async def test_beats_judged_done_finish_the_chapter(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+
+    def judge(messages):
+        if messages[0].content.startswith("You track the progress"):
+            return json.dumps({"done": ["land", "log-book"]})
+        return scripted_memory(messages)
+
+    memory_model.default = judge
+    await play(engine, game.id, 1)
+    status = await engine.memory_status(game.id)
+    assert status.chapter_index == 1 and status.chapter_title == "The Lamp" and status.beats_done == []
+    assert [r.text for r in status.chapter_recaps] == ["Recap: the chapter ended."]
+    json_calls = [c for c in memory_model.calls if c.kind == "json"]
+    assert json_calls and json_calls[0].schema["properties"]["done"]["items"]["enum"] == ["land", "log-book"]
+
+
+async def test_a_broken_beat_judgement_changes_nothing(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+
+    def judge(messages):
+        if messages[0].content.startswith("You track the progress"):
+            return '{"done": ["not-a-beat"]}'
+        return scripted_memory(messages)
+
+    memory_model.default = judge
+    await play(engine, game.id, 2)
+    status = await engine.memory_status(game.id)
+    assert status.chapter_index == 0 and status.beats_done == []
+    assert "beat judgement" in status.last_error
+
+
+async def test_the_story_stays_about_flat_across_chapters(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await play(engine, game.id, 40)
+    before = (await engine.memory_status(game.id)).story_summary.words
+    report = await engine.next_chapter(game.id)
+    assert report.finished == "Arrival" and report.next == "The Lamp"
+    assert report.story_words_after <= before
+    last = await engine.next_chapter(game.id)
+    assert last.finished == "The Lamp" and last.next is None
+    with pytest.raises(UserError, match="already done"):
+        await engine.next_chapter(game.id)
+    await engine.act(game.id, "maya", "I look at the sea.")
+    assert "Every chapter is done" in memory_model.calls[-1].messages[0].content
+
+
+async def test_retry_replaces_the_last_reply(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await engine.act(game.id, "maya", "I open the hatch.")
+    await engine.memory.idle(game.id)
+    memory_model.enqueue("A better answer.")
+    result = await engine.retry(game.id)
+    assert result.turn == 1 and result.text == "A better answer."
+    replies = [e for e in await engine.store.log(game.id, include_deleted=True) if e.kind is EntryKind.GM and e.turn]
+    assert [(r.content, r.deleted) for r in replies] == [
+        (replies[0].content, True),
+        ("A better answer.", False),
+    ]
+    assert "Maya: I open the hatch." in memory_model.calls[-1].prompt_text
+    assert replies[0].content.startswith("The GM answers")
+    assert replies[0].content not in memory_model.calls[-1].prompt_text
+
+
+async def test_retry_before_any_turn_is_refused(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    with pytest.raises(UserError, match="no GM reply to retry"):
+        await engine.retry(game.id)
+
+
+async def test_edits_and_deletes_reach_the_next_prompt_and_only_the_author_may(engine, memory_model):
+    game = await start(engine, "Maya", "Tom")
+    await engine.act(game.id, "maya", "I whistle a sea shanty.")
+    mine = await engine.last_action_of(game.id, "maya")
+    with pytest.raises(UserError, match="only change your own"):
+        await engine.edit_entry(game.id, mine.id, "Tom was here.", user_key="tom")
+    await engine.edit_entry(game.id, mine.id, "I hum quietly.", user_key="maya")
+    await engine.act(game.id, "tom", "I listen.")
+    prompt = memory_model.calls[-1].prompt_text
+    assert "I hum quietly." in prompt and "sea shanty" not in prompt
+    await engine.delete_entry(game.id, mine.id, user_key="maya")
+    await engine.act(game.id, "tom", "I listen again.")
+    assert "I hum quietly." not in memory_model.calls[-1].prompt_text
+
+
+async def test_memory_status_and_recall_data(engine: Engine, memory_model: ScriptedModel):
+    game = await start(engine)
+    await play(engine, game.id, 12)
+    status = await engine.memory_status(game.id)
+    assert status.short_summary and status.short_summary.first_turn == 0
+    assert status.folded_through and status.summaries_written >= 1
+    assert [layer.name for layer in status.layers][:3] == ["frozen", "chapters", "story"]
+    assert status.next_compaction.protected_tail == 4
+    assert status.lore_entries == 3 and status.pin_cap == 20
+    assert 0 < status.cache_reuse <= 1
+    trace = await engine.last_trace(game.id)
+    assert trace.layer("action").items == [f"entry:{(await engine.last_action_of(game.id, 'maya')).id}"]
+    assert trace.layer("short").items == [f"summary:{status.short_summary.id}"]
