@@ -96,7 +96,7 @@ async def open_app(
 
 
 async def play(settings: Settings, world_name: str, resume: bool) -> None:
-    from bot.terminal import TerminalGame, channel_key, stdin_lines
+    from bot.terminal import RECAP_ENTRIES, TerminalGame, channel_key, stdin_lines
 
     worlds = WorldLibrary(settings.worlds_dir)
     world = worlds.get(world_name)  # an unknown or broken world fails before the model loads
@@ -116,7 +116,7 @@ async def play(settings: Settings, world_name: str, resume: bool) -> None:
             terminal.show_entries([started.opening])
         else:
             terminal.say(f"== {world.title} (resumed, turn {game.turn}) ==\n")
-            terminal.show_entries(await app.engine.history(game.id, 12))
+            terminal.show_entries(await app.engine.history(game.id, RECAP_ENTRIES))
         interactive = sys.stdin.isatty()
         if interactive:
             terminal.say("Type /help for how to play.")
@@ -152,6 +152,15 @@ async def run_discord(settings: Settings) -> None:
         await serve(app.engine, settings)
 
 
+def bench(settings: Settings, args: argparse.Namespace) -> int:
+    if args.turns < 1:
+        raise UserError("--turns must be at least 1.")
+    from bot.bench import context
+
+    context.run(settings, args.turns, args.seed, args.world, sys.stdout)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord game master with a long memory.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -162,6 +171,12 @@ def main(argv: list[str] | None = None) -> int:
     check_parser = commands.add_parser("check", help="validate world files")
     check_parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: worlds/)")
     commands.add_parser("run", help="serve Discord (needs DISCORD_TOKEN)")
+    bench_parser = commands.add_parser("bench", help="measure the memory; prints figures")
+    benches = bench_parser.add_subparsers(dest="bench", required=True)
+    context_parser = benches.add_parser("context", help="prompt tokens and cache reuse over a long scripted game")
+    context_parser.add_argument("--turns", type=int, default=500, help="turns to play (default 500)")
+    context_parser.add_argument("--seed", type=int, default=7)
+    context_parser.add_argument("--world", default="hollow-manor", help="world to play (default hollow-manor)")
     args = parser.parse_args(argv)
 
     try:
@@ -175,17 +190,19 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if args.command == "play":
-        # The terminal is for the story; the log keeps to warnings unless asked.
+    if args.command in ("play", "bench"):
+        # The terminal is for the story (or the figures); the log keeps to warnings unless asked.
         if "GM_LOG_LEVEL" not in os.environ:
             logging.getLogger().setLevel(logging.WARNING)
-        if args.db:
+        if getattr(args, "db", None):
             settings.database = args.db
     try:
         if args.command == "check":
             return check(args.paths, settings)
         if args.command == "play":
             asyncio.run(play(settings, args.world, args.resume))
+        elif args.command == "bench":
+            return bench(settings, args)
         else:
             asyncio.run(run_discord(settings))
     except UserError as exc:

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TextIO
 
+from bot import reports
 from bot.engine import Engine
 from bot.errors import UserError
 from bot.store import EntryKind, Game, LogEntry, Player
@@ -33,12 +34,17 @@ Type what your character does, starting with the character's name:
   Maya: I light the lantern and look around.
 A new name joins the game. A line without a name acts as whoever spoke last.
 Commands:
-  /roll EXPR     roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya
-  /players       who is playing
-  /help          this text
-  /quit          save and leave (resume with --resume)"""
+  /roll EXPR       roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya
+  /edit TEXT       change your last action      /delete   take back your last action
+  /retry           have the GM write its last reply again
+  /memory-status   what the GM remembers        /recall   what the GM was given last turn
+  /compact         summarize old turns now      /chapter next   finish the chapter now
+  /players         who is playing               /help     this text
+  /quit            save and leave (resume with --resume)"""
 
 RECAP_ENTRIES = 12
+# Commands a character gives (they act on that player's own lines).
+PLAYER_COMMANDS = ("/roll", "/edit", "/delete")
 
 
 def channel_key(world: World) -> str:
@@ -119,12 +125,20 @@ class TerminalGame:
         players = await self.engine.players(self.game.id)
         parsed = parse_line(line, {p.name.casefold() for p in players})
         text = parsed.text
-        if parsed.name is None and text.startswith("/"):
+        if parsed.name is None and text.startswith("/") and not text.startswith(PLAYER_COMMANDS):
             command, _, rest = text.partition(" ")
             return await self._command(command.lower(), rest.strip(), players)
         player = await self._speaker(parsed.name, players)
         if text.startswith("/roll"):
             await self._roll(player, text.removeprefix("/roll"))
+        elif text.startswith("/edit"):
+            entry = await self.engine.last_action_of(self.game.id, player.user_key)
+            await self.engine.edit_entry(self.game.id, entry.id, text.removeprefix("/edit"), user_key=player.user_key)
+            self.say(f"[{player.name}'s last action now reads: {text.removeprefix('/edit').strip()}]")
+        elif text.startswith("/delete"):
+            entry = await self.engine.last_action_of(self.game.id, player.user_key)
+            await self.engine.delete_entry(self.game.id, entry.id, user_key=player.user_key)
+            self.say(f"[{player.name}'s last action is taken back: {entry.content}]")
         elif text.startswith("/"):
             self.say(f"! {text.split()[0]} is not something a character can do; type /help for commands.")
         else:
@@ -132,14 +146,25 @@ class TerminalGame:
         return True
 
     async def _command(self, command: str, rest: str, players: list[Player]) -> bool:
+        game_id = self.game.id
         if command in ("/quit", "/exit"):
             return False
         if command == "/help":
             self.say(HELP)
         elif command == "/players":
             self.say(", ".join(f"{p.name}" for p in players) or "Nobody has joined yet.")
-        elif command == "/roll":
-            await self._roll(await self._speaker(None, players), rest)
+        elif command == "/memory-status":
+            self.say(reports.status_text(await self.engine.memory_status(game_id)))
+        elif command == "/recall":
+            self.say(reports.trace_text(await self.engine.last_trace(game_id)))
+        elif command == "/compact":
+            self.say("[Summarizing...]")
+            self.say(reports.compaction_text(await self.engine.compact(game_id)))
+        elif command == "/chapter" and rest.lower() == "next":
+            self.say("[Writing the chapter's recap...]")
+            self.say(reports.chapter_text(await self.engine.next_chapter(game_id)))
+        elif command == "/retry":
+            await self._stream(lambda show: self.engine.retry(game_id, on_text=show))
         else:
             self.say(f"! Unknown command {command}; type /help.")
         return True
@@ -163,6 +188,10 @@ class TerminalGame:
 
     async def _act(self, player: Player, text: str) -> None:
         self.engine.check_action(text)  # say what is wrong before anything streams
+        await self._stream(lambda show: self.engine.act(self.game.id, player.user_key, text, on_text=show))
+
+    async def _stream(self, turn) -> None:
+        """Run a turn, printing the GM's reply as it is written."""
         self.out.write("GM: ")
         self.out.flush()
 
@@ -171,7 +200,7 @@ class TerminalGame:
             self.out.flush()
 
         try:
-            await self.engine.act(self.game.id, player.user_key, text, on_text=show)
+            await turn(show)
         finally:
             self.say("\n")
 

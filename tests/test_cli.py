@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -155,3 +156,38 @@ def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     settings = Settings()
     assert settings.discord_token == "abc.def" and settings.reply_tokens == 77
+
+
+def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
+    play_env.update(GM_MEMORY__SHORT_WORDS="40", GM_MEMORY__STORY_WORDS="60", GM_MEMORY__RECAP_WORDS="30")
+    script = "\n".join(
+        [
+            "Maya: I climb onto the landing stage.",
+            "Tom: I haul the crates up.",
+            "Maya: I try the cottage door.",
+            "Maya: /edit I knock on the cottage door.",
+            "Tom: I shout for the keeper.",
+            "/delete",
+            "/retry",
+            "/compact",
+            "/memory-status",
+            "/recall",
+            "/chapter next",
+            "/quit",
+        ]
+    )
+    result = run_bot("play", "lighthouse", stdin=script + "\n", cwd=tmp_path, **play_env)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "[Maya's last action now reads: I knock on the cottage door.]" in out
+    assert "[Tom's last action is taken back: I shout for the keeper.]" in out
+    assert "Folded " in out and " messages (turns 0-" in out
+    assert "Most recently (turns 0-" in out, "the short-term summary shows in /memory-status"
+    assert "The GM was given " in out and "  hot " in out and "  action " in out
+    # The model may already have judged the first chapter's beats done; either way one finishes here.
+    assert re.search(r"Chapter finished: (Arrival|The Lamp)\. Recap: \S", out)
+    assert "Traceback" not in result.stderr
+
+    again = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert "Maya: I knock on the cottage door." in again.stdout
+    assert "I try the cottage door" not in again.stdout and "I shout for the keeper" not in again.stdout

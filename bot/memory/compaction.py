@@ -57,7 +57,7 @@ class Trigger:
 def eligible(unsummarized: Sequence[LogEntry], config: MemoryConfig) -> Sequence[LogEntry]:
     """The hot entries that may be summarized: all but the protected tail."""
     keep = config.protected_tail
-    return unsummarized[: len(unsummarized) - keep] if keep else unsummarized
+    return unsummarized[: max(0, len(unsummarized) - keep)]
 
 
 def plan_compaction(

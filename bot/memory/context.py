@@ -17,6 +17,7 @@ and every candidate left out are recorded in the trace.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -148,10 +149,18 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
 
 
 def world_secrets(world: World) -> list[MemoryItem]:
-    """The GM-only layer: what NPCs know and hide, and the world's truths."""
-    items = [MemoryItem(f"npc:{npc.id}", f"{npc.name} knows: {fact}") for npc in world.npcs for fact in npc.knows]
-    items += [MemoryItem(f"npc:{npc.id}", f"{npc.name} hides: {fact}") for npc in world.npcs for fact in npc.hides]
-    items += [MemoryItem(f"truth:{truth.id}", truth.text) for truth in world.truths]
+    """The GM-only layer, most important first (a tight budget keeps the truths): truths, what NPCs hide, know."""
+    items = [MemoryItem(f"truth:{truth.id}", truth.text) for truth in world.truths]
+    items += [
+        MemoryItem(f"npc:{npc.id}:hides:{i}", f"{npc.name} hides: {fact}")
+        for npc in world.npcs
+        for i, fact in enumerate(npc.hides)
+    ]
+    items += [
+        MemoryItem(f"npc:{npc.id}:knows:{i}", f"{npc.name} knows: {fact}")
+        for npc in world.npcs
+        for i, fact in enumerate(npc.knows)
+    ]
     return items
 
 
@@ -332,19 +341,21 @@ def _alternate(messages: list[ChatMessage]) -> list[ChatMessage]:
 def shared_prefix_share(
     previous: Sequence[ChatMessage], current: Sequence[ChatMessage], count_tokens: CountTokens
 ) -> float:
-    """The share of ``current``'s tokens that repeat ``previous``'s beginning: what a prompt cache can reuse."""
-    before, now = render_chat(previous), render_chat(current)
-    total = count_tokens(now)
+    """The share of ``current``'s tokens that repeat ``previous``'s beginning: what a prompt cache can reuse.
+
+    Counted message by message (whole identical messages, then the common
+    start of the first one that differs), so a caching tokenizer counts each
+    message once however long the game.
+    """
+    total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in current)
     if not total:
         return 0.0
     same = 0
-    for a, b in zip(before, now, strict=False):
-        if a != b:
-            break
-        same += 1
-    return min(1.0, count_tokens(now[:same]) / total)
-
-
-def render_chat(messages: Sequence[ChatMessage]) -> str:
-    """The chat as a ChatML template lays it out, close enough to measure shared prefixes."""
-    return "".join(f"<|im_start|>{m.role}\n{m.content}<|im_end|>\n" for m in messages)
+    for before, now in zip(previous, current, strict=False):
+        if before == now:
+            same += count_tokens(now.content) + TEMPLATE_TOKENS_PER_MESSAGE
+            continue
+        if before.role == now.role:
+            same += count_tokens(os.path.commonprefix([before.content, now.content]))
+        break
+    return min(1.0, same / total)

@@ -1,0 +1,95 @@
+"""Plain-text renderings of the memory's reports, for the terminal and the log."""
+
+from __future__ import annotations
+
+from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
+from bot.engine.status import MemoryStatus
+from bot.memory.context import ContextTrace
+
+BAR_WIDTH = 20
+
+
+def bar(used: int, budget: int | None) -> str:
+    if not budget:
+        return f"{used} tokens"
+    filled = min(BAR_WIDTH, round(BAR_WIDTH * used / budget))
+    return f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {used}/{budget}"
+
+
+def _summary_line(label: str, summary: SummaryInfo | None) -> str:
+    if summary is None:
+        return f"{label}: (none yet)"
+    turns = f"turns {summary.first_turn}-{summary.last_turn}" if summary.first_turn is not None else ""
+    return f"{label} ({turns}, {summary.words} words): {summary.text}"
+
+
+def status_text(status: MemoryStatus) -> str:
+    chapter = (
+        f"{status.chapter_title} ({len(status.beats_done)}/{status.beats_total} beats)"
+        if status.chapter_title
+        else "every chapter done"
+    )
+    lines = [
+        f"Turn {status.turn}, chapter {status.chapter_index + 1}: {chapter}",
+        *(_summary_line(f"Chapter {i + 1} recap", r) for i, r in enumerate(status.chapter_recaps)),
+        _summary_line("Story so far", status.story_summary),
+        _summary_line("Most recently", status.short_summary),
+        f"Messages: {status.messages}, summarized {status.messages_summarized}; "
+        f"summaries written {status.summaries_written}; pins {status.pins}/{status.pin_cap}; "
+        f"facts {status.facts}; lore entries {status.lore_entries}; glossary {status.glossary}",
+    ]
+    nxt = status.next_compaction
+    if nxt.messages_to_go == 0 or nxt.tokens_to_go == 0:
+        lines.append("Next compaction: due now")
+    else:
+        lines.append(
+            f"Next compaction: in {nxt.messages_to_go} messages or {nxt.tokens_to_go} tokens "
+            f"({nxt.unsummarized_messages} unsummarized, the newest {nxt.protected_tail} always kept whole)"
+        )
+    when = status.last_compaction_at.strftime("%Y-%m-%d %H:%M") if status.last_compaction_at else "never"
+    lines.append(f"Last compaction: {when}" + (" (upkeep running)" if status.upkeep_running else ""))
+    if status.cache_reuse is not None:
+        lines.append(f"Prompt reused from the previous turn: {status.cache_reuse:.0%}")
+    if status.last_error:
+        lines.append(f"Last upkeep problem: {status.last_error}")
+    if status.layers:
+        lines.append("Last prompt, per layer:")
+        lines += [f"  {layer.name:<9} {bar(layer.tokens, layer.budget)}" for layer in status.layers]
+    return "\n".join(lines)
+
+
+def trace_text(trace: ContextTrace | None, *, show_secrets: bool = True) -> str:
+    if trace is None:
+        return "No turn has been played yet."
+    lines = [f"The GM was given {trace.total_tokens} of {trace.limit} tokens (+{trace.reply_tokens} for the reply)."]
+    if trace.overflow:
+        lines.append(f"Over budget: {trace.overflow}")
+    for layer in trace.layers:
+        if layer.name == "secrets" and not show_secrets:
+            continue
+        line = f"  {layer.name:<9} {bar(layer.tokens, layer.budget)}"
+        if layer.items:
+            line += f"  in: {', '.join(layer.items[:12])}" + (" ..." if len(layer.items) > 12 else "")
+        if layer.left_out:
+            line += f"  left out: {', '.join(layer.left_out[:12])}" + (" ..." if len(layer.left_out) > 12 else "")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def compaction_text(report: CompactionReport) -> str:
+    if not report.chunks:
+        return "Nothing to compact: the hot window holds only the protected tail."
+    return (
+        f"Folded {report.messages_folded} messages (turns {report.turns[0]}-{report.turns[1]}) "
+        f"in {report.chunks} chunk(s). Short-term summary {report.short_words_before} -> "
+        f"{report.short_words_after} words; story summary {report.story_words_before} -> "
+        f"{report.story_words_after} words."
+    )
+
+
+def chapter_text(report: ChapterReport) -> str:
+    after = f"Next: {report.next}." if report.next else "That was the last chapter."
+    return (
+        f"Chapter finished: {report.finished}. Recap: {report.recap}\n{after} "
+        f"Story summary {report.story_words_before} -> {report.story_words_after} words."
+    )

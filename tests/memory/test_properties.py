@@ -1,0 +1,277 @@
+"""Properties of the memory policy that must hold for every log, config and budget (F8, F9, F16)."""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.memory.compaction import apply_ceiling, next_trigger, plan_compaction
+from bot.memory.config import MemoryConfig
+from bot.memory.context import Budget, MemoryItem, MemoryView, build_context, entry_message
+from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
+from bot.store.models import EntryKind, LogEntry, Player
+from bot.worlds import load_world
+from tests.conftest import FIXTURES
+
+WORLD = load_world(FIXTURES / "worlds" / "lighthouse.yaml")
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+FAST = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+KINDS = [EntryKind.GM, EntryKind.ACTION, EntryKind.ROLL, EntryKind.SYSTEM]
+
+
+def words(text: str) -> int:
+    return len(text.split())
+
+
+def chars(text: str) -> int:
+    """The spec's fallback where no tokenizer exists: characters / 4."""
+    return math.ceil(len(text) / 4)
+
+
+def log_entry(i: int, kind: EntryKind, content: str) -> LogEntry:
+    author = "GM" if kind is EntryKind.GM else ("Maya", "Tom", "Ana")[i % 3]
+    return LogEntry(id=i, game_id=1, turn=i, kind=kind, author=author, content=content, created_at=NOW)
+
+
+def filler(tag: str, n: int) -> str:
+    return " ".join([tag] + ["word"] * (n - 1)) if n else ""
+
+
+# Compaction (F8, F9)
+
+configs = st.builds(
+    MemoryConfig,
+    protected_tail=st.integers(0, 12),
+    trigger_messages=st.integers(2, 30),
+    trigger_tokens=st.integers(100, 2000),
+)
+
+
+@st.composite
+def logs(draw, max_size: int = 80) -> tuple[list[LogEntry], list[int]]:
+    """A log after some fold marker: entries with increasing ids, and each entry's token count."""
+    first = draw(st.integers(1, 500))
+    tokens = draw(st.lists(st.integers(0, 700), max_size=max_size))
+    kinds = draw(st.lists(st.sampled_from(KINDS), min_size=len(tokens), max_size=len(tokens)))
+    entries = [log_entry(first + i, kind, f"entry {first + i}") for i, kind in enumerate(kinds)]
+    return entries, tokens
+
+
+@FAST
+@given(logs(), configs, st.booleans())
+def test_the_protected_tail_is_never_summarized(log, config, force):
+    entries, tokens = log
+    chunks = plan_compaction(entries, tokens, config, force=force)
+    folded = [e.id for chunk in chunks for e in chunk.entries]
+    tail = {e.id for e in entries[max(0, len(entries) - config.protected_tail) :]} if config.protected_tail else set()
+    assert not tail & set(folded), f"the newest {config.protected_tail} messages were summarized"
+    # Chunks are the log's oldest entries, in order, each folded once.
+    assert folded == [e.id for e in entries[: len(folded)]]
+    assert all(chunk.entries for chunk in chunks)
+    if force:
+        # /compact folds everything but the protected tail.
+        assert len(folded) == max(0, len(entries) - config.protected_tail)
+
+
+@FAST
+@given(logs(), configs)
+def test_next_trigger_is_zero_exactly_when_a_chunk_is_waiting(log, config):
+    entries, tokens = log
+    trigger = next_trigger(entries, tokens, config)
+    waiting = bool(plan_compaction(entries, tokens, config))
+    assert trigger.unsummarized_messages == len(entries)
+    assert trigger.unsummarized_tokens == sum(tokens)
+    if waiting:
+        assert trigger.messages_to_go == 0 and trigger.tokens_to_go == 0
+    else:
+        assert trigger.messages_to_go > 0 and trigger.tokens_to_go > 0, "no chunk waits, so one is still to come"
+
+
+def _check_closed(chunk, token_of: dict[int, int], config: MemoryConfig) -> None:
+    counts = [token_of[e.id] for e in chunk.entries]
+    assert len(chunk.entries) <= config.trigger_messages
+    assert len(counts) == config.trigger_messages or sum(counts) >= config.trigger_tokens, "closed by a trigger"
+    # closed at the first entry that reached a trigger, never later
+    assert len(counts) - 1 < config.trigger_messages and sum(counts[:-1]) < config.trigger_tokens
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(logs(max_size=120), configs, st.lists(st.integers(1, 15), min_size=1, max_size=60))
+def test_folding_in_any_batches_reaches_the_same_marker(log, config, batches):
+    entries, tokens = log
+    token_of = {e.id: t for e, t in zip(entries, tokens, strict=True)}
+    marker = entries[0].id - 1 if entries else 0
+    start = marker
+    arrived = 0
+    sizes = iter(batches)
+    while arrived < len(entries):
+        arrived = min(len(entries), arrived + next(sizes, len(entries)))
+        hot = [e for e in entries[:arrived] if e.id > marker]
+        chunks = plan_compaction(hot, [token_of[e.id] for e in hot], config)
+        previous = marker
+        for chunk in chunks:
+            _check_closed(chunk, token_of, config)
+            assert chunk.first_id == previous + 1, "chunks follow the marker without gaps"
+            previous = chunk.last_id
+        if chunks:
+            marker = chunks[-1].last_id
+        # the protected tail of what has arrived so far stays hot
+        assert marker <= start + max(0, arrived - config.protected_tail)
+
+    whole = plan_compaction(entries, tokens, config)
+    for chunk in whole:
+        _check_closed(chunk, token_of, config)
+    assert marker == (whole[-1].last_id if whole else start)
+
+
+@FAST
+@given(
+    text=st.lists(
+        st.tuples(
+            st.sampled_from(["the", "keeper", "is", "alive.", "Wren?", "lies!", "oil", "(aside)", "end.)", "wait…"]),
+            st.sampled_from([" ", "  ", "\n", "\t", " \n "]),
+        ),
+        max_size=120,
+    ).map(lambda pairs: "".join(w + sep for w, sep in pairs)),
+    ceiling=st.integers(1, 300),
+    slack=st.floats(1.0, 3.0),
+)
+def test_the_soft_ceiling_bounds_summaries_and_keeps_short_ones(text, ceiling, slack):
+    normalized = " ".join(text.split())
+    limit = int(ceiling * slack)
+    result = apply_ceiling(text, ceiling, slack=slack)
+    assert len(result.split()) <= limit
+    if len(normalized.split()) <= limit:
+        assert result == normalized, "a summary within the ceiling stands as written"
+    else:
+        body = result.removesuffix("…")
+        assert normalized.startswith(body), "a cut summary is a beginning of the original, nothing invented"
+        assert body, "a cut never leaves an empty summary"
+        assert re.search(r"[.!?…][\"')\]]?$", result), "cut at a sentence end, or marked as cut"
+
+
+# The context builder (F16)
+
+PLAYERS = [
+    Player(id=1, game_id=1, user_key="u1", name="Maya", description="a diver", joined_at=NOW),
+    Player(id=2, game_id=1, user_key="u2", name="Tom", joined_at=NOW),
+]
+
+
+def items(prefix: str, sizes: list[int], priorities: list[int] | None = None) -> list[MemoryItem]:
+    return [
+        MemoryItem(f"{prefix}:{i}", filler(f"{prefix.upper()}{i}X", n), (priorities or [0] * len(sizes))[i])
+        for i, n in enumerate(sizes)
+    ]
+
+
+sizes = st.lists(st.integers(1, 60), max_size=8)
+
+
+@st.composite
+def scenarios(draw):
+    hot_sizes = draw(st.lists(st.integers(0, 80), max_size=60))
+    hot_kinds = draw(st.lists(st.sampled_from(KINDS), min_size=len(hot_sizes), max_size=len(hot_sizes)))
+    hot = [
+        log_entry(i + 1, kind, filler(f"HOT{i + 1}X", n))
+        for i, (kind, n) in enumerate(zip(hot_kinds, hot_sizes, strict=True))
+    ]
+    action = log_entry(len(hot) + 1, EntryKind.ACTION, filler("ACTIONX", draw(st.integers(1, 60))))
+    lore_sizes = draw(sizes)
+    story = draw(st.integers(0, 400))
+    short = draw(st.integers(0, 150))
+    view = MemoryView(
+        players=draw(st.sampled_from([(), PLAYERS])),
+        chapter_index=draw(st.integers(0, 2)),
+        chapters=items("chapter", draw(st.lists(st.integers(1, 60), max_size=4))),
+        story=MemoryItem("summary:100", filler("STORYX", story)) if story else None,
+        pins=items("pin", draw(sizes)),
+        glossary=items("glossary", draw(sizes)),
+        short=MemoryItem("summary:200", filler("SHORTX", short)) if short else None,
+        hot=hot,
+        lore=items("lore", lore_sizes, draw(st.lists(st.integers(0, 100), min_size=len(lore_sizes),
+                                                     max_size=len(lore_sizes)))),
+        recall=items("recall", draw(sizes)),
+    )  # fmt: skip
+    layer = st.integers(0, 800)
+    caps = dict(glossary=draw(layer), secrets=draw(layer), lore=draw(layer), recall=draw(layer))
+    counter = draw(st.sampled_from([words, chars]))
+    reply = draw(st.integers(0, 512))
+    # A limit around what everything would take, so every stage of trimming gets exercised.
+    everything = build_context(WORLD, view, action, Budget(n_ctx=10**7, reply_tokens=0, **caps), counter)
+    limit = int(everything.trace.total_tokens * draw(st.floats(0.5, 1.1)))
+    budget = Budget(n_ctx=limit + reply, reply_tokens=reply, **caps)
+    return view, action, budget, counter
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_the_prompt_never_exceeds_the_budget(scenario):
+    view, action, budget, count = scenario
+    context = build_context(WORLD, view, action, budget, count)
+    trace = context.trace
+    recount = sum(count(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in context.messages)
+    assert trace.total_tokens == recount, "the trace reports the prompt's real size"
+    if trace.overflow is None:
+        assert trace.total_tokens <= budget.limit
+        assert recount <= budget.limit, "room is left for the reply"
+    else:
+        for name in ("hot", "lore", "recall"):
+            assert trace.layer(name).items == [], f"{name} cannot go in when the never-dropped layers overflow"
+    # Whatever the budget, a chat template can take it: system, then user/assistant turns ending on the user.
+    roles = [m.role for m in context.messages]
+    assert roles[0] == "system" and roles[1] == "user" and roles[-1] == "user"
+    assert all(a != b for a, b in zip(roles[1:], roles[2:], strict=False)), roles
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios(), st.integers(0, 300))
+def test_the_frozen_layer_summaries_pins_and_action_are_never_dropped(scenario, n_ctx):
+    view, action, budget, count = scenario
+    # Also squeeze the budget so hard that these alone overflow.
+    for b in (budget, Budget(n_ctx=n_ctx, reply_tokens=0)):
+        context = build_context(WORLD, view, action, b, count)
+        trace = context.trace
+        system = context.messages[0].content
+        assert trace.layer("frozen").items == ["world"]
+        assert 'You are the game master (GM) of "The Lighthouse at Gull Rock"' in system
+        assert trace.layer("chapters").items == [c.ref for c in view.chapters]
+        assert trace.layer("pins").items == [p.ref for p in view.pins]
+        assert trace.layer("story").items == ([view.story.ref] if view.story else [])
+        assert trace.layer("short").items == ([view.short.ref] if view.short else [])
+        kept = [
+            *view.chapters,
+            *view.pins,
+            *([view.story] if view.story else []),
+            *([view.short] if view.short else []),
+        ]
+        for item in kept:
+            assert item.text in system, item.ref
+        for name in ("frozen", "chapters", "story", "pins", "short", "action"):
+            assert trace.layer(name).left_out == []
+        assert trace.layer("action").items == [f"entry:{action.id}"]
+        assert context.messages[-1].content.endswith(entry_message(action).content)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_the_oldest_hot_turns_go_first(scenario):
+    view, action, budget, count = scenario
+    context = build_context(WORLD, view, action, budget, count)
+    hot = context.trace.layer("hot")
+    ids = [f"entry:{e.id}" for e in view.hot]
+    kept = len(hot.items)
+    assert hot.items == ids[len(ids) - kept :], "the kept turns are the newest, without gaps"
+    assert hot.left_out == ids[: len(ids) - kept], "every dropped turn is recorded, oldest first"
+    chat = "\n".join(m.content for m in context.messages[1:])
+    for e in view.hot:
+        if e.content:
+            assert (f"HOT{e.id}X" in chat) == (f"entry:{e.id}" in hot.items), e.id
+    # Lore and recall: nothing silently lost either.
+    for name, candidates in (("lore", view.lore), ("recall", view.recall), ("glossary", view.glossary)):
+        layer = context.trace.layer(name)
+        assert sorted(layer.items + layer.left_out) == sorted(c.ref for c in candidates)
