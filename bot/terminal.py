@@ -200,9 +200,11 @@ class TerminalGame:
             self.out.flush()
 
         try:
-            await turn(show)
+            result = await turn(show)
         finally:
             self.say("\n")
+        if result.context.trace.overflow:
+            self.say(f"! The memory is over budget: {result.context.trace.overflow}. Raise GM_N_CTX or lower budgets.")
 
 
 async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:

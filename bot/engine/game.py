@@ -14,7 +14,7 @@ from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
-from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share
+from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
 from bot.store import EntryKind, Game, LogEntry, NewEntry, Player, Store
@@ -254,7 +254,7 @@ class Engine:
         state = await self.store.memory_state(game.id)
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
         hot = [e for e in hot if e.id != action.id][-self.config.memory.history_limit :]
-        view = await self.memory.view(game, hot, await self.store.players(game.id))
+        view = await self.memory.view(game, state, hot, await self.store.players(game.id))
         context = build_context(
             world,
             view,
@@ -263,6 +263,7 @@ class Engine:
             self.worker.count_tokens,
             reply_words=max(30, self.config.reply_tokens * 3 // 5),
         )
+        context = squeeze_to_fit(context, self.config.n_ctx, self.worker.count_tokens)
         previous = self._last_prompt.get(game.id)
         if previous is not None:
             context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)

@@ -103,8 +103,8 @@ class MemoryKeeper:
 
     # What a prompt is built from
 
-    async def view(self, game: Game, hot: Sequence[LogEntry], players: Sequence) -> MemoryView:
-        state = await self.store.memory_state(game.id)
+    async def view(self, game: Game, state: MemoryState, hot: Sequence[LogEntry], players: Sequence) -> MemoryView:
+        """The memory as of ``state``, which must be the one ``hot`` was read after."""
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
         story = await self.store.summary(state.story_id)
         short = await self.store.summary(state.short_id)

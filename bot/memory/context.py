@@ -359,3 +359,29 @@ def shared_prefix_share(
             same += count_tokens(os.path.commonprefix([before.content, now.content]))
         break
     return min(1.0, same / total)
+
+
+MIN_REPLY_TOKENS = 16
+
+
+def squeeze_to_fit(context: Context, n_ctx: int, count_tokens: CountTokens) -> Context:
+    """Last resort when the never-dropped layers alone overflow: cut the system message's end to fit.
+
+    The turn is still played (the spec: say so, do not fail the turn); the
+    trace keeps the overflow sentence and says how much was cut.
+    """
+    room = n_ctx - MIN_REPLY_TOKENS
+    if context.trace.total_tokens <= room:
+        return context
+    system, *rest = context.messages
+    others = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in rest)
+    keep_tokens = room - others - TEMPLATE_TOKENS_PER_MESSAGE
+    text = system.content
+    while text and count_tokens(text) > keep_tokens:
+        text = text[: int(len(text) * max(0.5, keep_tokens / max(1, count_tokens(text)))) - 1]
+    cut = count_tokens(system.content) - count_tokens(text)
+    messages = [ChatMessage(role="system", content=text), *rest]
+    total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
+    note = f"{context.trace.overflow or 'over budget'}; the end of the system message ({cut} tokens) was cut to fit"
+    trace = context.trace.model_copy(update={"total_tokens": total, "overflow": note})
+    return Context(messages=messages, trace=trace)

@@ -201,3 +201,26 @@ async def test_when_upkeep_cannot_summarize_the_oldest_turns_leave_the_prompt_fi
     prompt = scripted.calls[-1].prompt_text
     assert "Step 39." in prompt and "Final step." in prompt and "Step 0." not in prompt
     assert "maintenance is down" in (await engine.memory_status(game.id)).last_error
+
+
+async def test_a_world_too_big_for_the_context_is_reported_and_the_turn_still_plays(
+    store: Store, worker, scripted: ScriptedModel, tmp_path
+):
+    import shutil
+
+    from bot.engine import EngineConfig
+    from bot.worlds import WorldLibrary
+    from tests.conftest import PROJECT
+
+    worlds = tmp_path / "big"
+    worlds.mkdir()
+    shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds)
+    small = Engine(store, worker, WorldLibrary(worlds), EngineConfig(n_ctx=600, reply_tokens=64))
+    started = await small.start_game("chan", "hollow-manor")
+    await small.join(started.game.id, "maya", "Maya")
+    result = await small.act(started.game.id, "maya", "I knock on the study door.")
+    await small.close()
+    trace = result.context.trace
+    assert trace.overflow and "was cut to fit" in trace.overflow
+    assert result.context.tokens <= 600 - 16
+    assert scripted.calls[-1].messages[-1].content.endswith("Maya: I knock on the study door.")
