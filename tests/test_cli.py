@@ -184,10 +184,16 @@ def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     assert "Folded " in out and " messages (turns 0-" in out
     assert "Most recently (turns 0-" in out, "the short-term summary shows in /memory-status"
     assert "The GM was given " in out and "  hot " in out and "  action " in out
-    # The model may already have judged the first chapter's beats done; either way one finishes here.
-    assert re.search(r"Chapter finished: (Arrival|The Lamp)\. Recap: \S", out)
+    # The model may already have judged chapters done (then /memory-status shows their recaps and
+    # /chapter next may find none left); otherwise /chapter next finishes the first one here.
+    judged = "Chapter 1 recap (" in out
+    assert judged or re.search(r"Chapter finished: Arrival\. Recap: \S", out)
+    assert re.search(
+        r"Chapter finished: (Arrival|The Lamp)\. Recap: \S|! Every chapter of this world is already done", out
+    )
     assert "Traceback" not in result.stderr
 
     again = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
     assert "Maya: I knock on the cottage door." in again.stdout
-    assert "I try the cottage door" not in again.stdout and "I shout for the keeper" not in again.stdout
+    lines = again.stdout.splitlines()  # player lines only: the GM's replies may quote anything
+    assert "Maya: I try the cottage door." not in lines and "Tom: I shout for the keeper." not in lines

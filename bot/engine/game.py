@@ -10,14 +10,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from bot import dice
+from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
-from bot.memory.config import MemoryConfig
+from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
-from bot.store import EntryKind, Game, LogEntry, NewEntry, Player, Store
+from bot.store import EntryKind, Fact, Game, GlossaryTerm, LogEntry, NewEntry, Pin, Player, Store
 from bot.worlds import World, WorldLibrary
 
 log = logging.getLogger(__name__)
@@ -254,7 +255,7 @@ class Engine:
         state = await self.store.memory_state(game.id)
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
         hot = [e for e in hot if e.id != action.id][-self.config.memory.history_limit :]
-        view = await self.memory.view(game, state, hot, await self.store.players(game.id))
+        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action)
         context = build_context(
             world,
             view,
@@ -378,6 +379,36 @@ class Engine:
             context = await self._context(game, action, before_id=old.id)
             reply, seconds, first_text = await self._answer(game, game.turn, context, on_text)
         return TurnResult(await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text)
+
+    # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.memory.ledger
+
+    async def pin(self, game_id: int, text: str, author: str) -> PinResult:
+        return await self.ledger.pin(game_id, text, author)
+
+    async def unpin(self, game_id: int, which: str) -> Pin:
+        return await self.ledger.unpin(game_id, which)
+
+    async def pins(self, game_id: int) -> list[Pin]:
+        return await self.store.pins(game_id)
+
+    async def facts(self, game_id: int, *, include_superseded: bool = False) -> list[Fact]:
+        return await self.ledger.facts(game_id, include_superseded=include_superseded)
+
+    async def lore(self, game_id: int) -> list[LoreListing]:
+        return await self.ledger.lore(game_id)
+
+    async def glossary(self, game_id: int) -> list[GlossaryTerm]:
+        return await self.ledger.glossary(game_id)
+
+    async def buckets(self, game_id: int) -> Buckets:
+        return await self.ledger.buckets(game_id)
+
+    async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
+        return await self.ledger.set_bucket(game_id, name, on)
 
     async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
         return await self.store.recent_log(game_id, limit)

@@ -17,6 +17,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from bot.engine.ledger import Ledger, LedgerFailed, Scene
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
 from bot.memory.compaction import (
@@ -97,24 +98,34 @@ class MemoryKeeper:
         self.worker = worker
         self.world_of = world_of
         self.config = config
+        self.ledger = Ledger(store, worker, world_of, config)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
 
     # What a prompt is built from
 
-    async def view(self, game: Game, state: MemoryState, hot: Sequence[LogEntry], players: Sequence) -> MemoryView:
+    async def view(
+        self, game: Game, state: MemoryState, hot: Sequence[LogEntry], players: Sequence, action: LogEntry
+    ) -> MemoryView:
         """The memory as of ``state``, which must be the one ``hot`` was read after."""
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
         story = await self.store.summary(state.story_id)
         short = await self.store.summary(state.short_id)
+        scene = Scene(action=action.content, recent=[e.line for e in hot[-self.config.lore_scan_depth :]])
+        in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
+        pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt)
         return MemoryView(
             players=players,
             chapter_index=state.chapter_index,
             chapters=[_item(r) for r in recaps],
             story=_item(story) if story else None,
+            pins=pins,
+            glossary=glossary,
             short=_item(short) if short else None,
             hot=hot,
+            lore=lore,
+            recall=recall,
         )
 
     # Scheduling: one upkeep task per game at a time, never in a player's way
@@ -152,10 +163,11 @@ class MemoryKeeper:
 
     async def upkeep(self, game_id: int) -> None:
         """After a turn: judge the chapter's beats, rebuild what edits made stale, compact."""
-        for job in (self.judge_beats, self.rebuild_stale, self.compact):
+        jobs = (self.judge_beats, self.ledger.extract_facts, self.ledger.define_terms, self.rebuild_stale, self.compact)
+        for job in jobs:
             try:
                 await job(game_id)
-            except UpkeepFailed as exc:
+            except (UpkeepFailed, LedgerFailed) as exc:
                 await self._record_error(game_id, f"{job.__name__}: {exc}")
             except Exception as exc:
                 log.exception("Game %d: %s failed", game_id, job.__name__)

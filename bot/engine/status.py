@@ -77,7 +77,11 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         messages=await store.count_entries(game.id),
         messages_summarized=await store.count_entries(game.id, state.folded_through),
         summaries_written=len(await store.summaries(game.id, current=False)),
-        lore_entries=len(world.lore),
+        lore_entries=len(await engine.memory.ledger.lore(game.id)),
+        facts=len(await store.facts(game.id)),
+        pins=len(await store.pins(game.id)),
+        pin_cap=engine.config.memory.pin_cap,
+        glossary=len(await store.glossary(game.id)),
         folded_through=state.folded_through,
         layers=[LayerUse(name=layer.name, tokens=layer.tokens, budget=layer.budget) for layer in trace.layers]
         if trace

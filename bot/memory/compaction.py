@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bot.memory.config import MemoryConfig
 from bot.model.base import ChatMessage
-from bot.store.models import EntryKind, LogEntry
+from bot.store.models import LogEntry
 
 PRESERVE = (
     "Keep, in this order of priority: "
@@ -97,13 +97,7 @@ def next_trigger(unsummarized: Sequence[LogEntry], tokens: Sequence[int], config
 
 def render_entry(entry: LogEntry) -> str:
     """One log entry as a summarizer reads it."""
-    if entry.kind is EntryKind.GM:
-        return f"GM: {entry.content}"
-    if entry.kind is EntryKind.ROLL:
-        return f"[{entry.author} rolls {entry.content}]"
-    if entry.kind is EntryKind.SYSTEM:
-        return f"[{entry.content}]"
-    return f"{entry.author}: {entry.content}"
+    return entry.line
 
 
 def chunk_messages(title: str, entries: Sequence[LogEntry], bridge: LogEntry | None, words: int) -> list[ChatMessage]:

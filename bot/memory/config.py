@@ -20,6 +20,18 @@ class Budgets(BaseModel):
     recall: int = Field(default=400, ge=0, le=8000)
 
 
+class Buckets(BaseModel):
+    """Which memory buckets go into prompts (F20). Off stops injection; the data stays."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pins: bool = True
+    lore: bool = True
+    glossary: bool = True
+    facts: bool = True
+    recall: bool = True
+
+
 class MemoryConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -30,4 +42,8 @@ class MemoryConfig(BaseModel):
     story_words: int = Field(default=400, ge=50, le=5000, description="Soft ceiling of the story summary.")
     recap_words: int = Field(default=70, ge=20, le=500, description="A chapter recap: 2 to 3 sentences.")
     history_limit: int = Field(default=400, ge=10, le=10_000, description="Unsummarized messages read per turn.")
+    pin_cap: int = Field(default=20, ge=1, le=200, description="Pins per game; past it the oldest becomes a fact.")
+    lore_scan_depth: int = Field(default=4, ge=0, le=50, description="Recent messages searched for lore keys.")
+    recall_candidates: int = Field(default=40, ge=1, le=500, description="Fragments fetched from the index per turn.")
+    glossary_terms_per_turn: int = Field(default=3, ge=0, le=10)
     budgets: Budgets = Field(default_factory=Budgets)

@@ -109,6 +109,66 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX turn_traces_by_game ON turn_traces (game_id, id);
         """,
     ),
+    (
+        "m003_pins_facts_lore_glossary_recall",
+        """
+        CREATE TABLE pins (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            text TEXT NOT NULL,
+            author TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            removed_at TEXT,
+            moved_to_fact INTEGER
+        );
+        CREATE INDEX pins_by_game ON pins (game_id, id);
+
+        CREATE TABLE facts (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            kind TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            value TEXT NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            turn INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            superseded_by INTEGER REFERENCES facts (id),
+            superseded_turn INTEGER,
+            retracted_at TEXT
+        );
+        CREATE INDEX facts_by_game ON facts (game_id, subject, attribute);
+
+        CREATE TABLE lore (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            entry TEXT NOT NULL,
+            removed_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX lore_by_game ON lore (game_id, id);
+
+        CREATE TABLE glossary (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            term TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            source_entry_id INTEGER,
+            created_at TEXT NOT NULL,
+            edited INTEGER NOT NULL DEFAULT 0,
+            removed_at TEXT
+        );
+        CREATE UNIQUE INDEX glossary_term ON glossary (game_id, term COLLATE NOCASE) WHERE removed_at IS NULL;
+
+        CREATE VIRTUAL TABLE recall_index USING fts5(
+            text, ref UNINDEXED, game_id UNINDEXED, turn UNINDEXED, tokenize = 'porter unicode61'
+        );
+        CREATE TABLE glossary_checked (game_id INTEGER PRIMARY KEY, through_entry_id INTEGER NOT NULL);
+        CREATE TABLE facts_checked (game_id INTEGER PRIMARY KEY, through_entry_id INTEGER NOT NULL);
+        CREATE TABLE facts_redo (game_id INTEGER NOT NULL, entry_id INTEGER NOT NULL, PRIMARY KEY (game_id, entry_id));
+        """,
+    ),
 ]
 
 

@@ -70,6 +70,17 @@ class LogEntry(NewEntry):
     edited_at: datetime | None = None
     deleted: bool = False
 
+    @property
+    def line(self) -> str:
+        """The entry as one line of a transcript."""
+        if self.kind is EntryKind.GM:
+            return f"GM: {self.content}"
+        if self.kind is EntryKind.ROLL:
+            return f"[{self.author} rolls {self.content}]"
+        if self.kind is EntryKind.SYSTEM:
+            return f"[{self.content}]"
+        return f"{self.author}: {self.content}"
+
 
 class SummaryKind(StrEnum):
     CHUNK = "chunk"  # one stretch of the log that left the hot window
@@ -114,3 +125,73 @@ class MemoryState(_Row):
     version: int = Field(default=0, description="Bumped by every edit or delete of a logged message.")
     last_compaction_at: datetime | None = None
     last_error: str | None = None
+
+
+class Pin(_Row):
+    id: int
+    game_id: int
+    text: str
+    author: str
+    created_at: datetime
+    removed_at: datetime | None = None
+    moved_to_fact: int | None = None
+
+
+class FactKind(StrEnum):
+    CHARACTER = "character"
+    ITEM = "item"
+    PLACE = "place"
+    DECISION = "decision"
+    THREAD = "thread"
+    TERM = "term"
+    PINNED = "pinned"  # a pin that went over the cap
+
+
+class NewFact(_Row):
+    kind: FactKind
+    subject: str
+    attribute: str
+    value: str
+    sources: tuple[int, ...] = Field(default=(), description="The log entries the fact came from.")
+    turn: int
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Facts with one key describe the same thing; a different value contradicts."""
+        return (" ".join(self.subject.casefold().split()), " ".join(self.attribute.casefold().split()))
+
+    @property
+    def text(self) -> str:
+        if self.kind is FactKind.PINNED:
+            return self.value
+        return f"{self.subject}, {self.attribute}: {self.value}"
+
+
+class Fact(NewFact):
+    id: int
+    game_id: int
+    created_at: datetime
+    superseded_by: int | None = None
+    superseded_turn: int | None = None
+    retracted_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.superseded_by is None and self.retracted_at is None
+
+
+class GlossaryTerm(_Row):
+    id: int
+    game_id: int
+    term: str
+    definition: str
+    source_entry_id: int | None = None
+    created_at: datetime
+    edited: bool = False
+
+
+class RecallHit(_Row):
+    ref: str  # "entry:12", "summary:3", "fact:7"
+    text: str
+    turn: int
+    score: float

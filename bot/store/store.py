@@ -15,8 +15,9 @@ from typing import Any
 import aiosqlite
 
 from bot.errors import UserError
+from bot.store.ledger import LedgerStore
 from bot.store.migrations import migrate
-from bot.store.models import Game, LogEntry, MemoryState, NewEntry, NewSummary, Player, Summary
+from bot.store.models import Game, LogEntry, MemoryState, NewEntry, NewSummary, Player, Summary, SummaryKind
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class Store:
+class Store(LedgerStore):
     """The game database. Open with ``async with await Store.open(path)``.
 
     Writes that touch more than one row go through :meth:`transaction`,
@@ -211,6 +212,7 @@ class Store:
                     ),
                 )
                 ids.append(cursor.lastrowid)
+                await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
             if turn_done is not None:
                 await db.execute("UPDATE games SET turn = ?, updated_at = ? WHERE id = ?", (turn_done, now, game_id))
             else:
@@ -243,6 +245,8 @@ class Store:
         async with self.transaction() as db:
             entry = await self.entry(entry_id)
             await db.execute("UPDATE turn_log SET content = ?, edited_at = ? WHERE id = ?", (content, _now(), entry_id))
+            await self.unindex(db, f"entry:{entry_id}")
+            await self.index(db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn)
             await self._mark_stale(db, entry.game_id, entry_id)
         return await self.entry(entry_id)
 
@@ -251,6 +255,7 @@ class Store:
         async with self.transaction() as db:
             entry = await self.entry(entry_id)
             await db.execute("UPDATE turn_log SET deleted = 1, edited_at = ? WHERE id = ?", (_now(), entry_id))
+            await self.unindex(db, f"entry:{entry_id}")
             await self._mark_stale(db, entry.game_id, entry_id)
         return await self.entry(entry_id)
 
@@ -303,17 +308,28 @@ class Store:
         )
 
     async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
-        """Insert a summary inside a transaction the caller holds; return its id."""
+        """Insert a summary inside a transaction the caller holds; return its id. Chunks are indexed for recall."""
         data = summary.model_dump(mode="json")
         columns = ["game_id", "created_at", *data]
         cursor = await db.execute(
             f"INSERT INTO summaries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
             [game_id, _now(), *data.values()],
         )
+        if summary.kind is SummaryKind.CHUNK:
+            await self.index(db, game_id, f"summary:{cursor.lastrowid}", summary.content, summary.last_turn or 0)
         return cursor.lastrowid
 
     async def replace_summary(self, db: aiosqlite.Connection, old_id: int, new_id: int) -> None:
         await db.execute("UPDATE summaries SET replaced_by = ?, stale = 0 WHERE id = ?", (new_id, old_id))
+        await self.unindex(db, f"summary:{old_id}")
+
+    async def facts_to_redo(self, game_id: int) -> list[int]:
+        rows = await self._all("SELECT entry_id FROM facts_redo WHERE game_id = ? ORDER BY entry_id", (game_id,))
+        return [row[0] for row in rows]
+
+    async def done_redo(self, db: aiosqlite.Connection, game_id: int, entry_ids: list[int]) -> None:
+        for entry_id in entry_ids:
+            await db.execute("DELETE FROM facts_redo WHERE game_id = ? AND entry_id = ?", (game_id, entry_id))
 
     async def summary(self, summary_id: int | None) -> Summary | None:
         if summary_id is None:
@@ -333,6 +349,9 @@ class Store:
         return [_summary(r) for r in await self._all(sql + " ORDER BY id", params)]
 
     async def _mark_stale(self, db: aiosqlite.Connection, game_id: int, entry_id: int) -> None:
+        """Everything derived from ``entry_id`` is redone: summaries covering it, facts citing it."""
+        if await self.retract_facts_from(db, game_id, entry_id):
+            await db.execute("INSERT OR IGNORE INTO facts_redo (game_id, entry_id) VALUES (?, ?)", (game_id, entry_id))
         await db.execute(
             "UPDATE summaries SET stale = 1 WHERE game_id = ? AND replaced_by IS NULL AND kind != 'story'"
             " AND first_entry_id <= ? AND last_entry_id >= ?",
@@ -384,3 +403,10 @@ def _summary(row: aiosqlite.Row) -> Summary:
     data = dict(row)
     data["stale"] = bool(data["stale"])
     return Summary.model_validate(data)
+
+
+def _line(entry: NewEntry, content: str | None = None) -> str:
+    """The text a log entry is indexed under: the transcript line, with its author."""
+    shown = content if content is not None else entry.content
+    author = "GM" if entry.kind.value == "gm" else entry.author
+    return f"{author}: {shown}"

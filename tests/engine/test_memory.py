@@ -17,6 +17,10 @@ def scripted_memory(messages: list[ChatMessage]) -> str:
     system, user = messages[0].content, messages[-1].content
     if system.startswith("You track the progress"):
         return json.dumps({"done": []})
+    if system.startswith("You record the facts"):
+        return json.dumps({"facts": []})
+    if system.startswith("You keep the glossary"):
+        return json.dumps({"definitions": []})
     if system.startswith("You keep the memory") and "New events:" in user:
         events = user.split("New events:\n", 1)[1].splitlines()
         return "Events: " + " | ".join(events)
@@ -95,15 +99,20 @@ async def test_a_300_turn_game_stays_in_budget_and_its_summaries_cover_every_fol
 async def test_the_prompt_front_stays_identical_between_compactions(engine: Engine, memory_model: ScriptedModel):
     game = await start(engine)
     await play(engine, game.id, 12)
-    reuse = []
-    for turn in range(13, 20):
-        before = (await engine.memory_status(game.id)).folded_through
+    previous, previous_marker, compared = None, None, 0
+    for turn in range(13, 40):
+        marker = (await engine.memory_status(game.id)).folded_through
         result = await engine.act(game.id, "maya", f"Action {turn}.")
         await engine.memory.idle(game.id)
-        after = (await engine.memory_status(game.id)).folded_through
-        if before == after and result.context.trace.prefix_reuse is not None:
-            reuse.append(result.context.trace.prefix_reuse)
-    assert reuse and min(reuse) > 0.9
+        messages = result.context.messages
+        if previous is not None and marker == previous_marker:
+            # Only the last message (this turn's lore, recall and action) may differ: the rest is the
+            # previous prompt again, so llama.cpp reuses it from its cache.
+            assert messages[: len(previous) - 1] == previous[:-1]
+            assert len(messages) == len(previous) + 2
+            compared += 1
+        previous, previous_marker = messages, marker
+    assert compared >= 10
 
 
 async def test_a_failed_summary_keeps_the_old_state_and_is_retried(engine: Engine, memory_model: ScriptedModel):

@@ -1,0 +1,365 @@
+"""Pins, facts, lore, glossary and recall for each game: what survives summaries (F11 to F15, F20).
+
+Summaries are lossy; these keep the specific clue, the coined name and the
+promise made at turn 12. Pins and lore are set by people, facts and the
+glossary are written by background jobs after each GM turn, and recall
+searches everything the game has said before the GM writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from bot.errors import UserError
+from bot.memory.config import Buckets, MemoryConfig
+from bot.memory.context import MemoryItem
+from bot.memory.facts import Extraction, extraction_messages, merge, sources_for, to_new_fact
+from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
+from bot.memory.lore import match_lore, scan_texts
+from bot.memory.recall import fragments, fuse, query_terms
+from bot.model.worker import ModelWorker, Priority
+from bot.store import EntryKind, Fact, FactKind, Game, GlossaryTerm, LogEntry, NewFact, Pin, RecallHit, Store
+from bot.worlds import LoreEntry, World, format_validation_error
+
+log = logging.getLogger(__name__)
+
+EXTRACTION_ENTRIES = 12  # newest entries one extraction call reads
+
+
+class LedgerFailed(Exception):
+    """A background ledger job could not finish; nothing was written."""
+
+
+@dataclass(frozen=True)
+class PinResult:
+    pin: Pin
+    moved: Pin | None = None  # the oldest pin, moved to the facts library because of the cap
+
+
+@dataclass(frozen=True)
+class LoreListing:
+    entry: LoreEntry
+    source: str  # "world" or "game"
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the GM is about to answer: the new action and the turns just before it."""
+
+    action: str
+    recent: Sequence[str]
+
+
+class RecallIndex:
+    """One way of finding past fragments; more than one can be fused (an embedding index, say)."""
+
+    name = "index"
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        raise NotImplementedError
+
+
+class FullTextRecall(RecallIndex):
+    """SQLite FTS5, ranked by BM25, over turns, summaries and facts."""
+
+    name = "bm25"
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        return await self.store.search_recall(game_id, query_terms(scene.action, scene.recent), limit)
+
+
+class Ledger:
+    def __init__(
+        self,
+        store: Store,
+        worker: ModelWorker,
+        world_of: Callable[[Game], World],
+        config: MemoryConfig,
+        indexes: Sequence[RecallIndex] | None = None,
+    ):
+        self.store = store
+        self.worker = worker
+        self.world_of = world_of
+        self.config = config
+        self.indexes = list(indexes) if indexes is not None else [FullTextRecall(store)]
+
+    # Bucket switches (F20)
+
+    async def buckets(self, game_id: int) -> Buckets:
+        stored = (await self.store.settings(f"game:{game_id}")).get("buckets", {})
+        return Buckets.model_validate(stored)
+
+    async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
+        if name not in Buckets.model_fields:
+            raise UserError(f"Unknown memory bucket {name!r}; the buckets are {', '.join(Buckets.model_fields)}.")
+        buckets = (await self.buckets(game_id)).model_copy(update={name: on})
+        await self.store.set_setting(f"game:{game_id}", "buckets", buckets.model_dump())
+        return buckets
+
+    # Pins (F11)
+
+    async def pin(self, game_id: int, text: str, author: str) -> PinResult:
+        text = " ".join(text.split())
+        if not text:
+            raise UserError("Say what to pin.")
+        if len(text) > 300:
+            raise UserError("A pin is at most 300 characters.")
+        pins = await self.store.pins(game_id)
+        if any(p.text.casefold() == text.casefold() for p in pins):
+            raise UserError("That is pinned already.")
+        pin = await self.store.add_pin(game_id, text, author)
+        moved = None
+        if len(pins) + 1 > self.config.pin_cap:
+            moved = pins[0]
+            game = await self.store.game(game_id)
+            async with self.store.transaction() as db:
+                fact_id = await self.store.add_fact(
+                    db,
+                    game_id,
+                    NewFact(kind=FactKind.PINNED, subject="pin", attribute=f"pin {moved.id}", value=moved.text,
+                            turn=game.turn),
+                )  # fmt: skip
+            await self.store.remove_pin(moved.id, moved_to_fact=fact_id)
+        return PinResult(pin, moved)
+
+    async def unpin(self, game_id: int, which: str) -> Pin:
+        """Remove a pin named by its number in ``/pins`` or by the start of its text."""
+        pins = await self.store.pins(game_id)
+        which = which.strip()
+        chosen = None
+        if which.isdigit() and 1 <= int(which) <= len(pins):
+            chosen = pins[int(which) - 1]
+        else:
+            matches = [p for p in pins if p.text.casefold().startswith(which.casefold())] if which else []
+            if len(matches) > 1:
+                raise UserError(f"{len(matches)} pins start with that; give its number from /pins.")
+            chosen = matches[0] if matches else None
+        if chosen is None:
+            raise UserError("No pin matches that; /pins lists them.")
+        await self.store.remove_pin(chosen.id)
+        return chosen
+
+    # Facts (F12)
+
+    async def extract_facts(self, game_id: int) -> int:
+        """Record the facts in the entries since the last extraction; return how many were new."""
+        game = await self.store.game(game_id)
+        world = self.world_of(game)
+        written = 0
+        for entry_id in await self.store.facts_to_redo(game_id):
+            entry = await self.store.entry(entry_id)
+            turn_entries = [e for e in await self.store.log_between(game_id, 0) if e.turn == entry.turn]
+            written += await self._extract(game_id, world, turn_entries, done_redo=[entry_id])
+        checked = await self.store.checked_through("facts_checked", game_id)
+        fresh = await self.store.log_between(game_id, checked)
+        if not any(e.kind is EntryKind.GM for e in fresh):
+            return written
+        written += await self._extract(game_id, world, fresh[-EXTRACTION_ENTRIES:], checked_through=fresh[-1].id)
+        return written
+
+    async def _extract(
+        self,
+        game_id: int,
+        world: World,
+        entries: list[LogEntry],
+        *,
+        checked_through: int | None = None,
+        done_redo: list[int] | None = None,
+    ) -> int:
+        result = await self.worker.generate_object(
+            extraction_messages(world.title, entries),
+            Extraction,
+            fallback=Extraction(facts=[]),
+            max_tokens=400,
+            priority=Priority.MAINTENANCE,
+        )
+        if not result.ok:
+            raise LedgerFailed(f"no usable facts from the extractor: {'; '.join(result.errors)}")
+        turn = max((e.turn for e in entries), default=0)
+        new = [to_new_fact(f, sources_for(f, entries), turn) for f in result.value.facts] if entries else []
+        async with self.store.transaction() as db:
+            plan = merge(await self.store.facts(game_id), new)
+            for step in plan:
+                if step.duplicate_of is not None:
+                    await self.store.merge_fact_sources(db, step.duplicate_of, step.fact.sources)
+                    continue
+                fact_id = await self.store.add_fact(db, game_id, step.fact)
+                if step.supersedes is not None:
+                    await self.store.supersede_fact(db, step.supersedes.id, fact_id, step.fact.turn)
+            if checked_through is not None:
+                await self.store.set_checked_through(db, "facts_checked", game_id, checked_through)
+            if done_redo:
+                await self.store.done_redo(db, game_id, done_redo)
+        added = sum(1 for step in plan if step.duplicate_of is None)
+        if added:
+            log.info("Game %d: %d facts recorded", game_id, added)
+        return added
+
+    async def facts(self, game_id: int, *, include_superseded: bool = False) -> list[Fact]:
+        return await self.store.facts(game_id, active_only=not include_superseded)
+
+    # World book (F13)
+
+    async def lore(self, game_id: int) -> list[LoreListing]:
+        """The game's lore: the world's entries, with run-time additions and changes applied."""
+        game = await self.store.game(game_id)
+        changes = await self.store.game_lore(game_id)
+        listing = []
+        for entry in self.world_of(game).lore:
+            if entry.id in changes:
+                continue
+            listing.append(LoreListing(entry, "world"))
+        listing += [LoreListing(entry, "game") for entry in changes.values() if entry is not None]
+        return listing
+
+    async def lore_add(self, game_id: int, **fields) -> LoreEntry:
+        existing = {item.entry.id for item in await self.lore(game_id)}
+        if not fields.get("id"):
+            base = _slug(fields.get("keys", ["entry"])[0] if fields.get("keys") else "entry")
+            fields["id"] = _unique(base, existing)
+        elif fields["id"] in existing:
+            raise UserError(f"There is already a lore entry {fields['id']!r}; edit it instead.")
+        entry = _lore_entry(fields)
+        await self.store.put_lore(game_id, entry)
+        return entry
+
+    async def lore_edit(self, game_id: int, entry_id: str, **changes) -> LoreEntry:
+        current = {item.entry.id: item.entry for item in await self.lore(game_id)}
+        if entry_id not in current:
+            raise UserError(f"There is no lore entry {entry_id!r}.")
+        data = current[entry_id].model_dump()
+        data.update({k: v for k, v in changes.items() if v is not None})
+        entry = _lore_entry(data)
+        await self.store.put_lore(game_id, entry)
+        return entry
+
+    async def lore_remove(self, game_id: int, entry_id: str) -> LoreEntry:
+        current = {item.entry.id: item.entry for item in await self.lore(game_id)}
+        if entry_id not in current:
+            raise UserError(f"There is no lore entry {entry_id!r}.")
+        await self.store.put_lore(game_id, current[entry_id], removed=True)
+        return current[entry_id]
+
+    async def lore_import(self, game_id: int, entries: Sequence[LoreEntry]) -> list[LoreEntry]:
+        existing = {item.entry.id for item in await self.lore(game_id)}
+        added = []
+        for entry in entries:
+            entry = entry.model_copy(update={"id": _unique(entry.id, existing)})
+            existing.add(entry.id)
+            await self.store.put_lore(game_id, entry)
+            added.append(entry)
+        return added
+
+    # Glossary (F14)
+
+    async def define_terms(self, game_id: int) -> int:
+        """Define the new proper nouns and coined terms of the GM's latest replies; return how many."""
+        checked = await self.store.checked_through("glossary_checked", game_id)
+        fresh = [e for e in await self.store.log_between(game_id, checked) if e.kind is EntryKind.GM]
+        if not fresh:
+            return 0
+        game = await self.store.game(game_id)
+        world = self.world_of(game)
+        known = await self._known_terms(game_id, world)
+        text = "\n".join(e.content for e in fresh)
+        terms = candidate_terms(text, known, self.config.glossary_terms_per_turn)
+        added = 0
+        definitions: list = []
+        if terms:
+            schema = definitions_schema(terms)
+            result = await self.worker.generate_object(
+                definition_messages(world.title, terms, text[-2000:]),
+                schema,
+                fallback=schema(definitions=[]),
+                max_tokens=60 * len(terms),
+                priority=Priority.MAINTENANCE,
+            )
+            if not result.ok:
+                raise LedgerFailed(f"no usable glossary definitions: {'; '.join(result.errors)}")
+            definitions = result.value.definitions
+        async with self.store.transaction() as db:
+            for item in definitions:
+                source = next((e.id for e in fresh if item.term in e.content), fresh[-1].id)
+                await self.store.add_glossary(db, game_id, item.term, " ".join(item.definition.split()), source)
+                added += 1
+            await self.store.set_checked_through(db, "glossary_checked", game_id, fresh[-1].id)
+        return added
+
+    async def _known_terms(self, game_id: int, world: World) -> set[str]:
+        known = {world.title, *(npc.name for npc in world.npcs), *(c.title for c in world.chapters)}
+        known |= {name for npc in world.npcs for name in npc.name.split()}
+        known |= {key for item in await self.lore(game_id) for key in item.entry.keys}
+        known |= {p.name for p in await self.store.players(game_id)}
+        known |= {t.term for t in await self.store.glossary(game_id)}
+        return known
+
+    async def glossary(self, game_id: int) -> list[GlossaryTerm]:
+        return await self.store.glossary(game_id)
+
+    async def glossary_edit(self, game_id: int, term: str, definition: str) -> None:
+        term, definition = " ".join(term.split()), " ".join(definition.split())
+        if not term or not definition:
+            raise UserError("Give a term and its definition.")
+        if len(term) > 60 or len(definition) > 200:
+            raise UserError("A term is at most 60 characters and a definition at most 200.")
+        await self.store.edit_glossary(game_id, term, definition)
+
+    async def glossary_remove(self, game_id: int, term: str) -> None:
+        if not await self.store.remove_glossary(game_id, term):
+            raise UserError(f"The glossary has no {term!r}.")
+
+    # What goes into the prompt
+
+    async def layers(
+        self, game: Game, scene: Scene, exclude: set[str]
+    ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
+        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on."""
+        buckets = await self.buckets(game.id)
+        pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
+        glossary = (
+            [MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}") for t in await self.store.glossary(game.id)]
+            if buckets.glossary
+            else []
+        )
+        lore = []
+        if buckets.lore:
+            entries = [item.entry for item in await self.lore(game.id)]
+            texts = scan_texts(scene.action, scene.recent, self.config.lore_scan_depth)
+            lore = [
+                MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in match_lore(entries, texts)
+            ]
+        kinds = {"entry", "summary"} if buckets.recall else set()
+        if buckets.facts:
+            kinds.add("fact")
+        recall = []
+        if kinds:
+            rankings = [await index.search(game.id, scene, self.config.recall_candidates) for index in self.indexes]
+            recall = fragments(fuse(rankings), exclude, kinds)
+        return pins, glossary, lore, recall
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "entry"
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate = f"{base}-{n}"
+        n += 1
+    return candidate
+
+
+def _lore_entry(fields: dict) -> LoreEntry:
+    try:
+        return LoreEntry.model_validate(fields)
+    except ValidationError as exc:
+        raise UserError("; ".join(format_validation_error(exc))) from None

@@ -1,0 +1,226 @@
+"""Pins, facts, lore, glossary, recall and bucket switches through the engine."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.errors import UserError
+from bot.memory.config import MemoryConfig
+from bot.model import ChatMessage, ModelWorker, ScriptedModel
+from bot.store import FactKind, Store
+from bot.worlds import WorldLibrary
+from tests.engine.test_memory import scripted_memory
+
+
+class Extractor:
+    """Answers extraction calls from a queue of fact lists; everything else like scripted_memory."""
+
+    def __init__(self):
+        self.facts: list[list[dict]] = []
+        self.definitions: dict[str, str] = {}
+
+    def __call__(self, messages: list[ChatMessage]) -> str:
+        system = messages[0].content
+        if system.startswith("You record the facts"):
+            return json.dumps({"facts": self.facts.pop(0) if self.facts else []})
+        if system.startswith("You keep the glossary"):
+            terms = messages[-1].content.split("\n", 1)[0].removeprefix("Terms: ").split(", ")
+            found = [{"term": t, "definition": self.definitions[t]} for t in terms if t in self.definitions]
+            return json.dumps({"definitions": found})
+        return scripted_memory(messages)
+
+
+@pytest.fixture
+def extractor(scripted: ScriptedModel) -> Extractor:
+    extractor = Extractor()
+    scripted.default = extractor
+    return extractor
+
+
+async def start(engine: Engine, *names: str):
+    started = await engine.start_game("chan", "lighthouse")
+    for name in names or ("Maya",):
+        await engine.join(started.game.id, name.lower(), name)
+    return started.game
+
+
+async def turn(engine: Engine, game_id: int, text: str, who: str = "maya"):
+    result = await engine.act(game_id, who, text)
+    await engine.memory.idle(game_id)
+    return result
+
+
+def key_fact(value: str) -> dict:
+    return {"kind": "item", "subject": "brass key", "attribute": "location", "value": value}
+
+
+async def test_pins_go_in_every_prompt_and_the_cap_moves_the_oldest_to_the_facts(
+    store: Store, worker: ModelWorker, worlds_dir, extractor
+):
+    config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=MemoryConfig(pin_cap=2))
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+    game = await start(engine)
+    first = await engine.pin(game.id, "The keeper owes Wren money.", "Maya")
+    assert first.moved is None
+    await engine.pin(game.id, "The lamp needs oil.", "Maya")
+    third = await engine.pin(game.id, "Wren lies about the storm.", "Tom")
+    assert third.moved is not None and third.moved.text == "The keeper owes Wren money."
+    assert [p.text for p in await engine.pins(game.id)] == ["The lamp needs oil.", "Wren lies about the storm."]
+    moved = [f for f in await engine.facts(game.id) if f.kind is FactKind.PINNED]
+    assert [f.value for f in moved] == ["The keeper owes Wren money."]
+
+    result = await turn(engine, game.id, "I look at the lamp.")
+    system = result.context.messages[0].content
+    assert "Pinned facts (always true):\n- The lamp needs oil.\n- Wren lies about the storm." in system
+    assert "owes Wren money" not in system
+    await engine.close()
+
+
+async def test_pin_refusals_and_unpin(engine: Engine, extractor):
+    game = await start(engine)
+    with pytest.raises(UserError, match="Say what to pin"):
+        await engine.pin(game.id, "  ", "Maya")
+    await engine.pin(game.id, "The lamp needs oil.", "Maya")
+    with pytest.raises(UserError, match="pinned already"):
+        await engine.pin(game.id, "the lamp needs oil.", "Tom")
+    with pytest.raises(UserError, match="No pin matches"):
+        await engine.unpin(game.id, "7")
+    assert (await engine.unpin(game.id, "1")).text == "The lamp needs oil."
+    assert await engine.pins(game.id) == []
+
+
+async def test_extracted_facts_keep_their_sources_and_a_contradiction_supersedes(engine: Engine, extractor):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")], [key_fact("Under the mat.")], [key_fact("in Maya's pocket")]]
+    first = await turn(engine, game.id, "I hide the brass key under the mat.")
+    [fact] = await engine.facts(game.id)
+    assert fact.value == "under the mat" and fact.turn == 1
+    assert first.action.id in fact.sources, "the action that names the key is a source"
+
+    second = await turn(engine, game.id, "I check the brass key is still there.")
+    [same] = await engine.facts(game.id)
+    assert same.id == fact.id and second.action.id in same.sources, "a duplicate merges its sources"
+
+    await turn(engine, game.id, "I take the brass key and pocket it.")
+    [current] = await engine.facts(game.id)
+    assert current.value == "in Maya's pocket"
+    history = await engine.facts(game.id, include_superseded=True)
+    old = next(f for f in history if f.id == fact.id)
+    assert old.superseded_by == current.id and old.superseded_turn == 3, "kept, marked with the turn"
+
+
+async def test_editing_a_source_retracts_its_facts_and_derives_them_again(engine: Engine, extractor):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")], [key_fact("under the loose stone")]]
+    first = await turn(engine, game.id, "I hide the brass key under the mat.")
+    await engine.edit_entry(game.id, first.action.id, "I hide the brass key under the loose stone.", user_key="maya")
+    await engine.memory.idle(game.id)
+    [fact] = await engine.facts(game.id)
+    assert fact.value == "under the loose stone" and first.action.id in fact.sources
+    retracted = [f for f in await engine.facts(game.id, include_superseded=True) if f.retracted_at]
+    assert [f.value for f in retracted] == ["under the mat"]
+
+
+async def test_lore_fires_on_the_turn_its_key_is_first_typed(engine: Engine, extractor, scripted):
+    game = await start(engine)
+    result = await turn(engine, game.id, "I go down to the oil store in the cellar.")
+    final = result.context.messages[-1].content
+    assert "The oil store is a cellar under the cottage; its lock is new." in final
+    assert "lore:oil-store" in result.context.trace.layer("lore").items
+    assert "lore:weather" in result.context.trace.layer("lore").items, "always on"
+    quiet = await turn(engine, game.id, "I wait for the tide.")
+    assert "lore:oil-store" in quiet.context.trace.layer("lore").items, "still in the last few turns"
+
+
+async def test_lore_secondary_keys_need_a_secondary_match(engine: Engine, extractor):
+    game = await start(engine)
+    result = await turn(engine, game.id, "I sniff the oil lamp.")
+    assert "lore:oil-store" not in result.context.trace.layer("lore").items
+
+
+async def test_lore_added_edited_removed_and_imported_at_run_time(engine: Engine, extractor):
+    from bot.worldinfo import parse_world_info
+
+    game = await start(engine)
+    added = await engine.ledger.lore_add(game.id, keys=["Saltmere"], content="Saltmere is the harbour town.")
+    assert added.id == "saltmere"
+    await engine.ledger.lore_edit(game.id, "gull-rock", content="Gull Rock is a granite stack with a ruined chapel.")
+    await engine.ledger.lore_remove(game.id, "weather")
+    chapel = {"uid": 0, "key": ["chapel"], "keysecondary": [], "comment": "Chapel", "selective": True,
+              "content": "The chapel bell is cracked.", "constant": False, "order": 60, "disable": False}  # fmt: skip
+    export = {"entries": {"0": chapel}}
+    imported = await engine.ledger.lore_import(game.id, parse_world_info(export, "test.json").entries)
+    listing = {item.entry.id: item for item in await engine.lore(game.id)}
+    assert listing["saltmere"].source == "game" and listing["gull-rock"].source == "game"
+    assert "weather" not in listing and imported[0].id in listing
+    result = await turn(engine, game.id, "We sail past Gull Rock toward Saltmere and its chapel.")
+    final = result.context.messages[-1].content
+    assert "ruined chapel" in final and "harbour town" in final and "bell is cracked" in final
+    assert "storm is coming" not in final
+    with pytest.raises(UserError, match="no lore entry 'nope'"):
+        await engine.ledger.lore_remove(game.id, "nope")
+    with pytest.raises(UserError, match="keys"):
+        await engine.ledger.lore_add(game.id, content="No keys and not always on.")
+
+
+async def test_the_glossary_defines_new_names_and_can_be_edited(engine: Engine, extractor, scripted):
+    game = await start(engine)
+    extractor.definitions = {"Saltmere": "The harbour town where the supply boat is based."}
+    scripted.enqueue("Wren spits. 'The boat came from Saltmere, the harbour over the water.'")
+    await turn(engine, game.id, "I ask Wren where the boat came from.")
+    [term] = await engine.glossary(game.id)
+    assert term.term == "Saltmere" and term.source_entry_id is not None
+    result = await turn(engine, game.id, "I nod.")
+    assert "Glossary:\n- Saltmere: The harbour town" in result.context.messages[0].content
+    await engine.ledger.glossary_edit(game.id, "saltmere", "A fishing town.")
+    assert [(t.term, t.definition, t.edited) for t in await engine.glossary(game.id)] == [
+        ("Saltmere", "A fishing town.", True)
+    ]
+    await engine.ledger.glossary_remove(game.id, "Saltmere")
+    assert await engine.glossary(game.id) == []
+
+
+async def test_recall_finds_a_turn_3_clue_at_turn_300(engine: Engine, extractor):
+    game = await start(engine)
+    await turn(engine, game.id, "I climb onto the landing stage.")
+    await turn(engine, game.id, "I shake the rain off my coat.")
+    clue = await turn(engine, game.id, "I hide the brass key inside the cracked bell of the chapel.")
+    for n in range(4, 300):
+        await turn(engine, game.id, f"I keep watch from the gallery, hour {n}.")
+    assert (await engine.memory_status(game.id)).folded_through > clue.action.id, "turn 3 left the hot window"
+    result = await turn(engine, game.id, "Where did I hide the brass key?")
+    recall = result.context.trace.layer("recall")
+    assert f"entry:{clue.action.id}" in recall.items
+    final = result.context.messages[-1].content
+    assert "[turn 3] Maya: I hide the brass key inside the cracked bell of the chapel." in final
+    assert result.context.tokens <= result.context.trace.limit
+
+
+async def test_switched_off_buckets_leave_the_prompt_and_keep_their_data(engine: Engine, extractor, scripted):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")]]
+    extractor.definitions = {"Saltmere": "The harbour town."}
+    scripted.enqueue("The boat came from Saltmere.")
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    await engine.pin(game.id, "The lamp needs oil.", "Maya")
+    for n in range(12):
+        await turn(engine, game.id, f"I watch the sea, hour {n}.")
+    on = await turn(engine, game.id, "Where is the brass key? I smell oil in the store cellar.")
+    assert on.context.trace.layer("pins").items and on.context.trace.layer("glossary").items
+    assert on.context.trace.layer("lore").items and on.context.trace.layer("recall").items
+
+    for bucket in ("pins", "glossary", "lore", "facts", "recall"):
+        await engine.set_bucket(game.id, bucket, False)
+    off = await turn(engine, game.id, "Where is the brass key? I smell oil in the store cellar.")
+    for layer in ("pins", "glossary", "lore", "recall"):
+        assert off.context.trace.layer(layer).items == [], layer
+    prompt = "\n".join(m.content for m in off.context.messages)
+    assert "The lamp needs oil." not in prompt and "Saltmere: The harbour town" not in prompt
+    assert [p.text for p in await engine.pins(game.id)] == ["The lamp needs oil."]
+    assert [t.term for t in await engine.glossary(game.id)] == ["Saltmere"]
+    assert [f.value for f in await engine.facts(game.id)] == ["under the mat"]
+    with pytest.raises(UserError, match="Unknown memory bucket 'dreams'"):
+        await engine.set_bucket(game.id, "dreams", False)
