@@ -153,8 +153,17 @@ async def run_discord(settings: Settings) -> None:
 
 
 def bench(settings: Settings, args: argparse.Namespace) -> int:
-    if args.turns < 1:
+    if args.bench == "context" and args.turns < 1:
         raise UserError("--turns must be at least 1.")
+    if args.bench == "locomo":
+        from bot.bench import locomo_run
+
+        try:
+            budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
+        except ValueError:
+            raise UserError("--budgets takes whole numbers separated by commas, like 500,1000,2000,4000.") from None
+        locomo_run.run(settings, args.path, budgets, sys.stdout)
+        return 0
     from bot.bench import context
 
     context.run(settings, args.turns, args.seed, args.world, sys.stdout)
@@ -177,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     context_parser.add_argument("--turns", type=int, default=500, help="turns to play (default 500)")
     context_parser.add_argument("--seed", type=int, default=7)
     context_parser.add_argument("--world", default="hollow-manor", help="world to play (default hollow-manor)")
+    locomo_parser = benches.add_parser("locomo", help="evidence recall on LoCoMo against plain BM25")
+    locomo_parser.add_argument("path", type=Path, help="a LoCoMo JSON file (shared/bench/locomo-dev.json)")
+    locomo_parser.add_argument("--budgets", default="500,1000,2000,4000", help="token budgets, comma-separated")
     args = parser.parse_args(argv)
 
     try:

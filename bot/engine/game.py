@@ -8,6 +8,7 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from bot import dice
 from bot.engine.ledger import Ledger, LoreListing, PinResult
@@ -249,7 +250,25 @@ class Engine:
             log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
         return reply, seconds, first_text
 
-    async def _context(self, game: Game, action: LogEntry, *, before_id: int | None = None) -> Context:
+    async def preview(self, game_id: int, author: str, text: str, *, budget: Budget | None = None) -> Context:
+        """The prompt the GM would be given if ``author`` did ``text`` now. Nothing is stored."""
+        text = self.check_action(text)
+        game = await self.store.game(game_id)
+        action = LogEntry(
+            id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION, author=author, content=text,
+            created_at=datetime.now(UTC),
+        )  # fmt: skip
+        return await self._context(game, action, budget=budget, remember=False)
+
+    async def _context(
+        self,
+        game: Game,
+        action: LogEntry,
+        *,
+        before_id: int | None = None,
+        budget: Budget | None = None,
+        remember: bool = True,
+    ) -> Context:
         """The prompt for answering ``action``, from the memory and the unsummarized log."""
         world = self.world_of(game)
         state = await self.store.memory_state(game.id)
@@ -260,11 +279,13 @@ class Engine:
             world,
             view,
             action,
-            self.config.budget,
+            budget or self.config.budget,
             self.worker.count_tokens,
             reply_words=max(30, self.config.reply_tokens * 3 // 5),
         )
-        context = squeeze_to_fit(context, self.config.n_ctx, self.worker.count_tokens)
+        context = squeeze_to_fit(context, (budget or self.config.budget).n_ctx, self.worker.count_tokens)
+        if not remember:
+            return context
         previous = self._last_prompt.get(game.id)
         if previous is not None:
             context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)

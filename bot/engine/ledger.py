@@ -76,6 +76,15 @@ class FullTextRecall(RecallIndex):
         return await self.store.search_recall(game_id, query_terms(scene.action, scene.recent), limit)
 
 
+class ActionRecall(FullTextRecall):
+    """The same index searched with the new action's words alone: what the player asks about now."""
+
+    name = "bm25-action"
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        return await self.store.search_recall(game_id, query_terms(scene.action), limit)
+
+
 class Ledger:
     def __init__(
         self,
@@ -89,7 +98,8 @@ class Ledger:
         self.worker = worker
         self.world_of = world_of
         self.config = config
-        self.indexes = list(indexes) if indexes is not None else [FullTextRecall(store)]
+        # The action's own words count twice: once alone, once with the scene around it.
+        self.indexes = list(indexes) if indexes is not None else [ActionRecall(store), ActionRecall(store), FullTextRecall(store)]
 
     # Bucket switches (F20)
 

@@ -1,0 +1,168 @@
+"""``bench locomo``: this memory against plain BM25 on LoCoMo, at the same budgets, in one run.
+
+Each conversation is fed into a game of its own through the store, the
+way a game's log grows: every utterance a player's message, every session
+opened by a line with its date. Compaction runs as in play, so older turns
+leave the hot window; its summaries here are placeholders (no model writes
+them), so the figure counts only turns that reach the GM word for word:
+the hot window and recalled fragments. Each question is then asked as the
+new action, and the context the builder returns is checked for the
+question's evidence turns.
+
+The budget is the memory's share of the prompt: everything but the frozen
+world and the question itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import tempfile
+from pathlib import Path
+from typing import TextIO
+
+from bot.bench.locomo import (
+    Conversation,
+    Question,
+    Retrieved,
+    bm25_retriever,
+    evaluate,
+    load_locomo,
+    print_results,
+)
+from bot.engine import Engine, EngineConfig
+from bot.errors import UserError
+from bot.memory.context import Budget, MemoryView, build_context
+from bot.model.base import ChatMessage
+from bot.model.scripted import ScriptedModel
+from bot.model.worker import ModelWorker
+from bot.settings import Settings
+from bot.store import EntryKind, LogEntry, NewEntry, Store
+from bot.worlds import Chapter, World, WorldLibrary
+
+ASKER = "Question"
+
+
+def conversation_world(conv: Conversation) -> World:
+    return World(
+        id="locomo",
+        title=f"Conversation {conv.id}",
+        pitch=f"{conv.speaker_a} and {conv.speaker_b} talk over many sessions.",
+        style="Plain.",
+        rules=["Answer from what was said."],
+        setting=f"A long conversation between {conv.speaker_a} and {conv.speaker_b}.",
+        chapters=[Chapter(id="all", title="All sessions", goal="Remember.", beats=[{"id": "end", "description": "-"}])],
+        opening=f"{conv.speaker_a} and {conv.speaker_b} begin to talk.",
+    )
+
+
+class PlaceholderSummaries(ScriptedModel):
+    """Writes every summary as a stub and judges nothing: no language model in this bench."""
+
+    def __init__(self, count_tokens):
+        super().__init__(default=self._reply)
+        self._count = count_tokens
+
+    def count_tokens(self, text: str) -> int:
+        return self._count(text)
+
+    @staticmethod
+    def _reply(messages: list[ChatMessage]) -> str:
+        system = messages[0].content
+        if system.startswith("You track the progress"):
+            return '{"done": []}'
+        if system.startswith("You record the facts"):
+            return '{"facts": []}'
+        if system.startswith("You keep the glossary"):
+            return '{"definitions": []}'
+        return "(summary)"
+
+
+class MemoryRetriever:
+    """Feeds conversations into games and answers the harness from the context builder."""
+
+    def __init__(self, settings: Settings, count_tokens, store: Store, loop: asyncio.AbstractEventLoop):
+        self.count = count_tokens
+        self.store = store
+        self.loop = loop
+        self.worker = ModelWorker(PlaceholderSummaries(count_tokens))
+        self.config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
+        self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
+
+    async def ingest(self, conv: Conversation, worlds_dir: Path) -> None:
+        world = conversation_world(conv)
+        library = WorldLibrary(worlds_dir)
+        library.worlds[world.id] = world
+        engine = Engine(self.store, self.worker, library, self.config)
+        game = (await self.store.create_game(f"locomo:{conv.id}", world.id)).id
+        players = {
+            name: await self.store.add_player(game, name.casefold(), name) for name in (conv.speaker_a, conv.speaker_b)
+        }
+        dia_of: dict[int, str] = {}
+        for session in conv.sessions:
+            await self.store.append(
+                game, NewEntry(turn=session.index, kind=EntryKind.SYSTEM, author="system",
+                               content=f"Session {session.index}: {session.date}"),
+            )  # fmt: skip
+            for turn in session.turns:
+                player = players.get(turn.speaker)
+                (entry,) = await self.store.append(
+                    game, NewEntry(turn=session.index, kind=EntryKind.ACTION, author=turn.speaker, content=turn.text,
+                                   player_id=player.id if player else None),
+                    turn_done=session.index,
+                )  # fmt: skip
+                dia_of[entry.id] = turn.dia_id
+        await engine.memory.compact(game)  # closed chunks only, as upkeep would after the last turn
+        self.games[conv.id] = (engine, game, dia_of)
+
+    def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
+        return self.loop.run_until_complete(self._retrieve(conv, question, budget))
+
+    async def _retrieve(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
+        engine, game, dia_of = self.games[conv.id]
+        world = engine.worlds.get("locomo")
+        action = LogEntry(id=0, game_id=game, turn=0, kind=EntryKind.ACTION, author=ASKER,
+                          content=question.text, created_at="2026-01-01T00:00:00Z")  # fmt: skip
+        base = build_context(world, MemoryView(), action, Budget(n_ctx=10**6, reply_tokens=0), self.count).tokens
+        limits = Budget(n_ctx=base + budget + self.config.reply_tokens, reply_tokens=self.config.reply_tokens,
+                        recall=budget)  # fmt: skip
+        context = await engine.preview(game, ASKER, question.text, budget=limits)
+        trace = context.trace
+        refs = trace.layer("hot").items + trace.layer("recall").items
+        found = {dia_of.get(int(ref.split(":")[1])) for ref in refs if ref.startswith("entry:")}
+        return Retrieved(dia_ids=frozenset(d for d in found if d), tokens=max(0, trace.total_tokens - base))
+
+
+def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
+    from bot.__main__ import load_model
+
+    if not path.is_file():
+        raise UserError(f"No LoCoMo file at {path}.")
+    if not budgets or any(b < 50 for b in budgets):
+        raise UserError("--budgets takes token budgets of at least 50, like 500,1000,2000,4000.")
+    conversations = load_locomo(path)
+    tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
+    count = functools.lru_cache(maxsize=500_000)(tokenizer.count_tokens)
+    loop = asyncio.new_event_loop()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = loop.run_until_complete(Store.open(Path(tmp) / "locomo.sqlite3"))
+        memory = MemoryRetriever(settings, count, store, loop)
+        try:
+            loop.run_until_complete(_start(memory.worker))
+            for conv in conversations:
+                loop.run_until_complete(memory.ingest(conv, Path(tmp)))
+            results = evaluate(conversations, {"memory": memory, "bm25": bm25_retriever(count)}, budgets)
+        finally:
+            loop.run_until_complete(memory.worker.close())
+            loop.run_until_complete(store.close())
+            loop.close()
+    out.write(
+        f"bench locomo: {path.name}, {len(conversations)} conversations; tokens counted with {tokenizer.name}; "
+        "'memory' is this memory's context (hot window and recalled turns), 'bm25' plain BM25 over single turns.\n"
+    )
+    print_results(results, out, budgets)
+    return results.figures(budgets)
+
+
+async def _start(worker: ModelWorker) -> None:
+    worker.start()
