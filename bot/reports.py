@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
 from bot.memory.context import ContextTrace
+from bot.store import Fact
 
 BAR_WIDTH = 20
 
@@ -93,3 +95,24 @@ def chapter_text(report: ChapterReport) -> str:
         f"Chapter finished: {report.finished}. Recap: {report.recap}\n{after} "
         f"Story summary {report.story_words_before} -> {report.story_words_after} words."
     )
+
+
+def facts_text(facts: list[Fact]) -> str:
+    if not facts:
+        return "No facts recorded yet."
+    return "\n".join(
+        f"- {f.text} (turn {f.turn}, from messages {', '.join(map(str, f.sources)) or '-'})" for f in facts
+    )
+
+
+def lore_text(listing: list[LoreListing]) -> str:
+    if not listing:
+        return "The world book is empty."
+    lines = []
+    for item in listing:
+        entry = item.entry
+        keys = "always on" if entry.always_on else ", ".join(entry.keys)
+        if entry.secondary_keys:
+            keys += f" (with {', '.join(entry.secondary_keys)})"
+        lines.append(f"{entry.id} [{keys}; priority {entry.priority}; {item.source}]: {entry.content}")
+    return "\n".join(lines)

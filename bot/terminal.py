@@ -39,6 +39,10 @@ Commands:
   /retry           have the GM write its last reply again
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
   /compact         summarize old turns now      /chapter next   finish the chapter now
+  /pin TEXT        keep a fact in every prompt  /unpin N   /pins
+  /lore            the world book; /lore add KEY, KEY: TEXT; /lore remove ID
+  /facts           what the GM has recorded     /glossary  names the GM coined
+  /bucket NAME on|off   switch pins, lore, glossary, facts or recall out of the prompt
   /players         who is playing               /help     this text
   /quit            save and leave (resume with --resume)"""
 
@@ -163,11 +167,51 @@ class TerminalGame:
         elif command == "/chapter" and rest.lower() == "next":
             self.say("[Writing the chapter's recap...]")
             self.say(reports.chapter_text(await self.engine.next_chapter(game_id)))
+        elif command == "/pin":
+            result = await self.engine.pin(game_id, rest, self.current.name if self.current else "terminal")
+            self.say(f"[Pinned: {result.pin.text}]")
+            if result.moved:
+                self.say(f"[Over the cap: moved to the facts library: {result.moved.text}]")
+        elif command == "/unpin":
+            self.say(f"[Unpinned: {(await self.engine.unpin(game_id, rest)).text}]")
+        elif command == "/pins":
+            pins = await self.engine.pins(game_id)
+            self.say("\n".join(f"{i}. {p.text}" for i, p in enumerate(pins, 1)) or "Nothing is pinned.")
+        elif command == "/lore":
+            await self._lore(rest)
+        elif command == "/facts":
+            facts = await self.engine.facts(game_id)
+            self.say(reports.facts_text(facts))
+        elif command == "/glossary":
+            terms = await self.engine.glossary(game_id)
+            self.say("\n".join(f"{t.term}: {t.definition}" for t in terms) or "The glossary is empty.")
+        elif command == "/bucket":
+            name, _, state = rest.partition(" ")
+            if state.strip().lower() not in ("on", "off"):
+                raise UserError("Say /bucket NAME on or /bucket NAME off.")
+            buckets = await self.engine.set_bucket(game_id, name.strip().lower(), state.strip().lower() == "on")
+            self.say("Buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
         elif command == "/retry":
             await self._stream(lambda show: self.engine.retry(game_id, on_text=show))
         else:
             self.say(f"! Unknown command {command}; type /help.")
         return True
+
+    async def _lore(self, rest: str) -> None:
+        action, _, spec = rest.partition(" ")
+        if action == "add":
+            keys, _, content = spec.partition(":")
+            entry = await self.engine.ledger.lore_add(
+                self.game.id, keys=[k.strip() for k in keys.split(",") if k.strip()], content=content.strip()
+            )
+            self.say(f"[Lore added: {entry.id}]")
+        elif action == "remove":
+            self.say(f"[Lore removed: {(await self.engine.ledger.lore_remove(self.game.id, spec.strip())).id}]")
+        elif not action:
+            listing = await self.engine.lore(self.game.id)
+            self.say(reports.lore_text(listing))
+        else:
+            raise UserError("Say /lore, /lore add KEY, KEY: TEXT, or /lore remove ID.")
 
     async def _speaker(self, name: str | None, players: list[Player]) -> Player:
         if name is None:

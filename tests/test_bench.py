@@ -30,3 +30,27 @@ def test_bench_context_prints_side_by_side_figures_and_a_name_value_line(tmp_pat
 def test_bench_refuses_nonsense_turns(tmp_path: Path):
     result = run_bot("bench", "context", "--turns", "0", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.strip() == "--turns must be at least 1."
+
+
+def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path: Path):
+    import json
+
+    from tests.test_locomo_harness import TINY
+
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(TINY))
+    result = run_bot("bench", "locomo", str(data), "--budgets", "60,400", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    numbers = figures(result.stdout)
+    assert set(numbers) >= {"recall_60", "recall_400", "bm25_recall_60", "bm25_recall_400", "questions"}
+    assert numbers["questions"] == 6
+    # With room for every turn of these tiny conversations, the memory's context holds all the evidence.
+    assert numbers["recall_400"] == 1.0
+    assert "multi-hop" in result.stdout and "single-hop" in result.stdout
+
+
+def test_bench_locomo_with_a_missing_file_is_one_line(tmp_path: Path):
+    result = run_bot("bench", "locomo", str(tmp_path / "none.json"), cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.strip() == f"No LoCoMo file at {tmp_path / 'none.json'}."
+    bad = run_bot("bench", "locomo", str(tmp_path / "none.json"), "--budgets", "a,b", cwd=tmp_path)
+    assert bad.stderr.strip().startswith("--budgets takes whole numbers")

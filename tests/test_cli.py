@@ -197,3 +197,35 @@ def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     assert "Maya: I knock on the cottage door." in again.stdout
     lines = again.stdout.splitlines()  # player lines only: the GM's replies may quote anything
     assert "Maya: I try the cottage door." not in lines and "Tom: I shout for the keeper." not in lines
+
+
+def test_terminal_pins_lore_and_buckets(tmp_path: Path, play_env):
+    script = "\n".join(
+        [
+            "/pin The lamp needs oil.",
+            "/pin The keeper owes Wren money.",
+            "/pins",
+            "/unpin 1",
+            "/pins",
+            "/lore add Saltmere, harbour: Saltmere is the harbour town.",
+            "/lore",
+            "/lore add : no keys",
+            "/facts",
+            "/glossary",
+            "/bucket recall off",
+            "/bucket dreams off",
+            "/quit",
+        ]
+    )
+    result = run_bot("play", "lighthouse", stdin=script + "\n", cwd=tmp_path, **play_env)
+    out = result.stdout
+    assert result.returncode == 0, result.stderr
+    assert "1. The lamp needs oil.\n2. The keeper owes Wren money." in out
+    assert "[Unpinned: The lamp needs oil.]\n1. The keeper owes Wren money." in out
+    assert "[Lore added: saltmere]" in out
+    assert "saltmere [Saltmere, harbour; priority 50; game]: Saltmere is the harbour town." in out
+    assert "oil-store [oil (with store, cellar); priority 70; world]" in out
+    assert "! a lore entry needs keys, or always_on: true" in out
+    assert "No facts recorded yet." in out and "The glossary is empty." in out
+    assert "Buckets: pins on, lore on, glossary on, facts on, recall off" in out
+    assert "! Unknown memory bucket 'dreams'" in out

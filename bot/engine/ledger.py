@@ -99,7 +99,9 @@ class Ledger:
         self.world_of = world_of
         self.config = config
         # The action's own words count twice: once alone, once with the scene around it.
-        self.indexes = list(indexes) if indexes is not None else [ActionRecall(store), ActionRecall(store), FullTextRecall(store)]
+        self.indexes = (
+            list(indexes) if indexes is not None else [ActionRecall(store), ActionRecall(store), FullTextRecall(store)]
+        )
 
     # Bucket switches (F20)
 
@@ -352,7 +354,15 @@ class Ledger:
         recall = []
         if kinds:
             rankings = [await index.search(game.id, scene, self.config.recall_candidates) for index in self.indexes]
-            recall = fragments(fuse(rankings), exclude, kinds)
+            hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
+            following = {}
+            if self.config.recall_following:
+                # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
+                lead = [
+                    int(h.ref.split(":")[1]) for h in hits[: self.config.recall_following] if h.ref.startswith("entry:")
+                ]
+                following = await self.store.following_entries(game.id, lead)
+            recall = fragments(hits, exclude, kinds, following)
         return pins, glossary, lore, recall
 
 
@@ -372,4 +382,5 @@ def _lore_entry(fields: dict) -> LoreEntry:
     try:
         return LoreEntry.model_validate(fields)
     except ValidationError as exc:
-        raise UserError("; ".join(format_validation_error(exc))) from None
+        problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
+        raise UserError("; ".join(problems)) from None

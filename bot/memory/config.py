@@ -45,5 +45,8 @@ class MemoryConfig(BaseModel):
     pin_cap: int = Field(default=20, ge=1, le=200, description="Pins per game; past it the oldest becomes a fact.")
     lore_scan_depth: int = Field(default=4, ge=0, le=50, description="Recent messages searched for lore keys.")
     recall_candidates: int = Field(default=200, ge=1, le=2000, description="Fragments fetched from the index per turn.")
+    recall_following: int = Field(
+        default=120, ge=0, le=2000, description="Leading recalled turns that bring the turn after them; 0: none."
+    )
     glossary_terms_per_turn: int = Field(default=3, ge=0, le=10)
     budgets: Budgets = Field(default_factory=Budgets)

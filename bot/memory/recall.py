@@ -55,13 +55,36 @@ def fuse(rankings: Sequence[Sequence[RecallHit]], k: int = 60) -> list[RecallHit
     return [best[ref].model_copy(update={"score": scores[ref]}) for ref in order]
 
 
-def fragments(hits: Sequence[RecallHit], exclude: set[str], allowed_kinds: set[str]) -> list[MemoryItem]:
-    """Recalled fragments in rank order, labelled with their turn, leaving out what the prompt holds."""
-    items = []
+def fragments(
+    hits: Sequence[RecallHit],
+    exclude: set[str],
+    allowed_kinds: set[str],
+    following: dict[int, RecallHit] | None = None,
+) -> list[MemoryItem]:
+    """Recalled fragments in rank order, labelled with their turn, leaving out what the prompt holds.
+
+    A recalled turn brings the turn after it (``following``, by entry id): what was said is most
+    often answered, or completed, by the next message.
+    """
+    items: list[MemoryItem] = []
+    taken = set(exclude)
     for hit in hits:
         kind = hit.ref.split(":", 1)[0]
-        if hit.ref in exclude or kind not in allowed_kinds:
+        if hit.ref in taken or kind not in allowed_kinds:
             continue
-        label = "fact" if kind == "fact" else f"turn {hit.turn}"
-        items.append(MemoryItem(hit.ref, f"[{label}] {hit.text}"))
+        taken.add(hit.ref)
+        items.append(_item(hit, kind))
+        after = (following or {}).get(_entry_id(hit.ref)) if kind == "entry" else None
+        if after is not None and after.ref not in taken:
+            taken.add(after.ref)
+            items.append(_item(after, "entry"))
     return items
+
+
+def _item(hit: RecallHit, kind: str) -> MemoryItem:
+    label = "fact" if kind == "fact" else f"turn {hit.turn}"
+    return MemoryItem(hit.ref, f"[{label}] {hit.text}")
+
+
+def _entry_id(ref: str) -> int:
+    return int(ref.split(":", 1)[1])

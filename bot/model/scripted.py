@@ -43,6 +43,11 @@ class ScriptedModel(LanguageModel):
         self.block = threading.Event()
         self.block.set()
 
+    def last(self, kind: str = "stream") -> Call:
+        """The latest call of one kind ("stream" is a GM turn), whatever background jobs asked since."""
+        with self._lock:
+            return next(call for call in reversed(self.calls) if call.kind == kind)
+
     def enqueue(self, *replies: Reply) -> None:
         with self._lock:
             self._replies.extend(replies)

@@ -196,6 +196,28 @@ class LedgerStore:
     async def unindex(self, db: aiosqlite.Connection, ref: str) -> None:
         await db.execute("DELETE FROM recall_index WHERE ref = ?", (ref,))
 
+    async def following_entries(self, game_id: int, entry_ids: list[int]) -> dict[int, RecallHit]:
+        """For each entry id, the next live entry of the same game (its reply, most often)."""
+        if not entry_ids:
+            return {}
+        marks = ", ".join("?" for _ in entry_ids)
+        rows = await self._all(
+            "SELECT t.id AS hit, n.id AS id, n.author, n.kind, n.content, n.turn FROM turn_log t"
+            " JOIN turn_log n ON n.id = (SELECT m.id FROM turn_log m WHERE m.game_id = t.game_id AND m.id > t.id"
+            " AND m.deleted = 0 ORDER BY m.id LIMIT 1)"
+            f" WHERE t.game_id = ? AND t.id IN ({marks})",
+            (game_id, *entry_ids),
+        )
+        return {
+            row["hit"]: RecallHit(
+                ref=f"entry:{row['id']}",
+                text=f"{'GM' if row['kind'] == 'gm' else row['author']}: {row['content']}",
+                turn=row["turn"],
+                score=0.0,
+            )
+            for row in rows
+        }
+
     async def search_recall(self, game_id: int, terms: list[str], limit: int) -> list[RecallHit]:
         query = fts_query(terms)
         if not query:

@@ -41,7 +41,7 @@ async def test_a_turn_stores_action_and_reply_and_returns_them(engine: Engine, s
 async def test_the_prompt_holds_rules_world_history_and_the_action(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     await engine.act(game.id, "maya", "I ask Wren about the keeper.")
-    messages = scripted.calls[-1].messages
+    messages = scripted.last().messages
     assert messages[0].role == "system"
     assert "Never reveal a truth until the players find it." in messages[0].content
     assert "Gull Rock" in messages[0].content and "Wren Tally" in messages[0].content
@@ -115,7 +115,7 @@ async def test_a_failing_model_keeps_the_action_and_the_next_turn_answers_it(eng
     assert (await engine.store.game(game.id)).turn == 0
     result = await engine.act(game.id, "maya", "I try again.")
     assert result.turn == 1
-    prompt = scripted.calls[-1].prompt_text
+    prompt = scripted.last().prompt_text
     assert "I light the lamp." in prompt and "I try again." in prompt
 
 
@@ -133,7 +133,7 @@ async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scrip
     assert 6 <= rolled.roll.total <= 25
     assert rolled.entry.kind is EntryKind.ROLL and rolled.entry.turn == 1 and rolled.entry.author == "Maya"
     await engine.act(game.id, "maya", "I climb the wet stair.")
-    assert f"[Maya rolls 1d20+5: {rolled.roll.detail}]" in scripted.calls[-1].prompt_text
+    assert f"[Maya rolls 1d20+5: {rolled.roll.detail}]" in scripted.last().prompt_text
 
 
 @pytest.mark.parametrize(
@@ -198,7 +198,7 @@ async def test_when_upkeep_cannot_summarize_the_oldest_turns_leave_the_prompt_fi
     result = await engine.act(game.id, "maya", "Final step.")
     assert result.context.trace.layer("hot").left_out, "forty long turns do not fit 2,048 tokens"
     assert result.context.tokens <= 2048 - 128
-    prompt = scripted.calls[-1].prompt_text
+    prompt = scripted.last().prompt_text
     assert "Step 39." in prompt and "Final step." in prompt and "Step 0." not in prompt
     assert "maintenance is down" in (await engine.memory_status(game.id)).last_error
 
@@ -223,4 +223,4 @@ async def test_a_world_too_big_for_the_context_is_reported_and_the_turn_still_pl
     trace = result.context.trace
     assert trace.overflow and "was cut to fit" in trace.overflow
     assert result.context.tokens <= 600 - 16
-    assert scripted.calls[-1].messages[-1].content.endswith("Maya: I knock on the study door.")
+    assert scripted.last().messages[-1].content.endswith("Maya: I knock on the study door.")

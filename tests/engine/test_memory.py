@@ -209,7 +209,7 @@ async def test_the_story_stays_about_flat_across_chapters(engine: Engine, memory
     with pytest.raises(UserError, match="already done"):
         await engine.next_chapter(game.id)
     await engine.act(game.id, "maya", "I look at the sea.")
-    assert "Every chapter is done" in memory_model.calls[-1].messages[0].content
+    assert "Every chapter is done" in memory_model.last().messages[0].content
 
 
 async def test_retry_replaces_the_last_reply(engine: Engine, memory_model: ScriptedModel):
@@ -224,9 +224,9 @@ async def test_retry_replaces_the_last_reply(engine: Engine, memory_model: Scrip
         (replies[0].content, True),
         ("A better answer.", False),
     ]
-    assert "Maya: I open the hatch." in memory_model.calls[-1].prompt_text
+    assert "Maya: I open the hatch." in memory_model.last().prompt_text
     assert replies[0].content.startswith("The GM answers")
-    assert replies[0].content not in memory_model.calls[-1].prompt_text
+    assert replies[0].content not in memory_model.last().prompt_text
 
 
 async def test_retry_before_any_turn_is_refused(engine: Engine, memory_model: ScriptedModel):
@@ -243,11 +243,11 @@ async def test_edits_and_deletes_reach_the_next_prompt_and_only_the_author_may(e
         await engine.edit_entry(game.id, mine.id, "Tom was here.", user_key="tom")
     await engine.edit_entry(game.id, mine.id, "I hum quietly.", user_key="maya")
     await engine.act(game.id, "tom", "I listen.")
-    prompt = memory_model.calls[-1].prompt_text
+    prompt = memory_model.last().prompt_text
     assert "I hum quietly." in prompt and "sea shanty" not in prompt
     await engine.delete_entry(game.id, mine.id, user_key="maya")
     await engine.act(game.id, "tom", "I listen again.")
-    assert "I hum quietly." not in memory_model.calls[-1].prompt_text
+    assert "I hum quietly." not in memory_model.last().prompt_text
 
 
 async def test_memory_status_and_recall_data(engine: Engine, memory_model: ScriptedModel):
