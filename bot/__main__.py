@@ -152,6 +152,16 @@ async def run_discord(settings: Settings) -> None:
         await serve(app.engine, settings)
 
 
+def import_lore(export: Path, world: Path) -> int:
+    from bot.worldinfo import import_into_world_file
+
+    result = import_into_world_file(export, world)
+    print(f"{world}: {len(result.entries)} lore entries added: {', '.join(e.id for e in result.entries) or 'none'}")
+    for reason in result.skipped:
+        print(f"{export}: {reason}")
+    return 0
+
+
 def bench(settings: Settings, args: argparse.Namespace) -> int:
     if args.bench == "context" and args.turns < 1:
         raise UserError("--turns must be at least 1.")
@@ -180,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     check_parser = commands.add_parser("check", help="validate world files")
     check_parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: worlds/)")
     commands.add_parser("run", help="serve Discord (needs DISCORD_TOKEN)")
+    import_parser = commands.add_parser("import-lore", help="add a SillyTavern World Info export to a world file")
+    import_parser.add_argument("export", type=Path, help="the World Info JSON export")
+    import_parser.add_argument("world", type=Path, help="the world file to add the entries to")
     bench_parser = commands.add_parser("bench", help="measure the memory; prints figures")
     benches = bench_parser.add_subparsers(dest="bench", required=True)
     context_parser = benches.add_parser("context", help="prompt tokens and cache reuse over a long scripted game")
@@ -202,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    if args.command in ("play", "bench"):
+    if args.command in ("play", "bench", "import-lore"):
         # The terminal is for the story (or the figures); the log keeps to warnings unless asked.
         if "GM_LOG_LEVEL" not in os.environ:
             logging.getLogger().setLevel(logging.WARNING)
@@ -211,6 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "check":
             return check(args.paths, settings)
+        if args.command == "import-lore":
+            return import_lore(args.export, args.world)
         if args.command == "play":
             asyncio.run(play(settings, args.world, args.resume))
         elif args.command == "bench":

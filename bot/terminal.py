@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from bot import reports
@@ -40,7 +41,8 @@ Commands:
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
   /compact         summarize old turns now      /chapter next   finish the chapter now
   /pin TEXT        keep a fact in every prompt  /unpin N   /pins
-  /lore            the world book; /lore add KEY, KEY: TEXT; /lore remove ID
+  /lore            the world book; /lore add KEY, KEY: TEXT; /lore remove ID;
+                   /lore import FILE.json (a SillyTavern World Info export)
   /facts           what the GM has recorded     /glossary  names the GM coined
   /bucket NAME on|off   switch pins, lore, glossary, facts or recall out of the prompt
   /players         who is playing               /help     this text
@@ -205,13 +207,21 @@ class TerminalGame:
                 self.game.id, keys=[k.strip() for k in keys.split(",") if k.strip()], content=content.strip()
             )
             self.say(f"[Lore added: {entry.id}]")
+        elif action == "import":
+            from bot.worldinfo import read_world_info
+
+            found = read_world_info(Path(spec.strip()))
+            added = await self.engine.ledger.lore_import(self.game.id, found.entries)
+            self.say(f"[Lore imported into this game: {', '.join(e.id for e in added) or 'nothing'}]")
+            for reason in found.skipped:
+                self.say(f"[Left out: {reason}]")
         elif action == "remove":
             self.say(f"[Lore removed: {(await self.engine.ledger.lore_remove(self.game.id, spec.strip())).id}]")
         elif not action:
             listing = await self.engine.lore(self.game.id)
             self.say(reports.lore_text(listing))
         else:
-            raise UserError("Say /lore, /lore add KEY, KEY: TEXT, or /lore remove ID.")
+            raise UserError("Say /lore, /lore add KEY, KEY: TEXT, /lore import FILE.json, or /lore remove ID.")
 
     async def _speaker(self, name: str | None, players: list[Player]) -> Player:
         if name is None:

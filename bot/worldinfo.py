@@ -68,6 +68,11 @@ def parse_world_info(data: object, source: str, *, existing_ids: Collection[str]
     return WorldInfoImport(entries, skipped)
 
 
+def read_world_info(export_path: Path) -> WorldInfoImport:
+    """Read and map an export file, for importing into a running game."""
+    return parse_world_info(_read_export(export_path), str(export_path))
+
+
 def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImport:
     """Append the entries of a World Info export to the ``lore`` of a world file.
 

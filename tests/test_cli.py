@@ -229,3 +229,21 @@ def test_terminal_pins_lore_and_buckets(tmp_path: Path, play_env):
     assert "No facts recorded yet." in out and "The glossary is empty." in out
     assert "Buckets: pins on, lore on, glossary on, facts on, recall off" in out
     assert "! Unknown memory bucket 'dreams'" in out
+
+
+def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, play_env):
+    import json
+
+    export = tmp_path / "export.json"
+    chapel = {"uid": 0, "key": ["chapel"], "comment": "Chapel", "content": "The chapel bell is cracked.", "order": 60}
+    export.write_text(json.dumps({"entries": {"0": chapel, "1": {"uid": 1, "key": ["x"], "content": ""}}}))
+    world = Path(play_env["GM_WORLDS_DIR"]) / "lighthouse.yaml"
+    result = run_bot("import-lore", str(export), str(world), cwd=tmp_path, **play_env)
+    assert result.returncode == 0, result.stderr
+    assert f"{world}: 1 lore entries added: chapel" in result.stdout
+    assert f"{export}: entries.1: empty content" in result.stdout
+    checked = run_bot("check", str(world), cwd=tmp_path, **play_env)
+    assert "4 lore entries" in checked.stdout
+
+    missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **play_env)
+    assert missing.returncode == 1 and "none.json" in missing.stderr and "Traceback" not in missing.stderr
