@@ -8,7 +8,6 @@ instant, instead of globally, which can take an hour to show).
 from __future__ import annotations
 
 import logging
-import pkgutil
 
 import aiohttp
 import discord
@@ -23,7 +22,7 @@ log = logging.getLogger(__name__)
 
 
 def cog_modules() -> list[str]:
-    return sorted(f"cogs.{m.name}" for m in pkgutil.iter_modules(cogs.__path__) if not m.name.startswith("_"))
+    return list(cogs.EXTENSIONS)
 
 
 class GameMasterBot(commands.Bot):
@@ -35,6 +34,7 @@ class GameMasterBot(commands.Bot):
         self.settings = settings
 
     async def setup_hook(self) -> None:
+        self.tree.on_error = self.on_app_command_error
         for module in cog_modules():
             await self.load_extension(module)
             log.info("Loaded %s", module)
@@ -45,6 +45,26 @@ class GameMasterBot(commands.Bot):
         else:
             synced = await self.tree.sync()
         log.info("Synced %d slash commands", len(synced))
+
+    async def on_app_command_error(
+        self, interaction: discord.Interaction, error: discord.app_commands.AppCommandError
+    ) -> None:
+        """One handler for every cog: a user's mistake gets its sentence, anything else one plain one."""
+        cause = getattr(error, "original", error)
+        if isinstance(cause, UserError):
+            text = str(cause)
+        elif isinstance(cause, discord.app_commands.CheckFailure):
+            text = str(cause) or "You cannot use that here."
+        else:
+            log.error("Command %s failed", getattr(interaction.command, "qualified_name", "?"), exc_info=cause)
+            text = "Something went wrong on my side; it is logged. Your game is safe."
+        try:
+            if interaction.response.is_done():
+                await interaction.followup.send(text, ephemeral=True)
+            else:
+                await interaction.response.send_message(text, ephemeral=True)
+        except discord.HTTPException:
+            log.warning("Could not tell the user about an error: %s", text)
 
     async def on_ready(self) -> None:
         log.info("Connected as %s to %d servers", self.user, len(self.guilds))

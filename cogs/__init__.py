@@ -1,1 +1,3 @@
-"""Discord cogs: Discord in, Discord out. Every module here is loaded as an extension."""
+"""Discord cogs: Discord in, Discord out. ``EXTENSIONS`` lists the modules loaded as extensions."""
+
+EXTENSIONS = ("cogs.game",)

@@ -1,4 +1,4 @@
-"""The Discord start-up code against SimCord's in-memory Discord."""
+"""The Discord layer against SimCord's in-memory Discord, with the scripted model."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ import pytest
 
 from bot.discord_client import GameMasterBot, cog_modules
 from bot.engine import Engine
+from bot.model import ScriptedModel
 from bot.settings import Settings
+from bot.store import EntryKind
+from cogs.rendering import LIMIT, split_message
 
 
 @pytest.fixture
@@ -14,8 +17,149 @@ def simcord_bot(engine: Engine) -> GameMasterBot:
     return GameMasterBot(engine, Settings(discord_token="simulated", dev_guild_id=None))
 
 
+@pytest.fixture
+def table(simcord_env):
+    guild = simcord_env.create_guild()
+    channel = guild.create_text_channel("tavern")
+    maya = guild.add_member(simcord_env.create_user("maya"))
+    tom = guild.add_member(simcord_env.create_user("tom"))
+    return channel, maya, tom
+
+
 async def test_the_bot_connects_loads_every_cog_and_syncs(simcord_env, simcord_bot: GameMasterBot):
     assert simcord_bot.is_ready()
-    assert sorted(simcord_bot.extensions) == cog_modules()
-    assert simcord_bot.engine is not None
+    assert sorted(simcord_bot.extensions) == sorted(cog_modules())
     assert not simcord_bot.intents.message_content, "the privileged intent is off unless asked for"
+    channel = simcord_env.create_guild().create_text_channel("general")
+    member = simcord_env.guild.add_member(simcord_env.create_user("ann"))
+    available = set(member.available_commands(channel))
+    assert {"game start", "game end", "game status", "join", "leave", "act", "roll"} <= available
+
+
+async def test_a_game_starts_players_join_act_and_the_reply_lands_in_the_log(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, tom = table
+    started = await maya.slash(channel, "game start", world="lighthouse")
+    assert not started.ephemeral
+    assert "The supply boat bumps" in channel.last_message.content
+
+    await maya.slash(channel, "join", name="Maya", description="a diver")
+    await tom.slash(channel, "join", name="Tom")
+    scripted.enqueue("The door groans open onto a stair of wet stone.")
+    await maya.slash(channel, "act", action="I open the door.")
+    assert channel.last_message.content == "The door groans open onto a stair of wet stone."
+
+    game = await engine.current_game(f"discord:{channel.id}")
+    log = await engine.history(game.id, 20)
+    assert [(e.kind, e.author) for e in log[-2:]] == [(EntryKind.ACTION, "Maya"), (EntryKind.GM, "GM")]
+    status = await tom.slash(channel, "game status")
+    assert status.ephemeral and "Maya, Tom" in status.response.content
+
+
+async def test_commands_without_a_game_are_refused_privately(simcord_env, table):
+    channel, maya, _ = table
+    for name, options in [("join", {"name": "Maya"}), ("act", {"action": "I wait."}), ("roll", {"dice": "1d20"})]:
+        result = await maya.slash(channel, name, **options)
+        assert result.ephemeral and result.response.content == "There is no game here; start one first."
+
+
+async def test_acting_before_joining_and_bad_input_are_refused_and_nothing_is_stored(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, tom = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    refused = await tom.slash(channel, "act", action="I steal the lamp.")
+    assert refused.ephemeral and "Join the game first" in refused.response.content
+    too_long = await maya.slash(channel, "act", action="x" * 2001)
+    assert too_long.ephemeral and "the limit is 2000" in too_long.response.content
+    nonsense = await maya.slash(channel, "roll", dice="banana")
+    assert nonsense.ephemeral and "is not dice notation" in nonsense.response.content
+    huge = await maya.slash(channel, "roll", dice="1000000d1000000")
+    assert huge.ephemeral and "Too many dice" in huge.response.content
+    again = await maya.slash(channel, "game start", world="lighthouse")
+    assert again.ephemeral and "already running" in again.response.content
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert [e.kind for e in await engine.history(game.id, 20)] == [EntryKind.GM, EntryKind.SYSTEM]
+    assert not [c for c in scripted.calls if c.kind == "stream"]
+
+
+async def test_an_unknown_world_is_refused(simcord_env, table):
+    channel, maya, _ = table
+    result = await maya.slash(channel, "game start", world="atlantis")
+    assert result.ephemeral and result.response.content.startswith("Unknown world 'atlantis'.")
+
+
+async def test_world_autocomplete_offers_the_loaded_worlds(simcord_env, table):
+    channel, maya, _ = table
+    choices = await maya.autocomplete(channel, "game start", "world", "light")
+    assert [c["value"] for c in choices] == ["lighthouse"]
+    assert choices[0]["name"] == "The Lighthouse at Gull Rock"
+
+
+async def test_a_long_reply_is_split_in_order_without_breaking_words(simcord_env, table, scripted: ScriptedModel):
+    channel, maya, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    long_reply = " ".join(f"wave{i}" for i in range(900))  # about 6,000 characters
+    scripted.enqueue(long_reply)
+    before = len(channel.history())
+    await maya.slash(channel, "act", action="I watch the sea.")
+    posted = [m.content for m in channel.history()[before:]]
+    gm = [text for text in posted if text.startswith("wave") or " wave" in text]
+    assert len(gm) >= 3 and all(len(text) <= LIMIT for text in gm)
+    assert " ".join(gm).split() == long_reply.split(), "every word once, in order"
+
+
+async def test_a_roll_is_public_and_logged(simcord_env, table, engine: Engine):
+    channel, maya, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    result = await maya.slash(channel, "roll", dice="1d20+5")
+    assert not result.ephemeral and result.response.content.startswith("**Maya** rolls 1d20+5: 1d20 (")
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert (await engine.history(game.id, 1))[0].kind is EntryKind.ROLL
+
+
+def test_split_message_keeps_fences_balanced_and_cuts_at_spaces():
+    text = "Intro.\n```python\n" + "\n".join(f"line = {i}" for i in range(400)) + "\n```\nDone."
+    pieces = split_message(text, limit=500)
+    assert all(len(p) <= 500 for p in pieces)
+    assert all(p.count("```") % 2 == 0 for p in pieces), "each piece renders on its own"
+    assert pieces[1].startswith("```python\n")
+    words = split_message("word " * 300, limit=100)
+    assert all(not p.endswith("wor") for p in words) and " ".join(words).split() == ["word"] * 300
+
+
+class _Posted:
+    """Stands in for a posted discord.Message: records its edits."""
+
+    def __init__(self, content: str):
+        self.content = content
+        self.edits: list[str] = []
+
+    async def edit(self, *, content: str) -> None:
+        self.content = content
+        self.edits.append(content)
+
+
+async def test_streamed_reply_edits_at_most_once_a_second_then_shows_the_whole_text():
+    from cogs.rendering import StreamedReply
+
+    now = [0.0]
+    posted: list[_Posted] = []
+
+    async def send(text: str) -> _Posted:
+        posted.append(_Posted(text))
+        return posted[-1]
+
+    reply = StreamedReply(send, clock=lambda: now[0])
+    for i in range(30):  # thirty pieces over three seconds
+        now[0] = 1.0 + i * 0.1
+        await reply.feed(f"word{i} ")
+    assert len(posted) == 1
+    assert len(posted[0].edits) <= 3, "one edit a second at most"
+    text = " ".join(f"word{i}" for i in range(30))
+    await reply.finish(text)
+    assert posted[0].content == text and len(posted) == 1

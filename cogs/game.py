@@ -1,0 +1,101 @@
+"""Games in channels: receives discord.py events and hands them to the engine (F1, F2, F3)."""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.engine import Engine
+from bot.errors import UserError
+from cogs.rendering import StreamedReply
+
+log = logging.getLogger(__name__)
+
+
+def channel_key(channel: discord.abc.Messageable | None) -> str:
+    return f"discord:{getattr(channel, 'id', 0)}"
+
+
+def user_key(user: discord.abc.User) -> str:
+    return f"discord:{user.id}"
+
+
+class GameCog(commands.Cog):
+    game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
+
+    def __init__(self, bot: commands.Bot, engine: Engine):
+        self.bot = bot
+        self.engine = engine
+
+    async def _game_here(self, interaction: discord.Interaction):
+        return await self.engine.current_game(channel_key(interaction.channel))
+
+    @game.command(name="start", description="Start a game in this channel")
+    @app_commands.describe(world="The world to play")
+    async def game_start(self, interaction: discord.Interaction, world: str) -> None:
+        started = await self.engine.start_game(channel_key(interaction.channel), world)
+        await interaction.response.send_message(f"**{started.world.title}**\n{started.world.pitch}")
+        await self._post(interaction, started.opening.content)
+
+    @game_start.autocomplete("world")
+    async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        names = [n for n in self.engine.worlds.names() if current.lower() in n.lower()]
+        return [app_commands.Choice(name=self.engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+
+    @game.command(name="end", description="End this channel's game (it is kept)")
+    async def game_end(self, interaction: discord.Interaction) -> None:
+        ended = await self.engine.end_game(channel_key(interaction.channel))
+        await interaction.response.send_message(f"The game ends after {ended.turn} turns. It is kept.")
+
+    @game.command(name="status", description="What is being played here, and by whom")
+    async def game_status(self, interaction: discord.Interaction) -> None:
+        game = await self._game_here(interaction)
+        world = self.engine.world_of(game)
+        players = ", ".join(p.name for p in await self.engine.players(game.id)) or "nobody yet"
+        await interaction.response.send_message(
+            f"**{world.title}**, turn {game.turn}. Players: {players}.", ephemeral=True
+        )
+
+    @app_commands.command(name="join", description="Join this channel's game as a character")
+    @app_commands.describe(name="Your character's name", description="A few words about them")
+    async def join(self, interaction: discord.Interaction, name: str, description: str = "") -> None:
+        game = await self._game_here(interaction)
+        player = await self.engine.join(game.id, user_key(interaction.user), name, description)
+        await interaction.response.send_message(f"{interaction.user.mention} joins as **{player.name}**.")
+
+    @app_commands.command(name="leave", description="Leave this channel's game")
+    async def leave(self, interaction: discord.Interaction) -> None:
+        game = await self._game_here(interaction)
+        player = await self.engine.leave(game.id, user_key(interaction.user))
+        await interaction.response.send_message(f"**{player.name}** leaves the game.")
+
+    @app_commands.command(name="act", description="Say what your character does")
+    @app_commands.describe(action="What your character does or says")
+    async def act(self, interaction: discord.Interaction, action: str) -> None:
+        game = await self._game_here(interaction)
+        self.engine.check_action(action)
+        player = await self.engine.player(game.id, user_key(interaction.user))
+        if player is None:
+            raise UserError("Join the game first with /join.")
+        await interaction.response.send_message(f"**{player.name}**: {action.strip()}")
+        reply = StreamedReply(interaction.channel.send)
+        async with interaction.channel.typing():
+            result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
+        await reply.finish(result.text)
+
+    @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
+    @app_commands.describe(dice="Dice notation")
+    async def roll(self, interaction: discord.Interaction, dice: str) -> None:
+        game = await self._game_here(interaction)
+        rolled = await self.engine.roll(game.id, user_key(interaction.user), dice)
+        await interaction.response.send_message(f"**{rolled.entry.author}** rolls {rolled.roll.text}")
+
+    async def _post(self, interaction: discord.Interaction, text: str) -> None:
+        await StreamedReply(interaction.channel.send).finish(text)
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(GameCog(bot, bot.engine))
