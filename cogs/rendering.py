@@ -96,3 +96,84 @@ class StreamedReply:
             await self._message.edit(content=text)
         self._shown = text
         self._last_edit = self._clock()
+
+
+GM_ONLY_LAYERS = ("secrets",)
+BAR = 12
+
+
+def _bar(used: int, budget: int | None) -> str:
+    if not budget:
+        return f"{used} tokens"
+    filled = min(BAR, round(BAR * used / budget))
+    return f"`{'█' * filled}{'░' * (BAR - filled)}` {used}/{budget}"
+
+
+def _clip(text: str, limit: int = 1024) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def status_embed(status, *, show_secrets: bool) -> discord.Embed:
+    """/memory-status: summaries, counts, the budget per layer, the next compaction."""
+    chapter = (
+        f"{status.chapter_title} ({len(status.beats_done)}/{status.beats_total} beats)"
+        if status.chapter_title
+        else "every chapter done"
+    )
+    embed = discord.Embed(
+        title=f"Memory at turn {status.turn}", description=f"Chapter {status.chapter_index + 1}: {chapter}"
+    )
+    for recap in status.chapter_recaps[-3:]:
+        embed.add_field(name="Chapter recap", value=_clip(recap.text), inline=False)
+    for label, summary in (("Story so far", status.story_summary), ("Most recently", status.short_summary)):
+        if summary is not None:
+            embed.add_field(
+                name=f"{label} (turns {summary.first_turn}-{summary.last_turn})",
+                value=_clip(summary.text),
+                inline=False,
+            )
+    embed.add_field(
+        name="Counts",
+        value=f"{status.messages} messages, {status.messages_summarized} summarized; "
+        f"pins {status.pins}/{status.pin_cap}; facts {status.facts}; lore {status.lore_entries}; "
+        f"glossary {status.glossary}",
+        inline=False,
+    )
+    nxt = status.next_compaction
+    due = (
+        "due now"
+        if not nxt.messages_to_go or not nxt.tokens_to_go
+        else (f"in {nxt.messages_to_go} messages or {nxt.tokens_to_go} tokens")
+    )
+    last = discord.utils.format_dt(status.last_compaction_at, "R") if status.last_compaction_at else "never"
+    reuse = f"; prompt reused from the last turn: {status.cache_reuse:.0%}" if status.cache_reuse is not None else ""
+    embed.add_field(name="Compaction", value=f"Next {due}; last {last}{reuse}", inline=False)
+    layers = [layer for layer in status.layers if show_secrets or layer.name not in GM_ONLY_LAYERS]
+    if layers:
+        embed.add_field(
+            name="Last prompt per layer",
+            value=_clip("\n".join(f"{layer.name}: {_bar(layer.tokens, layer.budget)}" for layer in layers)),
+            inline=False,
+        )
+    return embed
+
+
+def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
+    """/recall: each layer's tokens, what went in and what was left out for lack of room."""
+    embed = discord.Embed(
+        title="What the GM was given last turn",
+        description=f"{trace.total_tokens} of {trace.limit} tokens, {trace.reply_tokens} kept for the reply."
+        + (f"\n⚠️ {trace.overflow}" if trace.overflow else ""),
+    )
+    for layer in trace.layers:
+        if layer.name in GM_ONLY_LAYERS and not show_secrets:
+            continue
+        if not layer.tokens and not layer.left_out:
+            continue
+        value = _bar(layer.tokens, layer.budget)
+        if layer.items:
+            value += f"\nin: {', '.join(layer.items[:15])}" + (" …" if len(layer.items) > 15 else "")
+        if layer.left_out:
+            value += f"\nleft out: {', '.join(layer.left_out[:15])}" + (" …" if len(layer.left_out) > 15 else "")
+        embed.add_field(name=layer.name, value=_clip(value), inline=False)
+    return embed

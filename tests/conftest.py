@@ -45,3 +45,25 @@ async def engine(store: Store, worker: ModelWorker, worlds_dir: Path):
     engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
     yield engine
     await engine.close()
+
+
+@pytest.fixture
+def simcord_bot(engine: Engine):
+    from bot.discord_client import GameMasterBot
+    from bot.settings import Settings
+
+    return GameMasterBot(engine, Settings(discord_token="simulated", dev_guild_id=None, gm_role="Game Master"))
+
+
+@pytest.fixture
+def table(simcord_env):
+    """A server with a game channel, two players and an admin."""
+    import discord
+
+    guild = simcord_env.create_guild()
+    channel = guild.create_text_channel("tavern")
+    maya = guild.add_member(simcord_env.create_user("maya"))
+    tom = guild.add_member(simcord_env.create_user("tom"))
+    admins = guild.create_role("Admins", permissions=discord.Permissions(manage_guild=True))
+    admin = guild.add_member(simcord_env.create_user("ada"), roles=[admins])
+    return channel, maya, tom, admin

@@ -2,28 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from bot.discord_client import GameMasterBot, cog_modules
 from bot.engine import Engine
 from bot.model import ScriptedModel
-from bot.settings import Settings
 from bot.store import EntryKind
 from cogs.rendering import LIMIT, split_message
-
-
-@pytest.fixture
-def simcord_bot(engine: Engine) -> GameMasterBot:
-    return GameMasterBot(engine, Settings(discord_token="simulated", dev_guild_id=None))
-
-
-@pytest.fixture
-def table(simcord_env):
-    guild = simcord_env.create_guild()
-    channel = guild.create_text_channel("tavern")
-    maya = guild.add_member(simcord_env.create_user("maya"))
-    tom = guild.add_member(simcord_env.create_user("tom"))
-    return channel, maya, tom
 
 
 async def test_the_bot_connects_loads_every_cog_and_syncs(simcord_env, simcord_bot: GameMasterBot):
@@ -34,12 +17,13 @@ async def test_the_bot_connects_loads_every_cog_and_syncs(simcord_env, simcord_b
     member = simcord_env.guild.add_member(simcord_env.create_user("ann"))
     available = set(member.available_commands(channel))
     assert {"game start", "game end", "game status", "join", "leave", "act", "roll"} <= available
+    assert {"pin", "unpin", "pins", "memory-status", "recall", "compact", "retry", "chapter next"} <= available
 
 
 async def test_a_game_starts_players_join_act_and_the_reply_lands_in_the_log(
     simcord_env, table, engine: Engine, scripted: ScriptedModel
 ):
-    channel, maya, tom = table
+    channel, maya, tom, _ = table
     started = await maya.slash(channel, "game start", world="lighthouse")
     assert not started.ephemeral
     assert "The supply boat bumps" in channel.last_message.content
@@ -58,7 +42,7 @@ async def test_a_game_starts_players_join_act_and_the_reply_lands_in_the_log(
 
 
 async def test_commands_without_a_game_are_refused_privately(simcord_env, table):
-    channel, maya, _ = table
+    channel, maya, _, _ = table
     for name, options in [("join", {"name": "Maya"}), ("act", {"action": "I wait."}), ("roll", {"dice": "1d20"})]:
         result = await maya.slash(channel, name, **options)
         assert result.ephemeral and result.response.content == "There is no game here; start one first."
@@ -67,7 +51,7 @@ async def test_commands_without_a_game_are_refused_privately(simcord_env, table)
 async def test_acting_before_joining_and_bad_input_are_refused_and_nothing_is_stored(
     simcord_env, table, engine: Engine, scripted: ScriptedModel
 ):
-    channel, maya, tom = table
+    channel, maya, tom, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
     refused = await tom.slash(channel, "act", action="I steal the lamp.")
@@ -86,20 +70,20 @@ async def test_acting_before_joining_and_bad_input_are_refused_and_nothing_is_st
 
 
 async def test_an_unknown_world_is_refused(simcord_env, table):
-    channel, maya, _ = table
+    channel, maya, _, _ = table
     result = await maya.slash(channel, "game start", world="atlantis")
     assert result.ephemeral and result.response.content.startswith("Unknown world 'atlantis'.")
 
 
 async def test_world_autocomplete_offers_the_loaded_worlds(simcord_env, table):
-    channel, maya, _ = table
+    channel, maya, _, _ = table
     choices = await maya.autocomplete(channel, "game start", "world", "light")
     assert [c["value"] for c in choices] == ["lighthouse"]
     assert choices[0]["name"] == "The Lighthouse at Gull Rock"
 
 
 async def test_a_long_reply_is_split_in_order_without_breaking_words(simcord_env, table, scripted: ScriptedModel):
-    channel, maya, _ = table
+    channel, maya, _, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
     long_reply = " ".join(f"wave{i}" for i in range(900))  # about 6,000 characters
@@ -113,7 +97,7 @@ async def test_a_long_reply_is_split_in_order_without_breaking_words(simcord_env
 
 
 async def test_a_roll_is_public_and_logged(simcord_env, table, engine: Engine):
-    channel, maya, _ = table
+    channel, maya, _, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
     result = await maya.slash(channel, "roll", dice="1d20+5")

@@ -1,0 +1,136 @@
+"""The memory in Discord: pins, status, recall, compaction, retries, chapters (F11, F17, F18, F19, F10)."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.engine import Engine
+from bot.errors import UserError
+from cogs.game import channel_key, user_key
+from cogs.rendering import StreamedReply, status_embed, trace_embed
+
+
+def is_admin(interaction: discord.Interaction, gm_role: str | None) -> bool:
+    member = interaction.user
+    if isinstance(member, discord.Member):
+        if member.guild_permissions.manage_guild:
+            return True
+        return bool(gm_role) and any(role.name == gm_role for role in member.roles)
+    return False
+
+
+def admin_only():
+    """Manage Server, or the configured GM role."""
+
+    async def predicate(interaction: discord.Interaction) -> bool:
+        if is_admin(interaction, interaction.client.settings.gm_role):
+            return True
+        raise app_commands.CheckFailure("That needs the Manage Server permission or the GM role.")
+
+    return app_commands.check(predicate)
+
+
+class MemoryCog(commands.Cog):
+    chapter = app_commands.Group(name="chapter", description="The story's chapters")
+
+    def __init__(self, bot: commands.Bot, engine: Engine):
+        self.bot = bot
+        self.engine = engine
+
+    async def _game(self, interaction: discord.Interaction):
+        return await self.engine.current_game(channel_key(interaction.channel))
+
+    @app_commands.command(name="pin", description="Keep a fact in every GM prompt")
+    @app_commands.describe(fact="The fact to keep")
+    async def pin(self, interaction: discord.Interaction, fact: str) -> None:
+        game = await self._game(interaction)
+        result = await self.engine.pin(game.id, fact, interaction.user.display_name)
+        text = f"📌 Pinned: {result.pin.text}"
+        if result.moved:
+            text += f"\nOver the cap, so the oldest pin moved to the facts library: {result.moved.text}"
+        await interaction.response.send_message(text)
+
+    @app_commands.command(name="unpin", description="Stop keeping a pinned fact")
+    @app_commands.describe(pin="The pin's number in /pins, or the start of its text")
+    async def unpin(self, interaction: discord.Interaction, pin: str) -> None:
+        game = await self._game(interaction)
+        removed = await self.engine.unpin(game.id, pin)
+        await interaction.response.send_message(f"Unpinned: {removed.text}")
+
+    @unpin.autocomplete("pin")
+    async def _pins(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        game = await self.engine.store.active_game(channel_key(interaction.channel))
+        if game is None:
+            return []
+        pins = await self.engine.pins(game.id)
+        return [
+            app_commands.Choice(name=f"{i}. {p.text}"[:100], value=str(i))
+            for i, p in enumerate(pins, 1)
+            if current.lower() in p.text.lower()
+        ][:25]
+
+    @app_commands.command(name="pins", description="What the GM always keeps in mind")
+    async def pins(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        pins = await self.engine.pins(game.id)
+        text = "\n".join(f"{i}. {p.text}" for i, p in enumerate(pins, 1)) or "Nothing is pinned."
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @app_commands.command(name="memory-status", description="What the GM remembers of this game")
+    async def memory_status(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        status = await self.engine.memory_status(game.id)
+        admin = is_admin(interaction, self.bot.settings.gm_role)
+        await interaction.response.send_message(embed=status_embed(status, show_secrets=admin), ephemeral=True)
+
+    @app_commands.command(name="recall", description="What the GM was given on the last turn")
+    async def recall(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        trace = await self.engine.last_trace(game.id)
+        if trace is None:
+            raise UserError("No turn has been played yet.")
+        admin = is_admin(interaction, self.bot.settings.gm_role)
+        await interaction.response.send_message(embed=trace_embed(trace, show_secrets=admin), ephemeral=True)
+
+    @app_commands.command(name="compact", description="Summarize older turns now")
+    async def compact(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        report = await self.engine.compact(game.id)
+        if not report.chunks:
+            text = "Nothing to compact: only the newest turns are unsummarized."
+        else:
+            text = (
+                f"Folded {report.messages_folded} messages (turns {report.turns[0]}-{report.turns[1]}). "
+                f"Short-term summary {report.short_words_before} → {report.short_words_after} words; "
+                f"story {report.story_words_before} → {report.story_words_after} words."
+            )
+        await interaction.followup.send(text, ephemeral=True)
+
+    @app_commands.command(name="retry", description="Have the GM write its last reply again")
+    async def retry(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        if await self.engine.player(game.id, user_key(interaction.user)) is None and not is_admin(
+            interaction, self.bot.settings.gm_role
+        ):
+            raise UserError("Join the game first with /join.")
+        await interaction.response.send_message("The GM thinks again…", ephemeral=True)
+        reply = StreamedReply(interaction.channel.send)
+        async with interaction.channel.typing():
+            result = await self.engine.retry(game.id, on_text=reply.feed)
+        await reply.finish(result.text)
+
+    @chapter.command(name="next", description="Finish the current chapter now")
+    @admin_only()
+    async def chapter_next(self, interaction: discord.Interaction) -> None:
+        game = await self._game(interaction)
+        await interaction.response.defer(thinking=True)
+        report = await self.engine.next_chapter(game.id)
+        after = f"Next: **{report.next}**." if report.next else "That was the last chapter."
+        await interaction.followup.send(f"**{report.finished}** is done. {report.recap}\n{after}")
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(MemoryCog(bot, bot.engine))
