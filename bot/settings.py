@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
     dev_guild_id: int | None = Field(default=None, description="Sync commands to this guild only.")
     message_content: bool = Field(default=False, description="Read plain messages as actions (privileged intent).")
+    ooc_prefix: str = Field(default="((", min_length=1, description="Messages starting with it are not actions.")
     gm_role: str | None = Field(default=None, description="Members of this role act as admins.")
 
     database: Path = Field(default=PROJECT_ROOT / "data" / "gm.sqlite3")

@@ -1,3 +1,3 @@
 """Discord cogs: Discord in, Discord out. ``EXTENSIONS`` lists the modules loaded as extensions."""
 
-EXTENSIONS = ("cogs.game", "cogs.memory")
+EXTENSIONS = ("cogs.game", "cogs.memory", "cogs.worlds")

@@ -84,7 +84,18 @@ class GameCog(commands.Cog):
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
-        await reply.finish(result.text)
+        await self._finish(interaction, reply, result.text)
+
+    async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, text: str) -> None:
+        """Show the whole reply; if Discord refuses it, say so: the turn is stored and /retry posts it anew."""
+        try:
+            await reply.finish(text)
+        except discord.HTTPException as exc:
+            log.warning("Discord refused the GM's reply (%s); the turn is stored", exc)
+            await interaction.followup.send(
+                "Discord would not take the GM's reply just now. Your turn is saved: use /retry to see it again.",
+                ephemeral=True,
+            )
 
     @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
     @app_commands.describe(dice="Dice notation")
@@ -92,6 +103,50 @@ class GameCog(commands.Cog):
         game = await self._game_here(interaction)
         rolled = await self.engine.roll(game.id, user_key(interaction.user), dice)
         await interaction.response.send_message(f"**{rolled.entry.author}** rolls {rolled.roll.text}")
+
+    # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
+
+    @commands.Cog.listener()
+    async def on_message(self, message: discord.Message) -> None:
+        settings = self.bot.settings
+        text = message.content.strip()
+        if message.author.bot or message.guild is None or not settings.message_content or not text:
+            return
+        if text.startswith(settings.ooc_prefix):
+            return
+        game = await self.engine.store.active_game(channel_key(message.channel))
+        if game is None or await self.engine.player(game.id, user_key(message.author)) is None:
+            return
+        reply = StreamedReply(message.channel.send)
+        try:
+            async with message.channel.typing():
+                result = await self.engine.act(
+                    game.id, user_key(message.author), text, message_id=str(message.id), on_text=reply.feed
+                )
+        except UserError as exc:
+            await message.reply(str(exc), mention_author=False)
+            return
+        await reply.finish(result.text)
+
+    @commands.Cog.listener()
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        entry = await self.engine.entry_by_message(str(payload.message_id))
+        content = payload.data.get("content")
+        if entry is None or entry.deleted or content is None or content.strip() == entry.content:
+            return
+        if content.strip().startswith(self.bot.settings.ooc_prefix):
+            await self.engine.delete_entry(entry.game_id, entry.id)
+            return
+        try:
+            await self.engine.edit_entry(entry.game_id, entry.id, content)
+        except UserError:
+            log.info("Edit of message %s not taken: %r", payload.message_id, content[:80])
+
+    @commands.Cog.listener()
+    async def on_raw_message_delete(self, payload: discord.RawMessageDeleteEvent) -> None:
+        entry = await self.engine.entry_by_message(str(payload.message_id))
+        if entry is not None and not entry.deleted:
+            await self.engine.delete_entry(entry.game_id, entry.id)
 
     async def _post(self, interaction: discord.Interaction, text: str) -> None:
         await StreamedReply(interaction.channel.send).finish(text)

@@ -1,0 +1,128 @@
+"""Worlds and the world book in Discord: /world list|info|reload, /lore list|add|edit|remove (F13, F21)."""
+
+from __future__ import annotations
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.engine import Engine
+from bot.errors import UserError
+from cogs.game import channel_key
+from cogs.memory import admin_only
+from cogs.rendering import split_message
+
+
+def _keys(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    return [key.strip() for key in text.split(",") if key.strip()]
+
+
+class WorldsCog(commands.Cog):
+    world = app_commands.Group(name="world", description="The worlds this bot can run")
+    lore = app_commands.Group(name="lore", description="This game's world book")
+
+    def __init__(self, bot: commands.Bot, engine: Engine):
+        self.bot = bot
+        self.engine = engine
+
+    @world.command(name="list", description="The worlds you can start")
+    async def world_list(self, interaction: discord.Interaction) -> None:
+        worlds = self.engine.worlds.worlds
+        lines = [f"**{w.title}** (`{name}`): {w.pitch}" for name, w in sorted(worlds.items())]
+        await interaction.response.send_message(split_message("\n".join(lines) or "No worlds.")[0], ephemeral=True)
+
+    @world.command(name="info", description="About one world")
+    async def world_info(self, interaction: discord.Interaction, world: str) -> None:
+        found = self.engine.worlds.get(world)
+        embed = discord.Embed(title=found.title, description=found.pitch)
+        embed.add_field(name="Chapters", value="\n".join(c.title for c in found.chapters)[:1024], inline=False)
+        embed.add_field(name="Characters", value=(", ".join(n.name for n in found.npcs) or "none")[:1024])
+        embed.add_field(name="Lore entries", value=str(len(found.lore)))
+        await interaction.response.send_message(embed=embed, ephemeral=True)
+
+    @world_info.autocomplete("world")
+    async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        names = [n for n in self.engine.worlds.names() if current.lower() in n.lower()]
+        return [app_commands.Choice(name=self.engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+
+    @world.command(name="reload", description="Read the world files again")
+    @admin_only()
+    async def world_reload(self, interaction: discord.Interaction) -> None:
+        errors = self.engine.worlds.reload()
+        text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
+        if errors:
+            text += "\nLeft out:\n" + "\n".join(f"`{line}`" for e in errors for line in str(e).splitlines())
+        await interaction.response.send_message(split_message(text)[0], ephemeral=True)
+
+    @lore.command(name="list", description="The lore entries of this game")
+    async def lore_list(self, interaction: discord.Interaction) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        listing = await self.engine.lore(game.id)
+        lines = [
+            f"`{i.entry.id}` [{'always on' if i.entry.always_on else ', '.join(i.entry.keys)}]: {i.entry.content}"
+            for i in listing
+        ]
+        await interaction.response.send_message(split_message("\n".join(lines) or "No lore.")[0], ephemeral=True)
+
+    @lore.command(name="add", description="Add a lore entry to this game")
+    @app_commands.describe(keys="Comma-separated keys", content="What the GM should know", priority="0 to 100")
+    @admin_only()
+    async def lore_add(
+        self,
+        interaction: discord.Interaction,
+        keys: str,
+        content: str,
+        secondary_keys: str | None = None,
+        priority: app_commands.Range[int, 0, 100] = 50,
+        always_on: bool = False,
+    ) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        entry = await self.engine.ledger.lore_add(
+            game.id, keys=_keys(keys), content=content, secondary_keys=_keys(secondary_keys) or [],
+            priority=priority, always_on=always_on,
+        )  # fmt: skip
+        await interaction.response.send_message(f"Lore `{entry.id}` added.", ephemeral=True)
+
+    @lore.command(name="edit", description="Change a lore entry of this game")
+    @admin_only()
+    async def lore_edit(
+        self,
+        interaction: discord.Interaction,
+        entry: str,
+        content: str | None = None,
+        keys: str | None = None,
+        priority: app_commands.Range[int, 0, 100] | None = None,
+    ) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        if content is None and keys is None and priority is None:
+            raise UserError("Give the new content, keys or priority.")
+        changed = await self.engine.ledger.lore_edit(
+            game.id, entry, content=content, keys=_keys(keys), priority=priority
+        )
+        await interaction.response.send_message(f"Lore `{changed.id}` changed.", ephemeral=True)
+
+    @lore.command(name="remove", description="Remove a lore entry from this game")
+    @admin_only()
+    async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        removed = await self.engine.ledger.lore_remove(game.id, entry)
+        await interaction.response.send_message(f"Lore `{removed.id}` removed from this game.", ephemeral=True)
+
+    @lore_edit.autocomplete("entry")
+    @lore_remove.autocomplete("entry")
+    async def _entries(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        game = await self.engine.store.active_game(channel_key(interaction.channel))
+        if game is None:
+            return []
+        listing = await self.engine.lore(game.id)
+        return [
+            app_commands.Choice(name=f"{i.entry.id}: {i.entry.content}"[:100], value=i.entry.id)
+            for i in listing
+            if current.lower() in i.entry.id
+        ][:25]
+
+
+async def setup(bot: commands.Bot) -> None:
+    await bot.add_cog(WorldsCog(bot, bot.engine))

@@ -1,0 +1,47 @@
+"""Plain messages as actions (message-content intent on), and their edits and deletes."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.engine import Engine
+from bot.model import ScriptedModel
+from bot.store import EntryKind
+
+
+@pytest.fixture
+def simcord_bot(engine: Engine):
+    from bot.discord_client import GameMasterBot
+    from bot.settings import Settings
+
+    return GameMasterBot(engine, Settings(discord_token="simulated", message_content=True))
+
+
+async def test_plain_messages_are_actions_and_ooc_lines_are_not(simcord_env, table, engine, scripted: ScriptedModel):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The gulls scatter.")
+    await maya.send(channel, "I wave my lantern at the gulls.")
+    assert channel.last_message.content == "The gulls scatter."
+    await maya.send(channel, "(( brb, making tea")
+    await tom.send(channel, "I am not playing.")
+    game = await engine.current_game(f"discord:{channel.id}")
+    actions = [e for e in await engine.history(game.id, 20) if e.kind is EntryKind.ACTION]
+    assert [(a.author, a.content) for a in actions] == [("Maya", "I wave my lantern at the gulls.")]
+    assert actions[0].message_id is not None
+    assert len([c for c in scripted.calls if c.kind == "stream"]) == 1
+
+
+async def test_edits_and_deletes_of_messages_reach_the_turn_log(simcord_env, table, engine, scripted):
+    channel, maya, _, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    sent = await maya.send(channel, "I hide the key under the mat.")
+    await maya.edit(sent, "I hide the key in my boot.")
+    game = await engine.current_game(f"discord:{channel.id}")
+    entry = await engine.entry_by_message(str(sent.id))
+    assert entry.content == "I hide the key in my boot." and entry.edited_at is not None
+    await maya.delete(sent)
+    assert (await engine.entry_by_message(str(sent.id))).deleted
+    assert all(e.id != entry.id for e in await engine.history(game.id, 20))

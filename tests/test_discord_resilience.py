@@ -1,0 +1,79 @@
+"""Restarts, Discord errors and several channels at once, through SimCord."""
+
+from __future__ import annotations
+
+from bot.discord_client import GameMasterBot
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker, ScriptedModel
+from bot.settings import Settings
+from bot.store import EntryKind, Store
+from bot.worlds import WorldLibrary
+
+
+async def test_a_game_survives_a_restart_of_the_bot(simcord_env, table, engine: Engine, worlds_dir):
+    channel, maya, _, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await maya.slash(channel, "act", action="I climb the stair.")
+
+    # A new process: a new connection to the same database, a new model worker, a new engine.
+    store = await Store.open(engine.store.path)
+    model = ScriptedModel("The stair ends at a locked hatch.")
+    async with ModelWorker(model) as worker:
+        fresh = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+        await simcord_env.restart_bot(GameMasterBot(fresh, Settings(discord_token="simulated")))
+        result = await maya.slash(channel, "act", action="I try the hatch.")
+        assert not result.ephemeral
+        assert channel.last_message.content == "The stair ends at a locked hatch."
+        game = await fresh.current_game(f"discord:{channel.id}")
+        assert game.turn == 2
+        actions = [e.content for e in await fresh.history(game.id, 20) if e.kind is EntryKind.ACTION]
+        assert actions == ["I climb the stair.", "I try the hatch."]
+        assert "I climb the stair." in model.last().prompt_text, "the GM still sees the turn before the restart"
+        await fresh.close()
+    await store.close()
+
+
+async def test_a_refused_reply_is_told_kept_and_retried(simcord_env, table, engine: Engine, scripted: ScriptedModel):
+    channel, maya, _, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The lamp flares.")
+    simcord_env.inject_error("POST", "/channels/*/messages", times=None)
+    result = await maya.slash(channel, "act", action="I light the lamp.")
+    assert result.followups and result.followups[0].ephemeral
+    assert "use /retry" in result.followups[0].content
+    game = await engine.current_game(f"discord:{channel.id}")
+    log = await engine.history(game.id, 20)
+    assert [(e.kind, e.content) for e in log[-2:]] == [
+        (EntryKind.ACTION, "I light the lamp."),
+        (EntryKind.GM, "The lamp flares."),
+    ]
+
+    simcord_env.backend.faults.clear()
+    await engine.memory.idle()
+    scripted.enqueue("The lamp flares, brighter now.")
+    await maya.slash(channel, "retry")
+    assert channel.last_message.content == "The lamp flares, brighter now."
+
+
+async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engine: Engine, scripted: ScriptedModel):
+    channel, maya, tom, _ = table
+    other = simcord_env.guild.create_text_channel("cellar")
+    scripted.default = lambda messages: "Echo: " + messages[-1].content.splitlines()[-1]
+    await maya.slash(channel, "game start", world="lighthouse")
+    await tom.slash(other, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(other, "join", name="Tom")
+    # SimCord runs one user operation at a time; the engine's own test plays two games concurrently.
+    for n in range(3):
+        await maya.slash(channel, "act", action=f"I climb up {n}.")
+        await tom.slash(other, "act", action=f"I dig down {n}.")
+    assert channel.last_message.content == "Echo: Maya: I climb up 2."
+    assert other.last_message.content == "Echo: Tom: I dig down 2."
+    up = await engine.current_game(f"discord:{channel.id}")
+    down = await engine.current_game(f"discord:{other.id}")
+    assert up.id != down.id
+    up_text = " ".join(e.content for e in await engine.history(up.id, 50))
+    down_text = " ".join(e.content for e in await engine.history(down.id, 50))
+    assert "dig down" not in up_text and "climb up" not in down_text

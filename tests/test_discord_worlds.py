@@ -1,0 +1,45 @@
+"""/world and /lore through SimCord."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+async def test_world_list_info_and_reload(simcord_env, table, worlds_dir: Path):
+    channel, maya, _, admin = table
+    listed = await maya.slash(channel, "world list")
+    assert listed.ephemeral and "**The Lighthouse at Gull Rock** (`lighthouse`)" in listed.response.content
+    info = await maya.slash(channel, "world info", world="lighthouse")
+    fields = {f.name: f.value for f in info.response.embeds[0].fields}
+    assert fields["Chapters"] == "Arrival\nThe Lamp" and fields["Characters"] == "Wren Tally"
+    assert [c["value"] for c in await maya.autocomplete(channel, "world info", "world", "light")] == ["lighthouse"]
+    missing = await maya.slash(channel, "world info", world="atlantis")
+    assert missing.ephemeral and missing.response.content.startswith("Unknown world 'atlantis'.")
+
+    (worlds_dir / "broken.yaml").write_text("title: only a title\n")
+    refused = await maya.slash(channel, "world reload")
+    assert refused.ephemeral and "Manage Server" in refused.response.content
+    reloaded = await admin.slash(channel, "world reload")
+    assert "Loaded 1 worlds." in reloaded.response.content
+    assert "broken.yaml: chapters: Field required" in reloaded.response.content
+
+
+async def test_lore_commands_change_this_games_world_book(simcord_env, table):
+    channel, maya, _, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    listing = await maya.slash(channel, "lore list")
+    assert "`oil-store` [oil]" in listing.response.content
+    refused = await maya.slash(channel, "lore add", keys="Saltmere", content="The harbour town.")
+    assert refused.ephemeral and "Manage Server" in refused.response.content
+    added = await admin.slash(channel, "lore add", keys="Saltmere, harbour", content="The harbour town.")
+    assert added.response.content == "Lore `saltmere` added."
+    choices = await admin.autocomplete(channel, "lore remove", "entry", "salt")
+    assert [c["value"] for c in choices] == ["saltmere"]
+    edited = await admin.slash(channel, "lore edit", entry="saltmere", content="A grey harbour town.")
+    assert edited.response.content == "Lore `saltmere` changed."
+    removed = await admin.slash(channel, "lore remove", entry="weather")
+    assert removed.response.content == "Lore `weather` removed from this game."
+    after = (await maya.slash(channel, "lore list")).response.content
+    assert "A grey harbour town." in after and "`weather`" not in after
+    bad = await admin.slash(channel, "lore edit", entry="saltmere")
+    assert bad.ephemeral and bad.response.content == "Give the new content, keys or priority."
