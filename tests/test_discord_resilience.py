@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from bot.discord_client import GameMasterBot
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker, ScriptedModel
@@ -77,3 +79,32 @@ async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engi
     up_text = " ".join(e.content for e in await engine.history(up.id, 50))
     down_text = " ".join(e.content for e in await engine.history(down.id, 50))
     assert "dig down" not in up_text and "climb up" not in down_text
+
+
+@pytest.mark.simcord(settle_timeout=180)
+async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store: Store, worlds_dir):
+    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+
+    channel, maya, tom, _ = table
+    model = LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_ctx=2048, sampling=Sampling(seed=5)))
+    async with ModelWorker(model) as worker:
+        real = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=32))
+        await simcord_env.restart_bot(GameMasterBot(real, Settings(discord_token="simulated")))
+        await maya.slash(channel, "game start", world="lighthouse")
+        await maya.slash(channel, "join", name="Maya")
+        before = len(channel.history())
+        await maya.slash(channel, "act", action="I knock on the keeper's door.")
+        posted = channel.history()[before:]
+        assert posted[0].content == "**Maya**: I knock on the keeper's door."
+        game = await real.current_game(f"discord:{channel.id}")
+        reply = (await real.history(game.id, 1))[0]
+        assert reply.kind is EntryKind.GM and reply.content.strip()
+        assert posted[-1].content.replace(" …", "") == reply.content[:2000]
+        await real.memory.idle()
+        left = await tom.slash(channel, "leave")
+        assert left.ephemeral and left.response.content == "Join the game first."
+        ended = await maya.slash(channel, "game end")
+        assert ended.response.content == "The game ends after 1 turns. It is kept."
+        after = await maya.slash(channel, "act", action="Hello?")
+        assert after.ephemeral and after.response.content == "There is no game here; start one first."
+        await real.close()
