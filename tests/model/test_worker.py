@@ -24,7 +24,10 @@ async def test_player_jobs_run_before_waiting_maintenance():
                 ("turn-b", Priority.PLAYER),
             ]
         ]
-        await asyncio.sleep(0.05)
+        for _ in range(500):  # until the first job is in the thread and the other four wait
+            if worker.pending == 4:
+                break
+            await asyncio.sleep(0.01)
         assert worker.pending == 4
         model.block.set()
         await asyncio.gather(first, *jobs)
