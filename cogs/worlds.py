@@ -1,4 +1,4 @@
-"""Worlds and the world book in Discord: /world list|info|reload, /lore list|add|edit|remove (F13, F21)."""
+"""Worlds, the world book and settings in Discord: /world, /lore and /config (F13, F20, F21)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.engine import Engine
+from bot.engine.settings import setting_names
 from bot.errors import UserError
 from cogs.game import channel_key
 from cogs.memory import admin_only
@@ -124,5 +125,56 @@ class WorldsCog(commands.Cog):
         ][:25]
 
 
+class ConfigCog(commands.Cog):
+    """Per-game settings (F20): /config show|set|reset, for admins."""
+
+    config = app_commands.Group(name="config", description="This game's settings")
+
+    def __init__(self, bot: commands.Bot, engine: Engine):
+        self.bot = bot
+        self.engine = engine
+
+    @config.command(name="show", description="This game's settings")
+    @admin_only()
+    async def show(self, interaction: discord.Interaction) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        values = await self.engine.game_settings(game.id)
+        changed = await self.engine.settings.overrides(game.id)
+        lines = [
+            f"`{name}` = {value}" + (" (set for this game)" if name in changed else "")
+            for name, value in values.items()
+        ]
+        buckets = await self.engine.buckets(game.id)
+        lines.append("buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
+        await interaction.response.send_message(split_message("\n".join(lines))[0], ephemeral=True)
+
+    @config.command(name="set", description="Change one of this game's settings")
+    @app_commands.describe(setting="The setting's name", value="Its new value")
+    @admin_only()
+    async def set(self, interaction: discord.Interaction, setting: str, value: str) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        bucket = setting.removeprefix("buckets.")
+        if setting.startswith("buckets.") or bucket in ("pins", "lore", "glossary", "facts", "recall"):
+            if value.lower() not in ("on", "off", "true", "false"):
+                raise UserError(f"{setting}: on or off.")
+            await self.engine.set_bucket(game.id, bucket, value.lower() in ("on", "true"))
+        else:
+            await self.engine.set_setting(game.id, setting, value)
+        await interaction.response.send_message(f"`{setting}` is now {value} in this game.", ephemeral=True)
+
+    @set.autocomplete("setting")
+    async def _names(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        names = [*setting_names(), *(f"buckets.{b}" for b in ("pins", "lore", "glossary", "facts", "recall"))]
+        return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+
+    @config.command(name="reset", description="Put one of this game's settings back to the server's default")
+    @admin_only()
+    async def reset(self, interaction: discord.Interaction, setting: str) -> None:
+        game = await self.engine.current_game(channel_key(interaction.channel))
+        await self.engine.reset_setting(game.id, setting)
+        await interaction.response.send_message(f"`{setting}` is back to the default.", ephemeral=True)
+
+
 async def setup(bot: commands.Bot) -> None:
     await bot.add_cog(WorldsCog(bot, bot.engine))
+    await bot.add_cog(ConfigCog(bot, bot.engine))

@@ -43,3 +43,32 @@ async def test_lore_commands_change_this_games_world_book(simcord_env, table):
     assert "A grey harbour town." in after and "`weather`" not in after
     bad = await admin.slash(channel, "lore edit", entry="saltmere")
     assert bad.ephemeral and bad.response.content == "Give the new content, keys or priority."
+
+
+async def test_config_show_set_reset_are_for_admins_and_validated(simcord_env, table, engine):
+    channel, maya, _, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    refused = await maya.slash(channel, "config show")
+    assert refused.ephemeral and "Manage Server" in refused.response.content
+    shown = await admin.slash(channel, "config show")
+    assert shown.ephemeral and "`pin_cap` = 20" in shown.response.content
+    assert "`budgets.recall` = 400" in shown.response.content
+
+    done = await admin.slash(channel, "config set", setting="pin_cap", value="5")
+    assert done.response.content == "`pin_cap` is now 5 in this game."
+    too_big = await admin.slash(channel, "config set", setting="protected_tail", value="500")
+    assert too_big.ephemeral and too_big.response.content.startswith("protected_tail: Input should be less than")
+    unknown = await admin.slash(channel, "config set", setting="turbo", value="1")
+    assert unknown.response.content.startswith("There is no setting 'turbo'.")
+    reply = await admin.slash(channel, "config set", setting="reply_tokens", value="9999")
+    assert reply.response.content == "reply_tokens: a whole number from 16 to 4096."
+    await admin.slash(channel, "config set", setting="buckets.recall", value="off")
+    shown = (await admin.slash(channel, "config show")).response.content
+    assert "`pin_cap` = 5 (set for this game)" in shown and "recall off" in shown
+    choices = await admin.autocomplete(channel, "config set", "setting", "budgets.st")
+    assert [c["value"] for c in choices] == ["budgets.story"]
+
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert (await engine.memory_status(game.id)).pin_cap == 5
+    await admin.slash(channel, "config reset", setting="pin_cap")
+    assert (await engine.memory_status(game.id)).pin_cap == 20

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from bot import dice
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.settings import GameSettings
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
@@ -84,7 +85,8 @@ class Engine:
         self.worker = worker
         self.worlds = worlds
         self.config = config
-        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory)
+        self.settings = GameSettings(store, config.memory, config.reply_tokens)
+        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._last_prompt: dict[int, list[ChatMessage]] = {}
 
@@ -232,7 +234,7 @@ class Engine:
     ) -> tuple[LogEntry, float, float]:
         """Have the model answer ``context``, store the reply, record the trace, start upkeep."""
         started = time.perf_counter()
-        max_tokens = min(self.config.reply_tokens, max(16, self.config.n_ctx - context.tokens))
+        max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
         reply_text, first_text = await self._narrate(game.id, turn, context, max_tokens, on_text)
         seconds = time.perf_counter() - started
         (reply,) = await self.store.append(
@@ -271,19 +273,21 @@ class Engine:
     ) -> Context:
         """The prompt for answering ``action``, from the memory and the unsummarized log."""
         world = self.world_of(game)
+        reply_tokens, memory = await self.settings.resolved(game.id)
+        budget = budget or Budget(n_ctx=self.config.n_ctx, reply_tokens=reply_tokens, **memory.budgets.model_dump())
         state = await self.store.memory_state(game.id)
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
-        hot = [e for e in hot if e.id != action.id][-self.config.memory.history_limit :]
+        hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
         view = await self.memory.view(game, state, hot, await self.store.players(game.id), action)
         context = build_context(
             world,
             view,
             action,
-            budget or self.config.budget,
+            budget,
             self.worker.count_tokens,
-            reply_words=max(30, self.config.reply_tokens * 3 // 5),
+            reply_words=max(30, budget.reply_tokens * 3 // 5),
         )
-        context = squeeze_to_fit(context, (budget or self.config.budget).n_ctx, self.worker.count_tokens)
+        context = squeeze_to_fit(context, budget.n_ctx, self.worker.count_tokens)
         if not remember:
             return context
         previous = self._last_prompt.get(game.id)
@@ -430,6 +434,23 @@ class Engine:
 
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
         return await self.ledger.set_bucket(game_id, name, on)
+
+    # Per-game settings (F20)
+
+    async def game_settings(self, game_id: int) -> dict[str, object]:
+        """Every per-game setting with its value for this game."""
+        reply_tokens, memory = await self.settings.resolved(game_id)
+        values: dict[str, object] = {"reply_tokens": reply_tokens}
+        values.update({k: v for k, v in memory.model_dump().items() if k != "budgets"})
+        values.update({f"budgets.{k}": v for k, v in memory.budgets.model_dump().items()})
+        return values
+
+    async def set_setting(self, game_id: int, name: str, value: str) -> dict[str, object]:
+        await self.store.game(game_id)
+        return await self.settings.set(game_id, name, value)
+
+    async def reset_setting(self, game_id: int, name: str) -> None:
+        await self.settings.reset(game_id, name)
 
     async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
         return await self.store.recent_log(game_id, limit)

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from bot.engine.settings import GameSettings
 from bot.errors import UserError
-from bot.memory.config import Buckets, MemoryConfig
+from bot.memory.config import Buckets
 from bot.memory.context import MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
@@ -91,13 +92,13 @@ class Ledger:
         store: Store,
         worker: ModelWorker,
         world_of: Callable[[Game], World],
-        config: MemoryConfig,
+        settings: GameSettings,
         indexes: Sequence[RecallIndex] | None = None,
     ):
         self.store = store
         self.worker = worker
         self.world_of = world_of
-        self.config = config
+        self.settings = settings
         # The action's own words count twice: once alone, once with the scene around it.
         self.indexes = (
             list(indexes) if indexes is not None else [ActionRecall(store), ActionRecall(store), FullTextRecall(store)]
@@ -125,11 +126,12 @@ class Ledger:
         if len(text) > 300:
             raise UserError("A pin is at most 300 characters.")
         pins = await self.store.pins(game_id)
+        config = await self.settings.memory(game_id)
         if any(p.text.casefold() == text.casefold() for p in pins):
             raise UserError("That is pinned already.")
         pin = await self.store.add_pin(game_id, text, author)
         moved = None
-        if len(pins) + 1 > self.config.pin_cap:
+        if len(pins) + 1 > config.pin_cap:
             moved = pins[0]
             game = await self.store.game(game_id)
             async with self.store.transaction() as db:
@@ -281,8 +283,9 @@ class Ledger:
         game = await self.store.game(game_id)
         world = self.world_of(game)
         known = await self._known_terms(game_id, world)
+        config = await self.settings.memory(game_id)
         text = "\n".join(e.content for e in fresh)
-        terms = candidate_terms(text, known, self.config.glossary_terms_per_turn)
+        terms = candidate_terms(text, known, config.glossary_terms_per_turn)
         added = 0
         definitions: list = []
         if terms:
@@ -335,6 +338,7 @@ class Ledger:
     ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
         """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on."""
         buckets = await self.buckets(game.id)
+        config = await self.settings.memory(game.id)
         pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
         glossary = (
             [MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}") for t in await self.store.glossary(game.id)]
@@ -344,7 +348,7 @@ class Ledger:
         lore = []
         if buckets.lore:
             entries = [item.entry for item in await self.lore(game.id)]
-            texts = scan_texts(scene.action, scene.recent, self.config.lore_scan_depth)
+            texts = scan_texts(scene.action, scene.recent, config.lore_scan_depth)
             lore = [
                 MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in match_lore(entries, texts)
             ]
@@ -353,14 +357,12 @@ class Ledger:
             kinds.add("fact")
         recall = []
         if kinds:
-            rankings = [await index.search(game.id, scene, self.config.recall_candidates) for index in self.indexes]
+            rankings = [await index.search(game.id, scene, config.recall_candidates) for index in self.indexes]
             hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
             following = {}
-            if self.config.recall_following:
+            if config.recall_following:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
-                lead = [
-                    int(h.ref.split(":")[1]) for h in hits[: self.config.recall_following] if h.ref.startswith("entry:")
-                ]
+                lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
                 following = await self.store.following_entries(game.id, lead)
             recall = fragments(hits, exclude, kinds, following)
         return pins, glossary, lore, recall

@@ -18,6 +18,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from bot.engine.ledger import Ledger, LedgerFailed, Scene
+from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
 from bot.memory.compaction import (
@@ -93,12 +94,19 @@ class ChapterReport(BaseModel):
 
 
 class MemoryKeeper:
-    def __init__(self, store: Store, worker: ModelWorker, world_of: Callable[[Game], World], config: MemoryConfig):
+    def __init__(
+        self,
+        store: Store,
+        worker: ModelWorker,
+        world_of: Callable[[Game], World],
+        config: MemoryConfig,
+        settings: GameSettings | None = None,
+    ):
         self.store = store
         self.worker = worker
         self.world_of = world_of
-        self.config = config
-        self.ledger = Ledger(store, worker, world_of, config)
+        self.settings = settings or GameSettings(store, config, reply_tokens=300)
+        self.ledger = Ledger(store, worker, world_of, self.settings)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
@@ -112,7 +120,8 @@ class MemoryKeeper:
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
         story = await self.store.summary(state.story_id)
         short = await self.store.summary(state.short_id)
-        scene = Scene(action=action.content, recent=[e.line for e in hot[-self.config.lore_scan_depth :]])
+        config = await self.settings.memory(game.id)
+        scene = Scene(action=action.content, recent=[e.line for e in hot[-config.lore_scan_depth :]])
         in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
         pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt)
         return MemoryView(
@@ -191,13 +200,14 @@ class MemoryKeeper:
             story_before = await self.store.summary(state.story_id)
             unsummarized = await self.store.log_between(game_id, state.folded_through)
             tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
-            chunks = plan_compaction(unsummarized, tokens, self.config, force=force)
+            config = await self.settings.memory(game_id)
+            chunks = plan_compaction(unsummarized, tokens, config, force=force)
             report = CompactionReport(
                 short_words_before=short_before.words if short_before else 0,
                 story_words_before=story_before.words if story_before else 0,
             )
             for chunk in chunks:
-                state = await self._fold(game_id, world, state, chunk)
+                state = await self._fold(game_id, world, state, chunk, config)
                 report.chunks += 1
                 report.messages_folded += len(chunk.entries)
             if chunks:
@@ -209,11 +219,13 @@ class MemoryKeeper:
             report.story_words_after = story_after.words if story_after else 0
             return report
 
-    async def _fold(self, game_id: int, world: World, state: MemoryState, chunk: Chunk) -> MemoryState:
+    async def _fold(
+        self, game_id: int, world: World, state: MemoryState, chunk: Chunk, config: MemoryConfig
+    ) -> MemoryState:
         """Summarize one chunk; fold the short-term summary it replaces into the story."""
         bridge = await self.store.entry_before(game_id, chunk.first_id) if state.folded_through else None
         short_text = await self._write(
-            chunk_messages(world.title, chunk.entries, bridge, self.config.short_words), self.config.short_words
+            chunk_messages(world.title, chunk.entries, bridge, config.short_words), config.short_words
         )
         previous_short = await self.store.summary(state.short_id)
         story = await self.store.summary(state.story_id)
@@ -221,8 +233,8 @@ class MemoryKeeper:
         if previous_short is not None:
             story_text = await self._write(
                 fold_messages(world.title, story.content if story else None, previous_short.content,
-                              self.config.story_words),
-                self.config.story_words,
+                              config.story_words),
+                config.story_words,
             )  # fmt: skip
         async with self.store.transaction() as db:
             current = await self.store.memory_state(game_id)
@@ -307,6 +319,7 @@ class MemoryKeeper:
             state = await self.store.memory_state(game_id)
             if state.chapter_index >= len(world.chapters):
                 raise UserError("Every chapter of this world is already done.")
+            config = await self.settings.memory(game_id)
             chapter = world.chapters[state.chapter_index]
             chunks = [
                 s
@@ -315,14 +328,14 @@ class MemoryKeeper:
             ]
             fresh = await self.store.log_between(game_id, max(state.folded_through, state.chapter_started_after))
             material = [s.content for s in chunks] + [render_entry(e) for e in fresh[-RECAP_MATERIAL_ENTRIES:]]
-            words = self.config.recap_words
+            words = config.recap_words
             recap = await self._write(recap_messages(world.title, chapter, material or ["(nothing)"], words), words)
             story = await self.store.summary(state.story_id)
             story_text = None
             if story is not None:
                 story_text = await self._write(
-                    integrate_messages(world.title, story.content, chapter, recap, self.config.story_words),
-                    self.config.story_words,
+                    integrate_messages(world.title, story.content, chapter, recap, config.story_words),
+                    config.story_words,
                 )
             last = await self.store.recent_log(game_id, 1)
             last_id = last[-1].id if last else state.chapter_started_after
@@ -385,10 +398,11 @@ class MemoryKeeper:
             game = await self.store.game(game_id)
             world = self.world_of(game)
             state = await self.store.memory_state(game_id)
+            config = await self.settings.memory(game_id)
             rebuilt: dict[int, str] = {}
             for summary in stale:
-                rebuilt[summary.id] = await self._rewrite(game_id, world, summary)
-            chain, replayed = await self._replay_story(game_id, world, state, rebuilt)
+                rebuilt[summary.id] = await self._rewrite(game_id, world, summary, config)
+            chain, replayed = await self._replay_story(game_id, world, state, rebuilt, config)
             async with self.store.transaction() as db:
                 current = await self.store.memory_state(game_id)
                 if current.version != state.version or current.story_id != state.story_id:
@@ -414,22 +428,22 @@ class MemoryKeeper:
             log.info("Game %d: rebuilt %d summaries and %d story versions", game_id, len(stale), len(replayed))
             return len(stale) + len(replayed)
 
-    async def _rewrite(self, game_id: int, world: World, summary: Summary) -> str:
+    async def _rewrite(self, game_id: int, world: World, summary: Summary, config: MemoryConfig) -> str:
         first = (summary.first_entry_id or 1) - 1
         entries = await self.store.log_between(game_id, first, summary.last_entry_id)
         if summary.kind is SummaryKind.RECAP:
             chapter = world.chapters[summary.chapter_index or 0]
-            words = self.config.recap_words
+            words = config.recap_words
             material = [render_entry(e) for e in entries[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
             return await self._write(recap_messages(world.title, chapter, material, words), words)
         if not entries:
             return "(These messages were deleted.)"
         bridge = await self.store.entry_before(game_id, entries[0].id)
-        words = self.config.short_words
+        words = config.short_words
         return await self._write(chunk_messages(world.title, entries, bridge, words), words)
 
     async def _replay_story(
-        self, game_id: int, world: World, state: MemoryState, rebuilt: dict[int, str]
+        self, game_id: int, world: World, state: MemoryState, rebuilt: dict[int, str], config: MemoryConfig
     ) -> tuple[list[Summary], list[str]]:
         """The story chain, oldest first, and new texts for its versions from the first built on a rebuilt source."""
         chain: list[Summary] = []
@@ -448,10 +462,10 @@ class MemoryKeeper:
             source_text = rebuilt.get(source.id, source.content)
             if source.kind is SummaryKind.RECAP:
                 chapter = world.chapters[source.chapter_index or 0]
-                messages = integrate_messages(world.title, text or "", chapter, source_text, self.config.story_words)
+                messages = integrate_messages(world.title, text or "", chapter, source_text, config.story_words)
             else:
-                messages = fold_messages(world.title, text, source_text, self.config.story_words)
-            text = await self._write(messages, self.config.story_words)
+                messages = fold_messages(world.title, text, source_text, config.story_words)
+            text = await self._write(messages, config.story_words)
             replayed.append(text)
         return chain, replayed
 
@@ -461,7 +475,7 @@ class MemoryKeeper:
         state = await self.store.memory_state(game_id)
         unsummarized = await self.store.log_between(game_id, state.folded_through)
         tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
-        return next_trigger(unsummarized, tokens, self.config)
+        return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
 
 
 def _item(summary: Summary) -> MemoryItem:

@@ -64,6 +64,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
     short = await store.summary(state.short_id)
     trace = await engine.last_trace(game.id)
     trigger = await engine.memory.trigger(game.id)
+    config = await engine.settings.memory(game.id)
     return MemoryStatus(
         game_id=game.id,
         turn=game.turn,
@@ -80,7 +81,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         lore_entries=len(await engine.memory.ledger.lore(game.id)),
         facts=len(await store.facts(game.id)),
         pins=len(await store.pins(game.id)),
-        pin_cap=engine.config.memory.pin_cap,
+        pin_cap=config.pin_cap,
         glossary=len(await store.glossary(game.id)),
         folded_through=state.folded_through,
         layers=[LayerUse(name=layer.name, tokens=layer.tokens, budget=layer.budget) for layer in trace.layers]
@@ -91,7 +92,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
             unsummarized_tokens=trigger.unsummarized_tokens,
             messages_to_go=trigger.messages_to_go,
             tokens_to_go=trigger.tokens_to_go,
-            protected_tail=engine.config.memory.protected_tail,
+            protected_tail=config.protected_tail,
         ),
         last_compaction_at=state.last_compaction_at,
         last_error=state.last_error,

@@ -1,0 +1,88 @@
+"""Per-game settings (F20): overrides of the memory's knobs and the reply length, validated."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from bot.errors import UserError
+from bot.memory.config import Budgets, MemoryConfig
+from bot.store import Store
+from bot.worlds import format_validation_error
+
+REPLY_TOKENS = "reply_tokens"
+REPLY_RANGE = (16, 4096)
+
+
+def setting_names() -> list[str]:
+    names = [REPLY_TOKENS]
+    names += [name for name in MemoryConfig.model_fields if name != "budgets"]
+    names += [f"budgets.{name}" for name in Budgets.model_fields]
+    return names
+
+
+def resolve(base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any]) -> tuple[int, MemoryConfig]:
+    """The reply length and memory config of a game: the process's, with the game's overrides on top."""
+    data = base.model_dump()
+    for name, value in overrides.items():
+        if name == REPLY_TOKENS:
+            reply_tokens = value
+        elif name.startswith("budgets."):
+            data["budgets"][name.removeprefix("budgets.")] = value
+        else:
+            data[name] = value
+    return reply_tokens, MemoryConfig.model_validate(data)
+
+
+class GameSettings:
+    def __init__(self, store: Store, base: MemoryConfig, reply_tokens: int):
+        self.store = store
+        self.base = base
+        self.reply_tokens = reply_tokens
+
+    async def overrides(self, game_id: int) -> dict[str, Any]:
+        return dict((await self.store.settings(f"game:{game_id}")).get("config", {}))
+
+    async def resolved(self, game_id: int) -> tuple[int, MemoryConfig]:
+        return resolve(self.base, self.reply_tokens, await self.overrides(game_id))
+
+    async def memory(self, game_id: int) -> MemoryConfig:
+        return (await self.resolved(game_id))[1]
+
+    async def set(self, game_id: int, name: str, value: str) -> dict[str, Any]:
+        """Set one setting for a game, or raise a :class:`UserError` naming it and what it accepts."""
+        name = name.strip().lower().replace("-", "_")
+        if name not in setting_names():
+            raise UserError(f"There is no setting {name!r}. Settings: {', '.join(setting_names())}.")
+        overrides = await self.overrides(game_id)
+        if name == REPLY_TOKENS:
+            try:
+                number = int(value)
+            except ValueError:
+                raise UserError(f"{name}: a whole number from {REPLY_RANGE[0]} to {REPLY_RANGE[1]}.") from None
+            if not REPLY_RANGE[0] <= number <= REPLY_RANGE[1]:
+                raise UserError(f"{name}: a whole number from {REPLY_RANGE[0]} to {REPLY_RANGE[1]}.")
+            overrides[name] = number
+        else:
+            candidate = {**overrides, name: value}
+            try:
+                _, config = resolve(self.base, self.reply_tokens, candidate)
+            except ValidationError as exc:
+                problems = "; ".join(format_validation_error(exc))
+                raise UserError(f"{name}: {problems.split(': ', 1)[-1]}") from None
+            overrides[name] = _read(config, name)
+        await self.store.set_setting(f"game:{game_id}", "config", overrides)
+        return overrides
+
+    async def reset(self, game_id: int, name: str) -> None:
+        overrides = await self.overrides(game_id)
+        if overrides.pop(name, None) is None:
+            raise UserError(f"{name!r} is not set for this game.")
+        await self.store.set_setting(f"game:{game_id}", "config", overrides)
+
+
+def _read(config: MemoryConfig, name: str) -> Any:
+    if name.startswith("budgets."):
+        return getattr(config.budgets, name.removeprefix("budgets."))
+    return getattr(config, name)
