@@ -80,11 +80,31 @@ class GameCog(commands.Cog):
         player = await self.engine.player(game.id, user_key(interaction.user))
         if player is None:
             raise UserError("Join the game first with /join.")
+        if await self.engine.turn_policy(game.id) == "round":
+            await self._round(interaction, game.id, player.name, action)
+            return
         await interaction.response.send_message(f"**{player.name}**: {action.strip()}")
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
         await self._finish(interaction, reply, result.text)
+
+    async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
+        channel = interaction.channel
+
+        async def post(result) -> None:
+            try:
+                await StreamedReply(channel.send).finish(result.text)
+            except discord.HTTPException:
+                log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
+
+        await interaction.response.send_message(f"**{name}**: {action.strip()}")
+        state = await self.engine.add_to_round(game_id, user_key(interaction.user), action, on_closed=post)
+        if state.waiting:
+            await interaction.followup.send(
+                f"The GM answers when {', '.join(state.waiting)} has acted, or in {state.seconds} seconds.",
+                ephemeral=True,
+            )
 
     async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, text: str) -> None:
         """Show the whole reply; if Discord refuses it, say so: the turn is stored and /retry posts it anew."""

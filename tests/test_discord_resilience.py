@@ -108,3 +108,33 @@ async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store:
         after = await maya.slash(channel, "act", action="Hello?")
         assert after.ephemeral and after.response.content == "There is no game here; start one first."
         await real.close()
+
+
+async def test_round_policy_gathers_everyones_actions_then_narrates_once(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    await admin.slash(channel, "config set", setting="turn_policy", value="round")
+
+    def narrate(messages):
+        lines = messages[-1].content.splitlines()
+        return "Round: " + " / ".join(line for line in lines if line.startswith(("Maya:", "Tom:")))
+
+    scripted.default = narrate
+    first = await maya.slash(channel, "act", action="I climb.")
+    assert first.followups and "when Tom has acted" in first.followups[0].content
+    assert not [c for c in scripted.calls if c.kind == "stream"], "the GM waits for Tom"
+    await tom.slash(channel, "act", action="I follow.")
+    assert channel.last_message.content == "Round: Maya: I climb. / Tom: I follow."
+    game = await engine.current_game(f"discord:{channel.id}")
+    log = await engine.history(game.id, 3)
+    assert [(e.kind, e.turn) for e in log] == [(EntryKind.ACTION, 1), (EntryKind.ACTION, 1), (EntryKind.GM, 1)]
+
+    # Alone this time: the window closes the round.
+    await maya.slash(channel, "act", action="I wait.")
+    await simcord_env.advance_time(61)
+    assert channel.last_message.content.startswith("Round: ") and "Maya: I wait." in channel.last_message.content
+    assert (await engine.current_game(f"discord:{channel.id}")).turn == 2

@@ -1,5 +1,5 @@
 """Games, players and turns."""
 
-from bot.engine.game import Engine, EngineConfig, GameStarted, ModelFailed, RollResult, TurnResult
+from bot.engine.game import Engine, EngineConfig, GameStarted, ModelFailed, RollResult, RoundState, TurnResult
 
-__all__ = ["Engine", "EngineConfig", "GameStarted", "ModelFailed", "RollResult", "TurnResult"]
+__all__ = ["Engine", "EngineConfig", "GameStarted", "ModelFailed", "RollResult", "RoundState", "TurnResult"]

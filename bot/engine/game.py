@@ -73,6 +73,19 @@ class RollResult:
     entry: LogEntry
 
 
+@dataclass(frozen=True)
+class RoundState:
+    """A round under the "round" turn policy: who has acted, who the GM waits for."""
+
+    turn: int
+    acted: list[str]
+    waiting: list[str]
+    seconds: int
+
+
+OnRoundClosed = Callable[["TurnResult"], Awaitable[None]]
+
+
 class ModelFailed(UserError):
     """The model raised or said nothing; the player's action is kept."""
 
@@ -89,9 +102,12 @@ class Engine:
         self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._last_prompt: dict[int, list[ChatMessage]] = {}
+        self._rounds: dict[int, asyncio.Task] = {}
 
     async def close(self) -> None:
-        """Stop background upkeep; what it had not written is redone after the next turn."""
+        """Stop background upkeep and round timers; stored actions wait for the next round."""
+        for timer in self._rounds.values():
+            timer.cancel()
         await self.memory.close()
 
     # Games
@@ -228,6 +244,76 @@ class Engine:
             context = await self._context(game, action)
             reply, seconds, first_text = await self._answer(game, turn, context, on_text)
         return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text)
+
+    # The "round" turn policy: gather the players' actions, then narrate once
+
+    async def turn_policy(self, game_id: int) -> str:
+        return (await self.settings.turns(game_id))[0]
+
+    async def add_to_round(
+        self,
+        game_id: int,
+        user_key: str,
+        text: str,
+        *,
+        on_closed: OnRoundClosed,
+        message_id: str | None = None,
+    ) -> RoundState:
+        """Store an action for this round; the GM answers once everyone has acted or the window ends.
+
+        ``on_closed`` gets the GM's answer, from whichever closes the round.
+        """
+        text = self.check_action(text)
+        policy, seconds = await self.settings.turns(game_id)
+        async with self._locks[game_id]:
+            player = await self._seated(game_id, user_key)
+            game = await self.store.game(game_id)
+            if game.status != "active":
+                raise UserError("This game has ended.")
+            turn = game.turn + 1
+            await self.store.append(
+                game_id,
+                NewEntry(turn=turn, kind=EntryKind.ACTION, author=player.name, player_id=player.id, content=text,
+                         message_id=message_id),
+            )  # fmt: skip
+            pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
+            acted = {e.player_id for e in pending if e.kind is EntryKind.ACTION}
+            players = await self.store.players(game_id)
+            waiting = [p.name for p in players if p.id not in acted]
+        state = RoundState(turn, [p.name for p in players if p.id in acted], waiting, seconds)
+        if not waiting:
+            timer = self._rounds.pop(game_id, None)
+            if timer is not None:
+                timer.cancel()
+            result = await self.close_round(game_id)
+            if result is not None:
+                await on_closed(result)
+        elif game_id not in self._rounds or self._rounds[game_id].done():
+            self._rounds[game_id] = asyncio.create_task(self._round_timer(game_id, seconds, on_closed))
+        return state
+
+    async def _round_timer(self, game_id: int, seconds: int, on_closed: OnRoundClosed) -> None:
+        await asyncio.sleep(seconds)
+        self._rounds.pop(game_id, None)
+        try:
+            result = await self.close_round(game_id)
+            if result is not None:
+                await on_closed(result)
+        except Exception:
+            log.exception("Game %d: closing the round failed; the actions are kept", game_id)
+
+    async def close_round(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult | None:
+        """Narrate the round's actions now; ``None`` if nobody has acted since the last reply."""
+        async with self._locks[game_id]:
+            game = await self.store.game(game_id)
+            turn = game.turn + 1
+            pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
+            actions = [e for e in pending if e.kind is EntryKind.ACTION]
+            if not actions:
+                return None
+            context = await self._context(game, actions[-1])
+            reply, seconds, first_text = await self._answer(game, turn, context, on_text)
+        return TurnResult(await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text)
 
     async def _answer(
         self, game: Game, turn: int, context: Context, on_text: OnText | None

@@ -13,10 +13,15 @@ from bot.worlds import format_validation_error
 
 REPLY_TOKENS = "reply_tokens"
 REPLY_RANGE = (16, 4096)
+TURN_POLICY = "turn_policy"
+POLICIES = ("each", "round")
+ROUND_SECONDS = "round_seconds"
+ROUND_RANGE = (5, 900)
+DEFAULT_ROUND_SECONDS = 60
 
 
 def setting_names() -> list[str]:
-    names = [REPLY_TOKENS]
+    names = [REPLY_TOKENS, TURN_POLICY, ROUND_SECONDS]
     names += [name for name in MemoryConfig.model_fields if name != "budgets"]
     names += [f"budgets.{name}" for name in Budgets.model_fields]
     return names
@@ -26,6 +31,8 @@ def resolve(base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any]) ->
     """The reply length and memory config of a game: the process's, with the game's overrides on top."""
     data = base.model_dump()
     for name, value in overrides.items():
+        if name in (TURN_POLICY, ROUND_SECONDS):
+            continue
         if name == REPLY_TOKENS:
             reply_tokens = value
         elif name.startswith("budgets."):
@@ -50,19 +57,29 @@ class GameSettings:
     async def memory(self, game_id: int) -> MemoryConfig:
         return (await self.resolved(game_id))[1]
 
+    async def turns(self, game_id: int) -> tuple[str, int]:
+        """The game's turn policy ("each" or "round") and its round window in seconds."""
+        overrides = await self.overrides(game_id)
+        return overrides.get(TURN_POLICY, "each"), overrides.get(ROUND_SECONDS, DEFAULT_ROUND_SECONDS)
+
     async def set(self, game_id: int, name: str, value: str) -> dict[str, Any]:
         """Set one setting for a game, or raise a :class:`UserError` naming it and what it accepts."""
         name = name.strip().lower().replace("-", "_")
         if name not in setting_names():
             raise UserError(f"There is no setting {name!r}. Settings: {', '.join(setting_names())}.")
         overrides = await self.overrides(game_id)
-        if name == REPLY_TOKENS:
+        if name == TURN_POLICY:
+            if value.strip().lower() not in POLICIES:
+                raise UserError(f"{name}: each (answer every action) or round (gather everyone's actions).")
+            overrides[name] = value.strip().lower()
+        elif name in (REPLY_TOKENS, ROUND_SECONDS):
+            low, high = REPLY_RANGE if name == REPLY_TOKENS else ROUND_RANGE
             try:
                 number = int(value)
             except ValueError:
-                raise UserError(f"{name}: a whole number from {REPLY_RANGE[0]} to {REPLY_RANGE[1]}.") from None
-            if not REPLY_RANGE[0] <= number <= REPLY_RANGE[1]:
-                raise UserError(f"{name}: a whole number from {REPLY_RANGE[0]} to {REPLY_RANGE[1]}.")
+                number = low - 1
+            if not low <= number <= high:
+                raise UserError(f"{name}: a whole number from {low} to {high}.")
             overrides[name] = number
         else:
             candidate = {**overrides, name: value}

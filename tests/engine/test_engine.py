@@ -224,3 +224,14 @@ async def test_a_world_too_big_for_the_context_is_reported_and_the_turn_still_pl
     assert trace.overflow and "was cut to fit" in trace.overflow
     assert result.context.tokens <= 600 - 16
     assert scripted.last().messages[-1].content.endswith("Maya: I knock on the study door.")
+
+
+async def test_round_settings_are_validated_and_an_empty_round_closes_to_nothing(engine: Engine):
+    game = await _game_with(engine)
+    with pytest.raises(UserError, match="turn_policy: each .* or round"):
+        await engine.set_setting(game.id, "turn_policy", "sometimes")
+    with pytest.raises(UserError, match="round_seconds: a whole number from 5 to 900"):
+        await engine.set_setting(game.id, "round_seconds", "2")
+    await engine.set_setting(game.id, "turn_policy", "round")
+    assert await engine.turn_policy(game.id) == "round"
+    assert await engine.close_round(game.id) is None
