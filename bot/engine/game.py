@@ -225,22 +225,8 @@ class Engine:
         """
         text = self.check_action(text)
         async with self._locks[game_id]:
-            player = await self._seated(game_id, user_key)
-            game = await self.store.game(game_id)
-            if game.status != "active":
-                raise UserError("This game has ended.")
-            turn = game.turn + 1
-            (action,) = await self.store.append(
-                game_id,
-                NewEntry(
-                    turn=turn,
-                    kind=EntryKind.ACTION,
-                    author=player.name,
-                    player_id=player.id,
-                    content=text,
-                    message_id=message_id,
-                ),
-            )
+            game, action = await self._store_action(game_id, user_key, text, message_id)
+            turn = action.turn
             context = await self._context(game, action)
             reply, seconds, first_text = await self._answer(game, turn, context, on_text)
         return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text)
@@ -264,18 +250,10 @@ class Engine:
         ``on_closed`` gets the GM's answer, from whichever closes the round.
         """
         text = self.check_action(text)
-        policy, seconds = await self.settings.turns(game_id)
+        _, seconds = await self.settings.turns(game_id)
         async with self._locks[game_id]:
-            player = await self._seated(game_id, user_key)
-            game = await self.store.game(game_id)
-            if game.status != "active":
-                raise UserError("This game has ended.")
-            turn = game.turn + 1
-            await self.store.append(
-                game_id,
-                NewEntry(turn=turn, kind=EntryKind.ACTION, author=player.name, player_id=player.id, content=text,
-                         message_id=message_id),
-            )  # fmt: skip
+            _, action = await self._store_action(game_id, user_key, text, message_id)
+            turn = action.turn
             pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
             acted = {e.player_id for e in pending if e.kind is EntryKind.ACTION}
             players = await self.store.players(game_id)
@@ -291,6 +269,21 @@ class Engine:
         elif game_id not in self._rounds or self._rounds[game_id].done():
             self._rounds[game_id] = asyncio.create_task(self._round_timer(game_id, seconds, on_closed))
         return state
+
+    async def _store_action(
+        self, game_id: int, user_key: str, text: str, message_id: str | None
+    ) -> tuple[Game, LogEntry]:
+        """Log a seated player's action for the coming turn; the caller holds the game's lock."""
+        player = await self._seated(game_id, user_key)
+        game = await self.store.game(game_id)
+        if game.status != "active":
+            raise UserError("This game has ended.")
+        (action,) = await self.store.append(
+            game_id,
+            NewEntry(turn=game.turn + 1, kind=EntryKind.ACTION, author=player.name, player_id=player.id,
+                     content=text, message_id=message_id),
+        )  # fmt: skip
+        return game, action
 
     async def _round_timer(self, game_id: int, seconds: int, on_closed: OnRoundClosed) -> None:
         await asyncio.sleep(seconds)
