@@ -11,6 +11,7 @@ play: $(VENV)/.installed
 	$(BIN)/python -m bot play $(WORLD)
 
 test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-test
