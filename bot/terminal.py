@@ -257,6 +257,8 @@ class TerminalGame:
             result = await turn(show)
         finally:
             self.say("\n")
+        for aside in result.private:
+            self.say(f"  (only {aside.player.name} sees) GM: {aside.entry.content}\n")
         if result.context.trace.overflow:
             self.say(f"! The memory is over budget: {result.context.trace.overflow}. Raise GM_N_CTX or lower budgets.")
 

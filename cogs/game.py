@@ -87,13 +87,14 @@ class GameCog(commands.Cog):
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
-        await self._finish(interaction, reply, result.text)
+        await self._finish(interaction, reply, result)
 
     async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
         channel = interaction.channel
 
         async def post(result) -> None:
             try:
+                await self.deliver_private(channel, result)
                 await StreamedReply(channel.send).finish(result.text)
             except discord.HTTPException:
                 log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
@@ -106,8 +107,21 @@ class GameCog(commands.Cog):
                 ephemeral=True,
             )
 
-    async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, text: str) -> None:
-        """Show the whole reply; if Discord refuses it, say so: the turn is stored and /retry posts it anew."""
+    async def deliver_private(self, channel: discord.abc.Messageable, result) -> None:
+        """Send each private aside of a turn to its player by DM, and nowhere else."""
+        for aside in result.private:
+            user_id = int(aside.player.user_key.removeprefix("discord:"))
+            try:
+                user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
+                await user.send(f"🤫 Only you see this: {aside.entry.content}")
+            except discord.HTTPException:
+                log.warning("Could not DM player %s; the aside is stored", aside.player.name)
+                await channel.send(f"{aside.player.name}, the GM has something for you alone: open your DMs to me.")
+
+    async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, result) -> None:
+        """Show the whole reply and deliver its asides; if Discord refuses the reply, say so: the turn is stored."""
+        text = result.text
+        await self.deliver_private(interaction.channel, result)
         try:
             await reply.finish(text)
         except discord.HTTPException as exc:
@@ -146,6 +160,7 @@ class GameCog(commands.Cog):
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)
             return
+        await self.deliver_private(message.channel, result)
         await reply.finish(result.text)
 
     @commands.Cog.listener()

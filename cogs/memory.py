@@ -120,7 +120,7 @@ class MemoryCog(commands.Cog):
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.retry(game.id, on_text=reply.feed)
-        await self.bot.get_cog("GameCog")._finish(interaction, reply, result.text)
+        await self.bot.get_cog("GameCog")._finish(interaction, reply, result)
 
     @chapter.command(name="next", description="Finish the current chapter now")
     @admin_only()

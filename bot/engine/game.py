@@ -18,15 +18,17 @@ from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
+from bot.memory.private import PublicStream, split_reply
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
-from bot.store import EntryKind, Fact, Game, GlossaryTerm, LogEntry, NewEntry, Pin, Player, Store
+from bot.store import EntryKind, Fact, Game, GlossaryTerm, LogEntry, NewEntry, Pin, Player, Store, Visibility
 from bot.worlds import World, WorldLibrary
 
 log = logging.getLogger(__name__)
 
 OnText = Callable[[str], Awaitable[None] | None]
 
+PRIVATE_ONLY = "(The GM answers privately.)"
 MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
 
@@ -51,6 +53,14 @@ class GameStarted:
 
 
 @dataclass(frozen=True)
+class PrivateMessage:
+    """What the GM told one player alone this turn; the front end delivers it to them only."""
+
+    player: Player
+    entry: LogEntry
+
+
+@dataclass(frozen=True)
 class TurnResult:
     """What a front end renders after a turn."""
 
@@ -61,6 +71,7 @@ class TurnResult:
     context: Context
     seconds: float
     first_text_seconds: float
+    private: tuple[PrivateMessage, ...] = ()
 
     @property
     def text(self) -> str:
@@ -228,8 +239,8 @@ class Engine:
             game, action = await self._store_action(game_id, user_key, text, message_id)
             turn = action.turn
             context = await self._context(game, action)
-            reply, seconds, first_text = await self._answer(game, turn, context, on_text)
-        return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text)
+            reply, seconds, first_text, private = await self._answer(game, turn, context, on_text)
+        return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text, private)
 
     # The "round" turn policy: gather the players' actions, then narrate once
 
@@ -305,20 +316,30 @@ class Engine:
             if not actions:
                 return None
             context = await self._context(game, actions[-1])
-            reply, seconds, first_text = await self._answer(game, turn, context, on_text)
-        return TurnResult(await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text)
+            reply, seconds, first_text, private = await self._answer(game, turn, context, on_text)
+        return TurnResult(
+            await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text, private
+        )
 
     async def _answer(
         self, game: Game, turn: int, context: Context, on_text: OnText | None
-    ) -> tuple[LogEntry, float, float]:
-        """Have the model answer ``context``, store the reply, record the trace, start upkeep."""
+    ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...]]:
+        """Have the model answer ``context``, store the reply and its private asides, record the trace."""
         started = time.perf_counter()
         max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
-        reply_text, first_text = await self._narrate(game.id, turn, context, max_tokens, on_text)
+        raw, first_text = await self._narrate(game.id, turn, context, max_tokens, on_text)
         seconds = time.perf_counter() - started
-        (reply,) = await self.store.append(
-            game.id, NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=reply_text), turn_done=turn
-        )
+        players = await self.store.players(game.id)
+        public, notes = split_reply(raw, [p.name for p in players])
+        by_name = {p.name: p for p in players}
+        entries = [NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=public or PRIVATE_ONLY)]
+        entries += [
+            NewEntry(turn=turn, kind=EntryKind.GM, author=f"GM to {note.name}", content=note.text,
+                     visibility=Visibility.PRIVATE, visible_to=(by_name[note.name].id,))
+            for note in notes
+        ]  # fmt: skip
+        reply, *asides = await self.store.append(game.id, *entries, turn_done=turn)
+        private = tuple(PrivateMessage(by_name[n.name], e) for n, e in zip(notes, asides, strict=True))
         await self.store.save_trace(game.id, turn, context.trace.model_dump_json())
         self.memory.schedule(game.id)
         trace = context.trace
@@ -329,7 +350,7 @@ class Engine:
         )  # fmt: skip
         if trace.overflow:
             log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
-        return reply, seconds, first_text
+        return reply, seconds, first_text, private
 
     async def preview(self, game_id: int, author: str, text: str, *, budget: Budget | None = None) -> Context:
         """The prompt the GM would be given if ``author`` did ``text`` now. Nothing is stored."""
@@ -382,12 +403,14 @@ class Engine:
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
+        public = PublicStream()  # private asides never reach the screen, even half-written
         try:
             async for piece in self.worker.stream(context.messages, max_tokens=max_tokens, priority=Priority.PLAYER):
                 if first_text is None:
                     first_text = time.perf_counter() - started
                 pieces.append(piece)
-                if on_text is not None and not await _show(on_text, piece):
+                shown = public.feed(piece)
+                if shown and on_text is not None and not await _show(on_text, shown):
                     on_text = None  # the front end failed; it still gets the whole reply
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
@@ -481,8 +504,10 @@ class Engine:
                 raise UserError("There is no action to answer again.")
             await self.store.delete_entry(old.id)
             context = await self._context(game, action, before_id=old.id)
-            reply, seconds, first_text = await self._answer(game, game.turn, context, on_text)
-        return TurnResult(await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text)
+            reply, seconds, first_text, private = await self._answer(game, game.turn, context, on_text)
+        return TurnResult(
+            await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text, private
+        )
 
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bot.memory.config import MemoryConfig
 from bot.model.base import ChatMessage
-from bot.store.models import LogEntry
+from bot.store.models import LogEntry, Visibility
 
 PRESERVE = (
     "Keep, in this order of priority: "
@@ -108,9 +108,11 @@ def chunk_messages(title: str, entries: Sequence[LogEntry], bridge: LogEntry | N
         "Do not invent anything. Write only the summary."
     )
     parts = []
-    if bridge is not None:
+    if bridge is not None and bridge.visibility is Visibility.PUBLIC:
         parts.append(f"Just before (already summarized, for context only):\n{render_entry(bridge)}")
-    parts.append("New events:\n" + "\n".join(render_entry(e) for e in entries))
+    # Summaries are public: what the GM told one player alone stays out of them.
+    public = [e for e in entries if e.visibility is Visibility.PUBLIC]
+    parts.append("New events:\n" + ("\n".join(render_entry(e) for e in public) or "(nothing public)"))
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content="\n\n".join(parts))]
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from bot.memory.private import SYNTAX_RULE
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE, ChatMessage
 from bot.store.models import EntryKind, LogEntry, Player, Visibility
 from bot.worlds import World
@@ -125,7 +126,8 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
         f'You are the game master (GM) of "{world.title}", a text role-playing game '
         "played by several people in a chat. Narrate what happens in response to the "
         "players' actions, voice the other characters, and end by inviting the players to act. "
-        f"Never decide what a player's character does or says. Keep each reply under {reply_words} words.",
+        f"Never decide what a player's character does or says. Keep each reply under {reply_words} words. "
+        + SYNTAX_RULE,
         f"Style: {world.style}",
         "Rules:\n" + "\n".join(f"- {rule}" for rule in world.rules),
         f"Setting:\n{world.setting}",
@@ -167,6 +169,10 @@ def world_secrets(world: World) -> list[MemoryItem]:
 def entry_message(entry: LogEntry) -> ChatMessage:
     """A log entry as the model reads it: players speak as the user, the GM as itself."""
     if entry.kind is EntryKind.GM:
+        if entry.visibility is Visibility.PRIVATE:
+            return ChatMessage(
+                role="assistant", content=f"[[to {entry.author.removeprefix('GM to ')}: {entry.content}]]"
+            )
         return ChatMessage(role="assistant", content=entry.content)
     if entry.kind is EntryKind.ROLL:
         text = f"[{entry.author} rolls {entry.content}]"

@@ -74,6 +74,8 @@ class LogEntry(NewEntry):
     def line(self) -> str:
         """The entry as one line of a transcript."""
         if self.kind is EntryKind.GM:
+            if self.visibility is Visibility.PRIVATE:
+                return f"{self.author}, privately: {self.content}"
             return f"GM: {self.content}"
         if self.kind is EntryKind.ROLL:
             return f"[{self.author} rolls {self.content}]"

@@ -235,3 +235,20 @@ async def test_round_settings_are_validated_and_an_empty_round_closes_to_nothing
     await engine.set_setting(game.id, "turn_policy", "round")
     assert await engine.turn_policy(game.id) == "round"
     assert await engine.close_round(game.id) is None
+
+
+async def test_a_private_aside_is_stored_for_its_player_and_kept_out_of_the_public_reply(engine: Engine, scripted):
+    game = await _game_with(engine, "chan", "Maya", "Tom")
+    scripted.enqueue("Fog. [[to Tom: You hear oars below.]] [[to Maya: Your lantern flickers blue.")
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "I listen.", on_text=shown.append)
+    assert result.text == "Fog." and "oars" not in "".join(shown) and "blue" not in "".join(shown)
+    assert [(p.player.name, p.entry.content) for p in result.private] == [
+        ("Tom", "You hear oars below."),
+        ("Maya", "Your lantern flickers blue."),
+    ]
+    tom = await engine.player(game.id, "tom")
+    assert result.private[0].entry.visible_to == (tom.id,)
+    await engine.act(game.id, "tom", "I look down.")
+    prompt = scripted.last().prompt_text
+    assert "[[to Tom: You hear oars below.]]" in prompt, "the GM remembers what it told whom"

@@ -1,0 +1,29 @@
+"""The GM tells one player something by DM; it reaches nobody else."""
+
+from __future__ import annotations
+
+from bot.engine import Engine
+from bot.model import ScriptedModel
+from bot.store import EntryKind, Visibility
+
+
+async def test_an_aside_goes_to_mayas_dms_only(simcord_env, table, engine: Engine, scripted: ScriptedModel):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    scripted.enqueue("The log book is soaked. [[to Maya: A page names the ship Grey Heron.]] Tom shivers.")
+    await maya.slash(channel, "act", action="I read the log book.")
+
+    assert channel.last_message.content == "The log book is soaked. Tom shivers."
+    assert not any("Grey Heron" in m.content for m in channel.history())
+    dms = [m.content for m in maya.user.dm_channel.history()]
+    assert dms == ["🤫 Only you see this: A page names the ship Grey Heron."]
+    assert not any("Grey Heron" in m.content for m in tom.user.dm_channel.history())
+
+    game = await engine.current_game(f"discord:{channel.id}")
+    maya_id = (await engine.player(game.id, f"discord:{maya.id}")).id
+    aside = (await engine.history(game.id, 1))[0]
+    assert (aside.kind, aside.visibility, aside.visible_to) == (EntryKind.GM, Visibility.PRIVATE, (maya_id,))
+    status = await tom.slash(channel, "memory-status")
+    assert "Grey Heron" not in str(status.response.embeds[0].to_dict())
