@@ -131,6 +131,17 @@ class GameCog(commands.Cog):
                 ephemeral=True,
             )
 
+    @app_commands.command(name="whisper", description="Act in secret: only you and the GM know, and it answers by DM")
+    @app_commands.describe(action="What your character does or says, unseen by the others")
+    async def whisper(self, interaction: discord.Interaction, action: str) -> None:
+        game = await self._game_here(interaction)
+        self.engine.check_action(action)
+        if await self.engine.player(game.id, user_key(interaction.user)) is None:
+            raise UserError("Join the game first with /join.")
+        await interaction.response.send_message("🤫 Whispered to the GM; the answer comes by DM.", ephemeral=True)
+        result = await self.engine.whisper(game.id, user_key(interaction.user), action)
+        await self.deliver_private(interaction.channel, result)
+
     @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
     @app_commands.describe(dice="Dice notation")
     async def roll(self, interaction: discord.Interaction, dice: str) -> None:

@@ -27,3 +27,28 @@ async def test_an_aside_goes_to_mayas_dms_only(simcord_env, table, engine: Engin
     assert (aside.kind, aside.visibility, aside.visible_to) == (EntryKind.GM, Visibility.PRIVATE, (maya_id,))
     status = await tom.slash(channel, "memory-status")
     assert "Grey Heron" not in str(status.response.embeds[0].to_dict())
+
+
+async def test_a_whisper_is_secret_both_ways(simcord_env, table, engine: Engine, scripted: ScriptedModel):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    before = len(channel.history())
+    scripted.enqueue("Nobody sees you pocket the brass key.")
+    result = await maya.slash(channel, "whisper", action="I pocket the brass key while Tom looks away.")
+    assert result.ephemeral and result.response.content.startswith("🤫 Whispered")
+    assert len(channel.history()) == before, "nothing reaches the channel"
+    assert [m.content for m in maya.user.dm_channel.history()] == [
+        "🤫 Only you see this: Nobody sees you pocket the brass key."
+    ]
+    assert tom.user.dm_channel.history() == []
+    prompt = scripted.last()
+    assert "(private) Maya: I pocket the brass key" in prompt.prompt_text and "privately" in prompt.prompt_text
+
+    game = await engine.current_game(f"discord:{channel.id}")
+    maya_id = (await engine.player(game.id, f"discord:{maya.id}")).id
+    action, answer = await engine.history(game.id, 2)
+    assert action.visibility is Visibility.PRIVATE and action.visible_to == (maya_id,)
+    assert answer.visibility is Visibility.PRIVATE and answer.visible_to == (maya_id,)
+    assert game.turn == 1

@@ -18,7 +18,7 @@ from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
-from bot.memory.private import PublicStream, split_reply
+from bot.memory.private import PrivateNote, PublicStream, split_reply
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
 from bot.store import EntryKind, Fact, Game, GlossaryTerm, LogEntry, NewEntry, Pin, Player, Store, Visibility
@@ -242,6 +242,27 @@ class Engine:
             reply, seconds, first_text, private = await self._answer(game, turn, context, on_text)
         return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text, private)
 
+    async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
+        """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.
+
+        Nothing of it is public: the result's ``text`` is private too, and
+        front ends deliver it with the result's ``private`` messages only.
+        """
+        text = self.check_action(text)
+        async with self._locks[game_id]:
+            game, action = await self._store_action(game_id, user_key, text, None, private=True)
+            player = await self._seated(game_id, user_key)
+            ask = action.model_copy(
+                update={"content": f"{text}\n(Answer {player.name} privately: your whole reply goes to them alone.)"}
+            )
+            context = await self._context(game, ask)
+            reply, seconds, first_text, private = await self._answer(
+                game, action.turn, context, None, private_to=player
+            )
+        return TurnResult(
+            await self.store.game(game_id), action.turn, action, reply, context, seconds, first_text, private
+        )
+
     # The "round" turn policy: gather the players' actions, then narrate once
 
     async def turn_policy(self, game_id: int) -> str:
@@ -282,17 +303,18 @@ class Engine:
         return state
 
     async def _store_action(
-        self, game_id: int, user_key: str, text: str, message_id: str | None
+        self, game_id: int, user_key: str, text: str, message_id: str | None, *, private: bool = False
     ) -> tuple[Game, LogEntry]:
         """Log a seated player's action for the coming turn; the caller holds the game's lock."""
         player = await self._seated(game_id, user_key)
         game = await self.store.game(game_id)
         if game.status != "active":
             raise UserError("This game has ended.")
+        seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if private else {}
         (action,) = await self.store.append(
             game_id,
             NewEntry(turn=game.turn + 1, kind=EntryKind.ACTION, author=player.name, player_id=player.id,
-                     content=text, message_id=message_id),
+                     content=text, message_id=message_id, **seen),
         )  # fmt: skip
         return game, action
 
@@ -322,7 +344,7 @@ class Engine:
         )
 
     async def _answer(
-        self, game: Game, turn: int, context: Context, on_text: OnText | None
+        self, game: Game, turn: int, context: Context, on_text: OnText | None, *, private_to: Player | None = None
     ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...]]:
         """Have the model answer ``context``, store the reply and its private asides, record the trace."""
         started = time.perf_counter()
@@ -333,12 +355,20 @@ class Engine:
         public, notes = split_reply(raw, [p.name for p in players])
         by_name = {p.name: p for p in players}
         entries = [NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=public or PRIVATE_ONLY)]
+        if private_to is not None:
+            # An answer to a secret action: all of it, asides included, is for that player alone.
+            whole = " ".join([public, *(n.text for n in notes if n.name == private_to.name)]).strip()
+            notes = [PrivateNote(private_to.name, whole or "The GM says nothing.")]
+            by_name[private_to.name] = private_to
+            entries = []
         entries += [
             NewEntry(turn=turn, kind=EntryKind.GM, author=f"GM to {note.name}", content=note.text,
                      visibility=Visibility.PRIVATE, visible_to=(by_name[note.name].id,))
             for note in notes
         ]  # fmt: skip
-        reply, *asides = await self.store.append(game.id, *entries, turn_done=turn)
+        stored = await self.store.append(game.id, *entries, turn_done=turn)
+        asides = stored[len(stored) - len(notes) :]
+        reply = stored[0]
         private = tuple(PrivateMessage(by_name[n.name], e) for n, e in zip(notes, asides, strict=True))
         await self.store.save_trace(game.id, turn, context.trace.model_dump_json())
         self.memory.schedule(game.id)
