@@ -59,7 +59,9 @@ class NewEntry(_Row):
     content: str
     player_id: int | None = None
     visibility: Visibility = Visibility.PUBLIC
-    visible_to: tuple[int, ...] = ()
+    visible_to: tuple[int, ...] = Field(
+        default=(), description="Its witnesses: the players addressed, or for a public entry those seated then."
+    )
     message_id: str | None = None
 
 

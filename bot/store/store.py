@@ -17,7 +17,17 @@ import aiosqlite
 from bot.errors import UserError
 from bot.store.ledger import LedgerStore
 from bot.store.migrations import migrate
-from bot.store.models import Game, LogEntry, MemoryState, NewEntry, NewSummary, Player, Summary, SummaryKind
+from bot.store.models import (
+    Game,
+    LogEntry,
+    MemoryState,
+    NewEntry,
+    NewSummary,
+    Player,
+    Summary,
+    SummaryKind,
+    Visibility,
+)
 
 log = logging.getLogger(__name__)
 
@@ -194,7 +204,13 @@ class Store(LedgerStore):
         ids = []
         now = _now()
         async with self.transaction() as db:
+            # A public entry's witnesses are the players seated at that moment; a private one names its own.
+            async with db.execute(
+                "SELECT id FROM players WHERE game_id = ? AND left_at IS NULL ORDER BY id", (game_id,)
+            ) as cursor:
+                seated = tuple(row[0] for row in await cursor.fetchall())
             for entry in entries:
+                witnesses = entry.visible_to if entry.visibility is Visibility.PRIVATE else seated
                 cursor = await db.execute(
                     "INSERT INTO turn_log (game_id, turn, kind, author, player_id, visibility, visible_to,"
                     " content, created_at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -205,7 +221,7 @@ class Store(LedgerStore):
                         entry.author,
                         entry.player_id,
                         entry.visibility.value,
-                        json.dumps(list(entry.visible_to)),
+                        json.dumps(list(witnesses)),
                         entry.content,
                         now,
                         entry.message_id,

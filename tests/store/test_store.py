@@ -128,3 +128,22 @@ async def test_a_failed_transaction_writes_nothing(store: Store):
             NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", player_id=999, content="no such player"),
         )
     assert await store.log(game.id) == []
+
+
+async def test_public_entries_record_the_players_seated_then_and_private_ones_their_addressees(store: Store):
+    game = await store.create_game("chan", "lighthouse")
+    maya = await store.add_player(game.id, "u1", "Maya")
+    (early,) = await store.append(game.id, NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", content="I wait."))
+    tom = await store.add_player(game.id, "u2", "Tom")
+    (both,) = await store.append(game.id, NewEntry(turn=1, kind=EntryKind.GM, author="GM", content="Fog."))
+    (secret,) = await store.append(
+        game.id,
+        NewEntry(turn=1, kind=EntryKind.GM, author="GM to Tom", content="Oars.", visibility=Visibility.PRIVATE,
+                 visible_to=(tom.id,)),
+    )  # fmt: skip
+    await store.remove_player(maya.id)
+    (late,) = await store.append(game.id, NewEntry(turn=2, kind=EntryKind.GM, author="GM", content="Dawn."))
+    assert early.visible_to == (maya.id,)
+    assert both.visible_to == (maya.id, tom.id)
+    assert secret.visible_to == (tom.id,)
+    assert late.visible_to == (tom.id,)
