@@ -35,7 +35,8 @@ Type what your character does, starting with the character's name:
   Maya: I light the lantern and look around.
 A new name joins the game. A line without a name acts as whoever spoke last.
 Commands:
-  /roll EXPR       roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya
+  /roll EXPR       roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya;
+                   /roll secret 1d20 is seen by the roller and the GM only
   /edit TEXT       change your last action      /delete   take back your last action
   /retry           have the GM write its last reply again
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
@@ -237,8 +238,13 @@ class TerminalGame:
         return self.current
 
     async def _roll(self, player: Player, expression: str) -> None:
-        result = await self.engine.roll(self.game.id, player.user_key, expression)
-        self.say(f"[{player.name} rolls {result.roll.text}]")
+        secret = expression.strip().lower().startswith("secret ")
+        expression = expression.strip()[len("secret ") :] if secret else expression
+        result = await self.engine.roll(self.game.id, player.user_key, expression, secret=secret)
+        if secret:
+            self.say(f"  (only {player.name} sees) [{player.name} rolls {result.roll.text}]")
+        else:
+            self.say(f"[{player.name} rolls {result.roll.text}]")
 
     async def _act(self, player: Player, text: str) -> None:
         self.engine.check_action(text)  # say what is wrong before anything streams

@@ -144,10 +144,18 @@ class GameCog(commands.Cog):
 
     @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
     @app_commands.describe(dice="Dice notation")
-    async def roll(self, interaction: discord.Interaction, dice: str) -> None:
+    @app_commands.describe(secret="Only you (by DM) and the GM see the result")
+    async def roll(self, interaction: discord.Interaction, dice: str, secret: bool = False) -> None:
         game = await self._game_here(interaction)
-        rolled = await self.engine.roll(game.id, user_key(interaction.user), dice)
-        await interaction.response.send_message(f"**{rolled.entry.author}** rolls {rolled.roll.text}")
+        rolled = await self.engine.roll(game.id, user_key(interaction.user), dice, secret=secret)
+        if not secret:
+            await interaction.response.send_message(f"**{rolled.entry.author}** rolls {rolled.roll.text}")
+            return
+        await interaction.response.send_message("🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
+        try:
+            await interaction.user.send(f"🎲 Your secret roll: {rolled.roll.text}")
+        except discord.HTTPException:
+            await interaction.followup.send(f"🎲 Your secret roll: {rolled.roll.text}", ephemeral=True)
 
     # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
 

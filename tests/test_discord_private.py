@@ -52,3 +52,20 @@ async def test_a_whisper_is_secret_both_ways(simcord_env, table, engine: Engine,
     assert action.visibility is Visibility.PRIVATE and action.visible_to == (maya_id,)
     assert answer.visibility is Visibility.PRIVATE and answer.visible_to == (maya_id,)
     assert game.turn == 1
+
+
+async def test_a_secret_roll_goes_to_the_roller_by_dm_and_to_the_gms_record(simcord_env, table, engine, scripted):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    before = len(channel.history())
+    result = await maya.slash(channel, "roll", dice="1d20+2", secret=True)
+    assert result.ephemeral and "by DM" in result.response.content
+    assert len(channel.history()) == before
+    [dm] = [m.content for m in maya.user.dm_channel.history()]
+    assert dm.startswith("🎲 Your secret roll: 1d20+2: 1d20 (")
+    game = await engine.current_game(f"discord:{channel.id}")
+    entry = (await engine.history(game.id, 1))[0]
+    assert entry.kind is EntryKind.ROLL and entry.visibility is Visibility.PRIVATE
+    await maya.slash(channel, "act", action="I check the lock.")
+    assert "(private) [Maya rolls 1d20+2: 1d20 (" in scripted.last().prompt_text, "the GM's private record"

@@ -451,16 +451,18 @@ class Engine:
             raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
         return reply, first_text or 0.0
 
-    async def roll(self, game_id: int, user_key: str, expression: str) -> RollResult:
+    async def roll(self, game_id: int, user_key: str, expression: str, *, secret: bool = False) -> RollResult:
+        """Roll dice into the log; a secret roll is seen by the roller and the GM only."""
         result = dice.roll(expression)  # raises before anything is stored
         async with self._locks[game_id]:
             player = await self._seated(game_id, user_key)
             game = await self.store.game(game_id)
+            seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if secret else {}
             (entry,) = await self.store.append(
                 game_id,
                 NewEntry(
                     turn=game.turn + 1, kind=EntryKind.ROLL, author=player.name, player_id=player.id,
-                    content=result.text,
+                    content=result.text, **seen,
                 ),
             )  # fmt: skip
         return RollResult(result, entry)
