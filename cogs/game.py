@@ -116,7 +116,10 @@ class GameCog(commands.Cog):
                 await user.send(f"🤫 Only you see this: {aside.entry.content}")
             except discord.HTTPException:
                 log.warning("Could not DM player %s; the aside is stored", aside.player.name)
-                await channel.send(f"{aside.player.name}, the GM has something for you alone: open your DMs to me.")
+                try:
+                    await channel.send(f"{aside.player.name}, the GM has something for you alone: open your DMs to me.")
+                except discord.HTTPException:
+                    log.warning("Could not tell %s either", aside.player.name)
 
     async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, result) -> None:
         """Show the whole reply and deliver its asides; if Discord refuses the reply, say so: the turn is stored."""
