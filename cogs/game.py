@@ -145,6 +145,19 @@ class GameCog(commands.Cog):
         result = await self.engine.whisper(game.id, user_key(interaction.user), action)
         await self.deliver_private(interaction.channel, result)
 
+    @app_commands.command(name="notes", description="Your private notes for this game (only you see them)")
+    @app_commands.describe(add="A note to keep", remove="The number of a note to remove")
+    async def notes(self, interaction: discord.Interaction, add: str | None = None, remove: int | None = None) -> None:
+        game = await self._game_here(interaction)
+        who = user_key(interaction.user)
+        if add is not None:
+            await self.engine.add_note(game.id, who, add)
+        if remove is not None:
+            await self.engine.remove_note(game.id, who, remove)
+        notes = await self.engine.notes(game.id, who)
+        text = "\n".join(f"{i}. {note}" for i, note in enumerate(notes, 1)) or "No notes yet: /notes add:..."
+        await interaction.response.send_message(text[:2000], ephemeral=True)
+
     @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
     @app_commands.describe(dice="Dice notation")
     @app_commands.describe(secret="Only you (by DM) and the GM see the result")

@@ -69,3 +69,20 @@ async def test_a_secret_roll_goes_to_the_roller_by_dm_and_to_the_gms_record(simc
     assert entry.kind is EntryKind.ROLL and entry.visibility is Visibility.PRIVATE
     await maya.slash(channel, "act", action="I check the lock.")
     assert "(private) [Maya rolls 1d20+2: 1d20 (" in scripted.last().prompt_text, "the GM's private record"
+
+
+async def test_notes_are_private_to_each_player(simcord_env, table, engine, scripted):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    added = await maya.slash(channel, "notes", add="Wren lied about the storm.")
+    assert added.ephemeral and added.response.content == "1. Wren lied about the storm."
+    await maya.slash(channel, "notes", add="Check the cellar lock.")
+    assert (await tom.slash(channel, "notes")).response.content.startswith("No notes yet")
+    removed = await maya.slash(channel, "notes", remove=1)
+    assert removed.response.content == "1. Check the cellar lock."
+    bad = await maya.slash(channel, "notes", remove=7)
+    assert bad.ephemeral and bad.response.content == "You have no note 7; /notes lists them."
+    await maya.slash(channel, "act", action="I look around.")
+    assert "cellar lock" not in scripted.last().prompt_text, "the GM is not given a player's notes"

@@ -22,6 +22,8 @@ GAME_COMMANDS = [
     ("compact", {}),
     ("retry", {}),
     ("lore list", {}),
+    ("notes", {}),
+    ("whisper", {"action": "I hide."}),
 ]
 
 ADMIN_COMMANDS = [

@@ -571,6 +571,32 @@ class Engine:
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
         return await self.ledger.set_bucket(game_id, name, on)
 
+    # A player's own notes (F5): private reminders the GM is not promised to read
+
+    async def notes(self, game_id: int, user_key: str) -> list[str]:
+        await self._seated(game_id, user_key)
+        return list((await self.store.settings(f"notes:{game_id}")).get(user_key, []))
+
+    async def add_note(self, game_id: int, user_key: str, text: str) -> list[str]:
+        text = " ".join(text.split())
+        if not text:
+            raise UserError("Write the note after the command.")
+        if len(text) > 500:
+            raise UserError("A note is at most 500 characters.")
+        notes = await self.notes(game_id, user_key)
+        if len(notes) >= 50:
+            raise UserError("You have 50 notes; remove one first.")
+        await self.store.set_setting(f"notes:{game_id}", user_key, [*notes, text])
+        return [*notes, text]
+
+    async def remove_note(self, game_id: int, user_key: str, number: int) -> str:
+        notes = await self.notes(game_id, user_key)
+        if not 1 <= number <= len(notes):
+            raise UserError(f"You have no note {number}; /notes lists them.")
+        removed = notes.pop(number - 1)
+        await self.store.set_setting(f"notes:{game_id}", user_key, notes)
+        return removed
+
     # Per-game settings (F20)
 
     async def game_settings(self, game_id: int) -> dict[str, object]:
