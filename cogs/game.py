@@ -175,8 +175,33 @@ class GameCog(commands.Cog):
 
     # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
 
+    async def _from_dm(self, message: discord.Message) -> None:
+        """A DM to the bot is a secret action in the game the player is in (``#id`` picks one of several)."""
+        text = message.content.strip()
+        games = await self.engine.store.games_of(user_key(message.author))
+        if not games or not text:
+            await message.channel.send("You are in no game here; /join one in its channel first.")
+            return
+        chosen = games[0] if len(games) == 1 else None
+        if text.startswith("#") and text[1:].split(" ", 1)[0].isdigit():
+            number, _, text = text[1:].partition(" ")
+            chosen = next((g for g in games if g.id == int(number)), None)
+        if chosen is None:
+            listing = ", ".join(f"#{g.id} {self.engine.world_of(g).title}" for g in games)
+            await message.channel.send(f"You are in several games ({listing}); start your message with its number.")
+            return
+        try:
+            result = await self.engine.whisper(chosen.id, user_key(message.author), text)
+        except UserError as exc:
+            await message.channel.send(str(exc))
+            return
+        await self.deliver_private(message.channel, result)
+
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
+        if message.guild is None and not message.author.bot:
+            await self._from_dm(message)
+            return
         settings = self.bot.settings
         text = message.content.strip()
         if message.author.bot or message.guild is None or not settings.message_content or not text:

@@ -86,3 +86,28 @@ async def test_notes_are_private_to_each_player(simcord_env, table, engine, scri
     assert bad.ephemeral and bad.response.content == "You have no note 7; /notes lists them."
     await maya.slash(channel, "act", action="I look around.")
     assert "cellar lock" not in scripted.last().prompt_text, "the GM is not given a player's notes"
+
+
+async def test_a_dm_to_the_bot_is_a_secret_action_in_the_players_game(simcord_env, table, engine, scripted):
+    channel, maya, tom, _ = table
+    await maya.send_dm("I hide the key.")
+    assert maya.user.dm_channel.history()[-1].content == "You are in no game here; /join one in its channel first."
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    before = len(channel.history())
+    scripted.enqueue("The key slides under the loose board.")
+    await maya.send_dm("I hide the key under a loose board.")
+    assert maya.user.dm_channel.history()[-1].content == "🤫 Only you see this: The key slides under the loose board."
+    assert len(channel.history()) == before
+    game = await engine.current_game(f"discord:{channel.id}")
+    action = (await engine.history(game.id, 2))[0]
+    assert action.content == "I hide the key under a loose board." and action.visibility is Visibility.PRIVATE
+
+    other = simcord_env.guild.create_text_channel("cellar")
+    await maya.slash(other, "game start", world="lighthouse")
+    await maya.slash(other, "join", name="Maya")
+    await maya.send_dm("I listen.")
+    assert "You are in several games (#1 The Lighthouse at Gull Rock, #2" in maya.user.dm_channel.history()[-1].content
+    scripted.enqueue("Silence below.")
+    await maya.send_dm(f"#{game.id} I listen at the board.")
+    assert maya.user.dm_channel.history()[-1].content == "🤫 Only you see this: Silence below."

@@ -193,6 +193,15 @@ class Store(LedgerStore):
         rows = await self._all("SELECT * FROM players WHERE game_id = ? AND left_at IS NULL ORDER BY id", (game_id,))
         return [Player.model_validate(dict(r)) for r in rows]
 
+    async def games_of(self, user_key: str) -> list[Game]:
+        """The active games a user is seated in, oldest first."""
+        rows = await self._all(
+            "SELECT g.* FROM games g JOIN players p ON p.game_id = g.id"
+            " WHERE p.user_key = ? AND p.left_at IS NULL AND g.status = 'active' ORDER BY g.id",
+            (user_key,),
+        )
+        return [Game.model_validate(dict(r)) for r in rows]
+
     async def remove_player(self, player_id: int) -> None:
         async with self.transaction() as db:
             await db.execute("UPDATE players SET left_at = ? WHERE id = ?", (_now(), player_id))
