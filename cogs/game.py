@@ -23,6 +23,12 @@ def user_key(user: discord.abc.User) -> str:
     return f"discord:{user.id}"
 
 
+def world_choices(engine: Engine, current: str) -> list[app_commands.Choice[str]]:
+    """Autocomplete for a world option: loaded worlds whose name contains what was typed."""
+    names = [n for n in engine.worlds.names() if current.lower() in n.lower()]
+    return [app_commands.Choice(name=engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+
+
 class GameCog(commands.Cog):
     game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
 
@@ -42,8 +48,7 @@ class GameCog(commands.Cog):
 
     @game_start.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        names = [n for n in self.engine.worlds.names() if current.lower() in n.lower()]
-        return [app_commands.Choice(name=self.engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+        return world_choices(self.engine, current)
 
     @game.command(name="end", description="End this channel's game (it is kept)")
     async def game_end(self, interaction: discord.Interaction) -> None:

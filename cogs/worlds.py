@@ -9,7 +9,7 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.engine.settings import setting_names
 from bot.errors import UserError
-from cogs.game import channel_key
+from cogs.game import channel_key, world_choices
 from cogs.memory import admin_only
 from cogs.rendering import split_message
 
@@ -45,8 +45,7 @@ class WorldsCog(commands.Cog):
 
     @world_info.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        names = [n for n in self.engine.worlds.names() if current.lower() in n.lower()]
-        return [app_commands.Choice(name=self.engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+        return world_choices(self.engine, current)
 
     @world.command(name="reload", description="Read the world files again")
     @admin_only()

@@ -408,7 +408,7 @@ class Engine:
         state = await self.store.memory_state(game.id)
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
         hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
-        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action)
+        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action, memory)
         context = build_context(
             world,
             view,

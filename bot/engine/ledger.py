@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
-from bot.memory.config import Buckets
+from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
@@ -334,11 +334,10 @@ class Ledger:
     # What goes into the prompt
 
     async def layers(
-        self, game: Game, scene: Scene, exclude: set[str]
+        self, game: Game, scene: Scene, exclude: set[str], config: MemoryConfig
     ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
         """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on."""
         buckets = await self.buckets(game.id)
-        config = await self.settings.memory(game.id)
         pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
         glossary = (
             [MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}") for t in await self.store.glossary(game.id)]

@@ -114,16 +114,21 @@ class MemoryKeeper:
     # What a prompt is built from
 
     async def view(
-        self, game: Game, state: MemoryState, hot: Sequence[LogEntry], players: Sequence, action: LogEntry
+        self,
+        game: Game,
+        state: MemoryState,
+        hot: Sequence[LogEntry],
+        players: Sequence,
+        action: LogEntry,
+        config: MemoryConfig,
     ) -> MemoryView:
-        """The memory as of ``state``, which must be the one ``hot`` was read after."""
+        """The memory as of ``state``, which must be the one ``hot`` was read after, under the game's ``config``."""
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
         story = await self.store.summary(state.story_id)
         short = await self.store.summary(state.short_id)
-        config = await self.settings.memory(game.id)
         scene = Scene(action=action.content, recent=[e.line for e in hot[-config.lore_scan_depth :]])
         in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
-        pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt)
+        pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt, config)
         return MemoryView(
             players=players,
             chapter_index=state.chapter_index,
