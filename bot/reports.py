@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
-from bot.memory.context import ContextTrace
+from bot.memory.context import GM_ONLY_LAYERS, ContextTrace
 from bot.store import Fact
 
 BAR_WIDTH = 20
@@ -67,7 +67,7 @@ def trace_text(trace: ContextTrace | None, *, show_secrets: bool = True) -> str:
     if trace.overflow:
         lines.append(f"Over budget: {trace.overflow}")
     for layer in trace.layers:
-        if layer.name == "secrets" and not show_secrets:
+        if layer.name in GM_ONLY_LAYERS and not show_secrets:
             continue
         line = f"  {layer.name:<9} {bar(layer.tokens, layer.budget)}"
         if layer.items:

@@ -60,6 +60,11 @@ class NPC(_Strict):
 
     id: Slug
     name: Line
+    aliases: list[Key] = Field(
+        default_factory=list,
+        max_length=10,
+        description='Other names the story uses for them ("the housekeeper"), so the GM knows when they are present.',
+    )
     description: Text
     knows: list[Text] = Field(default_factory=list, max_length=20)
     hides: list[Text] = Field(default_factory=list, max_length=20)
@@ -74,6 +79,16 @@ class Truth(_Strict):
         default_factory=list,
         max_length=20,
         description="Phrases that would give this truth away if said in public.",
+    )
+    unlocked_by: list[Key] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Words in a player's public action that let the GM reveal this truth in that turn's reply.",
+    )
+    revealed_by: list[Slug] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Chapter beats after which this truth is public.",
     )
 
 
@@ -113,6 +128,15 @@ class World(_Strict):
     @classmethod
     def _unique(cls, items: list) -> list:
         return _unique_ids(items)
+
+    @model_validator(mode="after")
+    def _known_beats(self) -> World:
+        beats = {beat.id for chapter in self.chapters for beat in chapter.beats}
+        for truth in self.truths:
+            unknown = [b for b in truth.revealed_by if b not in beats]
+            if unknown:
+                raise ValueError(f"truth {truth.id!r}: revealed_by names no beat of this world: {', '.join(unknown)}")
+        return self
 
     def chapter(self, index: int) -> Chapter:
         return self.chapters[min(index, len(self.chapters) - 1)]

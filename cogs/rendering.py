@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
+from bot.memory.context import GM_ONLY_LAYERS
+
 LIMIT = 2000
 EDIT_INTERVAL = 1.0  # Discord allows about five edits per five seconds per channel.
 
@@ -98,7 +100,6 @@ class StreamedReply:
         self._last_edit = self._clock()
 
 
-GM_ONLY_LAYERS = ("secrets",)
 BAR = 12
 
 

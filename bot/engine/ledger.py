@@ -24,7 +24,19 @@ from bot.memory.glossary import candidate_terms, definition_messages, definition
 from bot.memory.lore import match_lore, scan_texts
 from bot.memory.recall import fragments, fuse, query_terms
 from bot.model.worker import ModelWorker, Priority
-from bot.store import EntryKind, Fact, FactKind, Game, GlossaryTerm, LogEntry, NewFact, Pin, RecallHit, Store
+from bot.store import (
+    EntryKind,
+    Fact,
+    FactKind,
+    Game,
+    GlossaryTerm,
+    LogEntry,
+    NewFact,
+    Pin,
+    RecallHit,
+    Store,
+    Visibility,
+)
 from bot.worlds import LoreEntry, World, format_validation_error
 
 log = logging.getLogger(__name__)
@@ -170,10 +182,15 @@ class Ledger:
         written = 0
         for entry_id in await self.store.facts_to_redo(game_id):
             entry = await self.store.entry(entry_id)
-            turn_entries = [e for e in await self.store.log_between(game_id, 0) if e.turn == entry.turn]
+            turn_entries = [
+                e
+                for e in await self.store.log_between(game_id, 0)
+                if e.turn == entry.turn and e.visibility is Visibility.PUBLIC
+            ]
             written += await self._extract(game_id, world, turn_entries, done_redo=[entry_id])
         checked = await self.store.checked_through("facts_checked", game_id)
-        fresh = await self.store.log_between(game_id, checked)
+        # Facts are public memory: what the GM told one player alone stays out of them.
+        fresh = [e for e in await self.store.log_between(game_id, checked) if e.visibility is Visibility.PUBLIC]
         if not any(e.kind is EntryKind.GM for e in fresh):
             return written
         written += await self._extract(game_id, world, fresh[-EXTRACTION_ENTRIES:], checked_through=fresh[-1].id)
@@ -277,7 +294,11 @@ class Ledger:
     async def define_terms(self, game_id: int) -> int:
         """Define the new proper nouns and coined terms of the GM's latest replies; return how many."""
         checked = await self.store.checked_through("glossary_checked", game_id)
-        fresh = [e for e in await self.store.log_between(game_id, checked) if e.kind is EntryKind.GM]
+        fresh = [
+            e
+            for e in await self.store.log_between(game_id, checked)
+            if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC
+        ]
         if not fresh:
             return 0
         game = await self.store.game(game_id)

@@ -18,6 +18,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from bot.engine.ledger import Ledger, LedgerFailed, Scene
+from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
@@ -32,9 +33,10 @@ from bot.memory.compaction import (
 )
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem, MemoryView
+from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.base import Messages
 from bot.model.worker import ModelWorker, Priority
-from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind
+from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -107,6 +109,8 @@ class MemoryKeeper:
         self.world_of = world_of
         self.settings = settings or GameSettings(store, config, reply_tokens=300)
         self.ledger = Ledger(store, worker, world_of, self.settings)
+        self.players = PlayerMemories(store, worker, world_of)
+        self._casts: dict[str, tuple[World, Cast]] = {}
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._tasks: dict[int, asyncio.Task] = {}
         self._again: set[int] = set()
@@ -129,6 +133,12 @@ class MemoryKeeper:
         scene = Scene(action=action.content, recent=[e.line for e in hot[-config.lore_scan_depth :]])
         in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
         pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt, config)
+        public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
+        present = self.cast(game).present([*public, action.content])
+        npcs = []
+        for npc_id in present:
+            turns, seen = await self.store.npc_witnessed(game.id, npc_id)
+            npcs.append(NpcScene(npc_id, self.cast(game).display[npc_id], tuple(turns), tuple(seen)))
         return MemoryView(
             players=players,
             chapter_index=state.chapter_index,
@@ -140,7 +150,25 @@ class MemoryKeeper:
             hot=hot,
             lore=lore,
             recall=recall,
+            scene=npcs,
+            threads=await self.players.threads(game.id, list(players)),
         )
+
+    def cast(self, game: Game) -> Cast:
+        """The world's NPCs and the names that bring them into a scene (rebuilt when the world reloads)."""
+        world = self.world_of(game)
+        cached = self._casts.get(world.id)
+        if cached is None or cached[0] is not world:
+            cached = (world, cast_of(world))
+            self._casts[world.id] = cached
+        return cached[1]
+
+    async def present_npcs(self, game: Game, *texts: str) -> tuple[str, ...]:
+        """The NPCs in the scene of the latest public messages and ``texts``: the witnesses of a new entry."""
+        config = await self.settings.memory(game.id)
+        recent = await self.store.recent_log(game.id, config.scene_depth * 3)
+        public = [e.content for e in recent if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
+        return tuple(self.cast(game).present([*public, *texts]))
 
     # Scheduling: one upkeep task per game at a time, never in a player's way
 
@@ -176,12 +204,19 @@ class MemoryKeeper:
                 return
 
     async def upkeep(self, game_id: int) -> None:
-        """After a turn: judge the chapter's beats, rebuild what edits made stale, compact."""
-        jobs = (self.judge_beats, self.ledger.extract_facts, self.ledger.define_terms, self.rebuild_stale, self.compact)
+        """After a turn: players' private memories, the chapter's beats, facts, glossary, stale rebuilds, compaction."""
+        jobs = (
+            self.players.update_private_memories,
+            self.judge_beats,
+            self.ledger.extract_facts,
+            self.ledger.define_terms,
+            self.rebuild_stale,
+            self.compact,
+        )
         for job in jobs:
             try:
                 await job(game_id)
-            except (UpkeepFailed, LedgerFailed) as exc:
+            except (UpkeepFailed, LedgerFailed, PrivateMemoryFailed) as exc:
                 await self._record_error(game_id, f"{job.__name__}: {exc}")
             except Exception as exc:
                 log.exception("Game %d: %s failed", game_id, job.__name__)

@@ -16,6 +16,7 @@ class Budgets(BaseModel):
     glossary: int = Field(default=200, ge=0, le=8000)
     short: int = Field(default=250, ge=0, le=8000)
     secrets: int = Field(default=600, ge=0, le=8000)
+    private: int = Field(default=300, ge=0, le=8000)
     lore: int = Field(default=400, ge=0, le=8000)
     recall: int = Field(default=400, ge=0, le=8000)
 
@@ -48,5 +49,6 @@ class MemoryConfig(BaseModel):
     recall_following: int = Field(
         default=120, ge=0, le=2000, description="Leading recalled turns that bring the turn after them; 0: none."
     )
+    scene_depth: int = Field(default=4, ge=1, le=50, description="Recent messages whose NPCs are in the scene.")
     glossary_terms_per_turn: int = Field(default=3, ge=0, le=10)
     budgets: Budgets = Field(default_factory=Budgets)

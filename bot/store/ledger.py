@@ -204,7 +204,7 @@ class LedgerStore:
         rows = await self._all(
             "SELECT t.id AS hit, n.id AS id, n.author, n.kind, n.content, n.turn FROM turn_log t"
             " JOIN turn_log n ON n.id = (SELECT m.id FROM turn_log m WHERE m.game_id = t.game_id AND m.id > t.id"
-            " AND m.deleted = 0 ORDER BY m.id LIMIT 1)"
+            " AND m.deleted = 0 AND m.visibility = 'public' ORDER BY m.id LIMIT 1)"
             f" WHERE t.game_id = ? AND t.id IN ({marks})",
             (game_id, *entry_ids),
         )

@@ -169,6 +169,47 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE TABLE facts_redo (game_id INTEGER NOT NULL, entry_id INTEGER NOT NULL, PRIMARY KEY (game_id, entry_id));
         """,
     ),
+    (
+        "m004_hidden_information",
+        """
+        ALTER TABLE turn_log ADD COLUMN npcs TEXT NOT NULL DEFAULT '[]';
+
+        CREATE TABLE player_memory (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            player_id INTEGER NOT NULL REFERENCES players (id),
+            summary TEXT NOT NULL,
+            facts TEXT NOT NULL DEFAULT '[]',
+            through_entry_id INTEGER NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            replaced_by INTEGER REFERENCES player_memory (id)
+        );
+        CREATE INDEX player_memory_by_player ON player_memory (game_id, player_id, id);
+        CREATE TABLE player_memory_redo (
+            game_id INTEGER NOT NULL,
+            player_id INTEGER NOT NULL,
+            entry_id INTEGER NOT NULL,
+            PRIMARY KEY (game_id, player_id, entry_id)
+        );
+
+        CREATE TABLE leak_hits (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            turn INTEGER NOT NULL,
+            audience TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            phrase TEXT NOT NULL,
+            sentence TEXT NOT NULL,
+            action TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX leak_hits_by_game ON leak_hits (game_id, id);
+
+        -- Recall feeds prompts and public reports: private messages stay out of it.
+        DELETE FROM recall_index WHERE ref IN (SELECT 'entry:' || id FROM turn_log WHERE visibility = 'private');
+        """,
+    ),
 ]
 
 

@@ -63,6 +63,10 @@ class NewEntry(_Row):
         default=(), description="Its witnesses: the players addressed, or for a public entry those seated then."
     )
     message_id: str | None = None
+    npcs: tuple[str, ...] = Field(default=(), description="The world's NPCs present when it happened (public entries).")
+
+    def seen_by(self, player_id: int) -> bool:
+        return player_id in self.visible_to
 
 
 class LogEntry(NewEntry):
@@ -199,3 +203,31 @@ class RecallHit(_Row):
     text: str
     turn: int
     score: float
+
+
+class PlayerMemory(_Row):
+    """One version of a player's private memory (F5): built only from what they witnessed."""
+
+    id: int
+    game_id: int
+    player_id: int
+    summary: str
+    facts: tuple[str, ...] = ()
+    through_entry_id: int = Field(description="The last log entry this version has taken in.")
+    sources: tuple[int, ...] = Field(default=(), description="The entries this update read.")
+    created_at: datetime
+    replaced_by: int | None = None
+
+
+class LeakHit(_Row):
+    """A sentence the leak guard stopped: what it gave away and what was done about it."""
+
+    id: int
+    game_id: int
+    turn: int
+    audience: str
+    ref: str
+    phrase: str
+    sentence: str
+    action: str
+    created_at: datetime

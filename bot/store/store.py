@@ -28,6 +28,7 @@ from bot.store.models import (
     SummaryKind,
     Visibility,
 )
+from bot.store.private import PrivateStore, entry_from_row
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class Store(LedgerStore):
+class Store(LedgerStore, PrivateStore):
     """The game database. Open with ``async with await Store.open(path)``.
 
     Writes that touch more than one row go through :meth:`transaction`,
@@ -219,10 +220,11 @@ class Store(LedgerStore):
             ) as cursor:
                 seated = tuple(row[0] for row in await cursor.fetchall())
             for entry in entries:
-                witnesses = entry.visible_to if entry.visibility is Visibility.PRIVATE else seated
+                public = entry.visibility is Visibility.PUBLIC
+                witnesses = seated if public else entry.visible_to
                 cursor = await db.execute(
                     "INSERT INTO turn_log (game_id, turn, kind, author, player_id, visibility, visible_to,"
-                    " content, created_at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " content, created_at, message_id, npcs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         game_id,
                         entry.turn,
@@ -234,10 +236,12 @@ class Store(LedgerStore):
                         entry.content,
                         now,
                         entry.message_id,
+                        json.dumps(list(entry.npcs) if public else []),
                     ),
                 )
                 ids.append(cursor.lastrowid)
-                await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
+                if public:  # recall feeds prompts and reports; private messages stay out of it
+                    await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
             if turn_done is not None:
                 await db.execute("UPDATE games SET turn = ?, updated_at = ? WHERE id = ?", (turn_done, now, game_id))
             else:
@@ -248,18 +252,18 @@ class Store(LedgerStore):
         row = await self._one("SELECT * FROM turn_log WHERE id = ?", (entry_id,))
         if row is None:
             raise UserError(f"There is no log entry {entry_id}.")
-        return _entry(row)
+        return entry_from_row(row)
 
     async def recent_log(self, game_id: int, limit: int) -> list[LogEntry]:
         """The last ``limit`` live entries of a game, oldest first."""
         rows = await self._all(
             "SELECT * FROM turn_log WHERE game_id = ? AND deleted = 0 ORDER BY id DESC LIMIT ?", (game_id, limit)
         )
-        return [_entry(r) for r in reversed(rows)]
+        return [entry_from_row(r) for r in reversed(rows)]
 
     async def log(self, game_id: int, *, include_deleted: bool = False) -> list[LogEntry]:
         sql = "SELECT * FROM turn_log WHERE game_id = ?" + ("" if include_deleted else " AND deleted = 0")
-        return [_entry(r) for r in await self._all(sql + " ORDER BY id", (game_id,))]
+        return [entry_from_row(r) for r in await self._all(sql + " ORDER BY id", (game_id,))]
 
     async def set_message_id(self, entry_id: int, message_id: str) -> None:
         async with self.transaction() as db:
@@ -270,8 +274,9 @@ class Store(LedgerStore):
         async with self.transaction() as db:
             entry = await self.entry(entry_id)
             await db.execute("UPDATE turn_log SET content = ?, edited_at = ? WHERE id = ?", (content, _now(), entry_id))
-            await self.unindex(db, f"entry:{entry_id}")
-            await self.index(db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn)
+            if entry.visibility is Visibility.PUBLIC:
+                await self.unindex(db, f"entry:{entry_id}")
+                await self.index(db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn)
             await self._mark_stale(db, entry.game_id, entry_id)
         return await self.entry(entry_id)
 
@@ -286,7 +291,7 @@ class Store(LedgerStore):
 
     async def entry_by_message(self, message_id: str) -> LogEntry | None:
         row = await self._one("SELECT * FROM turn_log WHERE message_id = ? ORDER BY id DESC LIMIT 1", (message_id,))
-        return _entry(row) if row else None
+        return entry_from_row(row) if row else None
 
     async def log_between(self, game_id: int, after_id: int, through_id: int | None = None) -> list[LogEntry]:
         """Live entries with ``after_id < id <= through_id``, oldest first."""
@@ -295,7 +300,7 @@ class Store(LedgerStore):
         if through_id is not None:
             sql += " AND id <= ?"
             params.append(through_id)
-        return [_entry(r) for r in await self._all(sql + " ORDER BY id", params)]
+        return [entry_from_row(r) for r in await self._all(sql + " ORDER BY id", params)]
 
     async def count_entries(self, game_id: int, through_id: int | None = None) -> int:
         sql = "SELECT count(*) FROM turn_log WHERE game_id = ? AND deleted = 0"
@@ -310,7 +315,7 @@ class Store(LedgerStore):
             "SELECT * FROM turn_log WHERE game_id = ? AND deleted = 0 AND id < ? ORDER BY id DESC LIMIT 1",
             (game_id, entry_id),
         )
-        return _entry(row) if row else None
+        return entry_from_row(row) if row else None
 
     # Memory: summaries and where the game's memory stands
 
@@ -374,7 +379,8 @@ class Store(LedgerStore):
         return [_summary(r) for r in await self._all(sql + " ORDER BY id", params)]
 
     async def _mark_stale(self, db: aiosqlite.Connection, game_id: int, entry_id: int) -> None:
-        """Everything derived from ``entry_id`` is redone: summaries covering it, facts citing it."""
+        """Everything derived from ``entry_id`` is redone: summaries covering it, facts citing it, private memories."""
+        await self._mark_player_memories(db, game_id, entry_id)
         if await self.retract_facts_from(db, game_id, entry_id):
             await db.execute("INSERT OR IGNORE INTO facts_redo (game_id, entry_id) VALUES (?, ?)", (game_id, entry_id))
         await db.execute(
@@ -415,13 +421,6 @@ class Store(LedgerStore):
     async def delete_setting(self, scope: str, key: str) -> None:
         async with self.transaction() as db:
             await db.execute("DELETE FROM settings WHERE scope = ? AND key = ?", (scope, key))
-
-
-def _entry(row: aiosqlite.Row) -> LogEntry:
-    data = dict(row)
-    data["visible_to"] = tuple(json.loads(data["visible_to"]))
-    data["deleted"] = bool(data["deleted"])
-    return LogEntry.model_validate(data)
 
 
 def _summary(row: aiosqlite.Row) -> Summary:

@@ -187,9 +187,9 @@ def test_capped_layers_keep_what_fits_and_record_the_rest():
     assert trace.layer("recall").left_out == ["fact:2"]
     assert "RECALL2" not in text
 
-    # Secrets: the truth is kept; what the NPCs hide and know did not fit.
+    # Secrets: the truth is kept; the chapter's private clue and what the NPCs hide and know did not fit.
     assert trace.layer("secrets").items == ["truth:keeper-alive"]
-    assert trace.layer("secrets").left_out == ["npc:wren:hides:0", "npc:wren:knows:0"]
+    assert trace.layer("secrets").left_out == ["clue:log-book", "npc:wren:hides:0", "npc:wren:knows:0"]
     assert truth in context.messages[0].content
     assert "sold the keeper's oil" not in text
 
@@ -199,10 +199,13 @@ def test_capped_layers_keep_what_fits_and_record_the_rest():
         assert 0 < layer.tokens <= layer.budget, name
 
 
-def test_a_roomy_secrets_budget_carries_every_truth_and_npc_secret():
+def test_a_roomy_secrets_budget_carries_every_truth_clue_and_npc_secret():
     context = build_context(WORLD, MemoryView(), act(1, "Hello."), ROOMY, words)
     system = context.messages[0].content
-    assert context.trace.layer("secrets").items == ["truth:keeper-alive", "npc:wren:hides:0", "npc:wren:knows:0"]
+    assert context.trace.layer("secrets").items == [
+        "truth:keeper-alive", "clue:log-book", "npc:wren:hides:0", "npc:wren:knows:0",
+    ]  # fmt: skip
+    assert "tell one player alone with [[to Name: ...]]" in system
     assert "Wren Tally hides: He sold the keeper's oil to smugglers." in system
     assert "Wren Tally knows: The keeper quarrelled with the supply company." in system
 

@@ -1,0 +1,210 @@
+"""The leak guard's policy: what counts as private material, and which sentences give it away.
+
+Every secret is reduced to phrases: runs of content words (stopwords
+dropped, simple endings stripped, so "poisoned the brandy" and "poison in
+his brandy" meet). A truth's phrases are its author's key phrases and every
+run of four content words of its text; a private message's or a player's
+private memory's are its runs of three. A sentence leaks when its content
+words contain one of those runs, unless the run is already public: in the
+world's public text, or (checked by the engine against the game's public
+record) said in the channel before, by a player or the GM. That is how a
+truth the players uncovered stops being guarded; a truth also opens when a
+beat in its ``revealed_by`` is done, and for one reply when a player's public
+action names one of its ``unlocked_by`` words.
+
+Audiences: a public reply is checked against everything; a private
+message to one player against what is private to others only. World
+truths, clues and NPC secrets may be told privately: that is how one
+player learns what another does not.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from bot.store.models import EntryKind, LogEntry, PlayerMemory
+from bot.worlds import World
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each else even ever every few for
+    from further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let like may me might more most must my myself no nor not now of off on once only or other
+    our ours ourselves out over own same shall she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up upon very was we were what
+    when where which while who whom whose why will with would yet you your yours yourself yourselves
+    s t d ll re ve m o y""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
+
+
+def _stem(word: str) -> str:
+    word = re.sub(r"['’]s$", "", word.lower())
+    word = word.replace("’", "'")
+    for suffix, keep in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[tuple[str, str]]:
+    """``(stem, surface)`` for each word of ``text`` that is not a stopword."""
+    words = []
+    for match in _WORD.finditer(text):
+        surface = match.group(0)
+        stem = _stem(surface)
+        if stem and stem not in STOPWORDS and stem.split("'")[0] not in STOPWORDS:
+            words.append((stem, surface))
+    return words
+
+
+def runs(text: str, n: int) -> set[tuple[str, ...]]:
+    """Every run of ``n`` content words (all of them if fewer)."""
+    stems = [stem for stem, _ in content_words(text)]
+    if len(stems) <= n:
+        return {tuple(stems)} if len(stems) >= 2 else set()
+    return {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+@dataclass(frozen=True)
+class Secret:
+    """Something that must not reach an audience that does not already know it."""
+
+    ref: str  # "truth:ashby-killed", "entry:41", "private:3", "npc:pike:hides:0", "clue:blotter", "prompt"
+    phrases: frozenset[tuple[str, ...]]
+    known_to: frozenset[int] = frozenset()  # players who may hear it privately
+    public_only: bool = False  # guarded in public only (world secrets: the GM may tell them privately)
+
+
+@dataclass(frozen=True)
+class Hit:
+    ref: str
+    phrase: str  # the secret's words, as they appeared in the sentence
+    sentence: str
+    words: tuple[str, ...]  # the sentence's surface words that matched, for the public-record check
+
+
+@dataclass
+class Guard:
+    """The private material of one game at one turn, and what is public anyway."""
+
+    secrets: list[Secret]
+    public: set[tuple[str, ...]] = field(default_factory=set)  # runs of the world's public text
+
+    def candidates(self, text: str, audience: int | None = None) -> list[Hit]:
+        """Every secret run, in every sentence of ``text``, that the audience (``None``: everyone) may not hear.
+
+        The engine still drops the hits whose words the game's public record holds.
+        """
+        hits = []
+        for sentence in sentences(text):
+            words = content_words(sentence)
+            stems = [stem for stem, _ in words]
+            for secret in self.secrets:
+                if audience is not None and (secret.public_only or audience in secret.known_to):
+                    continue
+                for _, positions in _runs_in(stems, secret.phrases, self.public):
+                    surface = tuple(words[i][1] for i in positions)
+                    hits.append(Hit(secret.ref, " ".join(surface), sentence.strip(), surface))
+        return hits
+
+
+SLACK = 2  # extra words a phrase may be spread over ("whole bottle of drops" in "whole bottle of sleeping drops")
+
+
+def _runs_in(
+    stems: Sequence[str], phrases: frozenset[tuple[str, ...]], public: set[tuple[str, ...]]
+) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
+    """Each phrase found in ``stems`` in order, within its length plus ``SLACK`` words, and where it was."""
+    at: dict[str, list[int]] = {}
+    for i, stem in enumerate(stems):
+        at.setdefault(stem, []).append(i)
+    found = []
+    for phrase in phrases:
+        if phrase in public or any(word not in at for word in phrase):
+            continue
+        for first in at[phrase[0]]:
+            positions = [first]
+            for word in phrase[1:]:
+                following = next((i for i in at[word] if i > positions[-1]), None)
+                if following is None:
+                    break
+                positions.append(following)
+            if len(positions) == len(phrase) and positions[-1] - first < len(phrase) + SLACK:
+                found.append((phrase, tuple(positions)))
+                break
+    return found
+
+
+def strip(text: str, hits: Iterable[Hit]) -> str:
+    """``text`` without the sentences that leaked."""
+    leaking = {hit.sentence for hit in hits}
+    kept = [s.strip() for s in sentences(text) if s.strip() not in leaking]
+    return " ".join(kept).strip()
+
+
+PROMPT_MARKERS = ("GM-only knowledge", "GM-only, this scene", "game master (GM) of", "never say it in the public reply")
+
+
+def world_public_runs(world: World) -> set[tuple[str, ...]]:
+    """Runs of two to four content words of what the world makes public: nothing there is a secret."""
+    text = "\n".join(
+        [world.title, world.pitch, world.setting, world.opening, *(n.name for n in world.npcs),
+         *(n.description for n in world.npcs), *(e.content for e in world.lore)]
+    )  # fmt: skip
+    found: set[tuple[str, ...]] = set()
+    for paragraph in text.split("\n"):
+        for n in (2, 3, 4):
+            found |= runs(paragraph, n)
+    return found
+
+
+def world_secrets(world: World, chapter_index: int, beats_done: Sequence[str], unlocked: str) -> list[Secret]:
+    """Truths not yet revealed, clues of beats still to come, what NPCs hide."""
+    done = set(beats_done) | {b.id for c in world.chapters[:chapter_index] for b in c.beats}
+    secrets = []
+    for truth in world.truths:
+        if done & set(truth.revealed_by):
+            continue
+        if any(re.search(rf"(?<!\w){re.escape(key)}(?!\w)", unlocked, re.IGNORECASE) for key in truth.unlocked_by):
+            continue
+        phrases = {tuple(s for s, _ in content_words(p)) for p in truth.key_phrases} | runs(truth.text, 4)
+        secrets.append(Secret(f"truth:{truth.id}", frozenset(p for p in phrases if p), public_only=True))
+    for chapter in world.chapters[chapter_index:]:
+        for beat in chapter.beats:
+            if beat.private_clue and beat.id not in done:
+                secrets.append(Secret(f"clue:{beat.id}", frozenset(runs(beat.private_clue, 4)), public_only=True))
+    for npc in world.npcs:
+        for i, hidden in enumerate(npc.hides):
+            secrets.append(Secret(f"npc:{npc.id}:hides:{i}", frozenset(runs(hidden, 4)), public_only=True))
+    return secrets
+
+
+def private_secrets(entries: Sequence[LogEntry], memories: Sequence[PlayerMemory]) -> list[Secret]:
+    """What the GM told players alone, their secret actions, and their private memories."""
+    secrets = [
+        Secret(f"entry:{e.id}", frozenset(runs(e.content, 3)), known_to=frozenset(e.visible_to))
+        for e in entries
+        if e.kind is not EntryKind.ROLL and not e.deleted
+    ]
+    for memory in memories:
+        text = "\n".join([memory.summary, *memory.facts])
+        phrases = set().union(*(runs(line, 3) for line in sentences(text))) if text.strip() else set()
+        secrets.append(
+            Secret(f"private:{memory.player_id}", frozenset(phrases), known_to=frozenset({memory.player_id}))
+        )
+    return secrets
+
+
+def prompt_secret() -> Secret:
+    """The prompt's own markers: a reply that repeats them is repeating the GM's instructions."""
+    phrases = {tuple(s for s, _ in content_words(m)) for m in PROMPT_MARKERS}
+    return Secret("prompt", frozenset(p for p in phrases if len(p) >= 2))
