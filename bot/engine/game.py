@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot import dice
+from bot.engine.guard import LeakGuards, TurnGuard
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.settings import GameSettings
@@ -18,6 +19,7 @@ from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
+from bot.memory.leaks import complete_sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
@@ -29,6 +31,11 @@ log = logging.getLogger(__name__)
 OnText = Callable[[str], Awaitable[None] | None]
 
 PRIVATE_ONLY = "(The GM answers privately.)"
+WITHHELD = "(The GM keeps that to themselves.)"
+REGENERATE = (
+    "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
+    "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
+)
 MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
 
@@ -111,6 +118,7 @@ class Engine:
         self.config = config
         self.settings = GameSettings(store, config.memory, config.reply_tokens)
         self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings)
+        self.guards = LeakGuards(store)
         self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
         self._last_prompt: dict[int, list[ChatMessage]] = {}
         self._rounds: dict[int, asyncio.Task] = {}
@@ -310,7 +318,10 @@ class Engine:
         game = await self.store.game(game_id)
         if game.status != "active":
             raise UserError("This game has ended.")
-        seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if private else {}
+        if private:
+            seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)}
+        else:
+            seen = {"npcs": await self.memory.present_npcs(game, text)}
         (action,) = await self.store.append(
             game_id,
             NewEntry(turn=game.turn + 1, kind=EntryKind.ACTION, author=player.name, player_id=player.id,
@@ -346,21 +357,46 @@ class Engine:
     async def _answer(
         self, game: Game, turn: int, context: Context, on_text: OnText | None, *, private_to: Player | None = None
     ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...]]:
-        """Have the model answer ``context``, store the reply and its private asides, record the trace."""
+        """Have the model answer ``context``, guard and store the reply and its private asides, record the trace."""
         started = time.perf_counter()
         max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
-        raw, first_text = await self._narrate(game.id, turn, context, max_tokens, on_text)
-        seconds = time.perf_counter() - started
         players = await self.store.players(game.id)
-        public, notes = split_reply(raw, [p.name for p in players])
         by_name = {p.name: p for p in players}
-        entries = [NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=public or PRIVATE_ONLY)]
         if private_to is not None:
+            by_name[private_to.name] = private_to
+        names = list(by_name)
+        recent = await self.store.recent_log(game.id, 50)
+        acted = [e for e in recent if e.turn == turn and e.kind is EntryKind.ACTION]
+        unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
+        guard = await self.guards.for_turn(game, self.world_of(game), unlocked)
+
+        raw, first_text = await self._narrate(
+            game.id, turn, context, max_tokens, on_text, guard=guard if private_to is None else None
+        )
+        public, notes = split_reply(raw, names)
+        if private_to is None:
+            hits = await guard.check(public)
+            if hits:  # regenerate once, warned; then cut what still leaks
+                await guard.record(turn, "channel", hits, "regenerated")
+                raw, _ = await self._narrate(game.id, turn, _warned(context), max_tokens, None)
+                public, notes = split_reply(raw, names)
+                hits = await guard.check(public)
+                if hits:
+                    await guard.record(turn, "channel", hits, "removed")
+                    public = strip(public, hits) or WITHHELD
+        else:
             # An answer to a secret action: all of it, asides included, is for that player alone.
             whole = " ".join([public, *(n.text for n in notes if n.name == private_to.name)]).strip()
             notes = [PrivateNote(private_to.name, whole or "The GM says nothing.")]
-            by_name[private_to.name] = private_to
-            entries = []
+        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in notes]
+        seconds = time.perf_counter() - started
+
+        npcs = await self.memory.present_npcs(game, *(e.content for e in acted), public)
+        entries = []
+        if private_to is None:
+            entries.append(
+                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=public or PRIVATE_ONLY, npcs=npcs)
+            )
         entries += [
             NewEntry(turn=turn, kind=EntryKind.GM, author=f"GM to {note.name}", content=note.text,
                      visibility=Visibility.PRIVATE, visible_to=(by_name[note.name].id,))
@@ -381,6 +417,14 @@ class Engine:
         if trace.overflow:
             log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
         return reply, seconds, first_text, private
+
+    async def _guard_note(self, guard: TurnGuard, turn: int, player: Player, note: PrivateNote) -> PrivateNote:
+        """A private message without what is private to other players."""
+        hits = await guard.check(note.text, audience=player.id)
+        if not hits:
+            return note
+        await guard.record(turn, f"DM to {player.name}", hits, "removed")
+        return PrivateNote(note.name, strip(note.text, hits) or WITHHELD)
 
     async def preview(self, game_id: int, author: str, text: str, *, budget: Budget | None = None) -> Context:
         """The prompt the GM would be given if ``author`` did ``text`` now. Nothing is stored."""
@@ -428,23 +472,48 @@ class Engine:
         return context
 
     async def _narrate(
-        self, game_id: int, turn: int, context: Context, max_tokens: int, on_text: OnText | None
+        self,
+        game_id: int,
+        turn: int,
+        context: Context,
+        max_tokens: int,
+        on_text: OnText | None,
+        *,
+        guard: TurnGuard | None = None,
     ) -> tuple[str, float]:
+        """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded."""
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
         public = PublicStream()  # private asides never reach the screen, even half-written
+        held = ""  # with a guard, text waits until its sentence is complete and checked
+
+        async def show(text: str) -> None:
+            nonlocal on_text, held
+            if guard is not None:
+                held += text
+                text, held = complete_sentences(held)
+                if text and await guard.check(text):
+                    on_text = None  # it leaks: show nothing more; the guard's final reply replaces it
+                    return
+            if text and on_text is not None and not await _show(on_text, text):
+                on_text = None  # the front end failed; it still gets the whole reply
+
         try:
             async for piece in self.worker.stream(context.messages, max_tokens=max_tokens, priority=Priority.PLAYER):
                 if first_text is None:
                     first_text = time.perf_counter() - started
                 pieces.append(piece)
                 shown = public.feed(piece)
-                if shown and on_text is not None and not await _show(on_text, shown):
-                    on_text = None  # the front end failed; it still gets the whole reply
+                if shown and on_text is not None:
+                    await show(shown)
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
             raise ModelFailed("The GM could not answer just now; your action is saved. Try again.") from exc
+        if guard is not None and held and on_text is not None:
+            held, rest = "", held
+            if not await guard.check(rest):
+                await _show(on_text, rest)
         reply = "".join(pieces).strip()
         if not reply:
             log.warning("Game %d turn %d: the model returned an empty reply", game_id, turn)
@@ -627,3 +696,9 @@ async def _show(on_text: OnText, piece: str) -> bool:
         log.exception("Showing the reply as it streams failed; it is still stored whole")
         return False
     return True
+
+
+def _warned(context: Context) -> Context:
+    """``context`` with a note on its last message: the draft leaked, write it again."""
+    *front, last = context.messages
+    return Context([*front, ChatMessage(role=last.role, content=f"{last.content}\n\n{REGENERATE}")], context.trace)

@@ -144,6 +144,18 @@ def _runs_in(
     return found
 
 
+_LAST_END = re.compile(r"[.!?…][\"'”’)\]]*\s|\n")
+
+
+def complete_sentences(text: str) -> tuple[str, str]:
+    """``text`` cut after its last complete sentence: what can be checked now, and what must wait."""
+    ends = list(_LAST_END.finditer(text))
+    if not ends:
+        return "", text
+    cut = ends[-1].end()
+    return text[:cut], text[cut:]
+
+
 def strip(text: str, hits: Iterable[Hit]) -> str:
     """``text`` without the sentences that leaked."""
     leaking = {hit.sentence for hit in hits}
