@@ -6,7 +6,7 @@ from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
 from bot.memory.context import GM_ONLY_LAYERS, ContextTrace
-from bot.store import Fact
+from bot.store import Fact, PlayerMemory
 
 BAR_WIDTH = 20
 
@@ -115,4 +115,17 @@ def lore_text(listing: list[LoreListing]) -> str:
         if entry.secondary_keys:
             keys += f" (with {', '.join(entry.secondary_keys)})"
         lines.append(f"{entry.id} [{keys}; priority {entry.priority}; {item.source}]: {entry.content}")
+    return "\n".join(lines)
+
+
+def private_memory_text(name: str, memory: PlayerMemory | None, notes: list[str] = ()) -> str:
+    """A player's own memory, for their eyes: what their character knows, and their notes."""
+    if memory is None:
+        lines = [f"{name} remembers nothing yet: the memory is written after the GM's next reply."]
+    else:
+        lines = [f"What {name} knows: {memory.summary}"]
+        lines += [f"- {fact}" for fact in memory.facts]
+    if notes:
+        lines.append("Your notes:")
+        lines += [f"{i}. {note}" for i, note in enumerate(notes, 1)]
     return "\n".join(lines)

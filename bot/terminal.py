@@ -37,6 +37,8 @@ A new name joins the game. A line without a name acts as whoever spoke last.
 Commands:
   /roll EXPR       roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya;
                    /roll secret 1d20 is seen by the roller and the GM only
+  Maya: /whisper TEXT   act in secret: only Maya and the GM know, and the answer is Maya's alone
+  Maya: /my-memory      what Maya's character knows: her private memory, built from what she witnessed
   /edit TEXT       change your last action      /delete   take back your last action
   /retry           have the GM write its last reply again
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
@@ -51,7 +53,7 @@ Commands:
 
 RECAP_ENTRIES = 12
 # Commands a character gives (they act on that player's own lines).
-PLAYER_COMMANDS = ("/roll", "/edit", "/delete")
+PLAYER_COMMANDS = ("/roll", "/edit", "/delete", "/whisper", "/my-memory")
 
 
 def channel_key(world: World) -> str:
@@ -146,6 +148,17 @@ class TerminalGame:
             entry = await self.engine.last_action_of(self.game.id, player.user_key)
             await self.engine.delete_entry(self.game.id, entry.id, user_key=player.user_key)
             self.say(f"[{player.name}'s last action is taken back: {entry.content}]")
+        elif text.startswith("/whisper"):
+            secret = text.removeprefix("/whisper")
+            self.engine.check_action(secret)
+            result = await self.engine.whisper(self.game.id, player.user_key, secret)
+            self.say(f"  (only {player.name} sees) {player.name}, secretly: {secret.strip()}")
+            for aside in result.private:
+                self.say(f"  (only {aside.player.name} sees) GM: {aside.entry.content}\n")
+        elif text.startswith("/my-memory"):
+            _, memory = await self.engine.private_memory(self.game.id, player.user_key)
+            notes = await self.engine.notes(self.game.id, player.user_key)
+            self.say(_indent(player.name, reports.private_memory_text(player.name, memory, notes)))
         elif text.startswith("/"):
             self.say(f"! {text.split()[0]} is not something a character can do; type /help for commands.")
         else:
@@ -255,7 +268,10 @@ class TerminalGame:
         self.out.write("GM: ")
         self.out.flush()
 
+        shown: list[str] = []
+
         def show(piece: str) -> None:
+            shown.append(piece)
             self.out.write(piece)
             self.out.flush()
 
@@ -263,10 +279,18 @@ class TerminalGame:
             result = await turn(show)
         finally:
             self.say("\n")
+        if "".join(shown).strip() != result.text.strip():
+            # The leak guard stopped the draft and the GM wrote again: this is the reply that stands.
+            self.say(f"GM (again): {result.text}\n")
         for aside in result.private:
             self.say(f"  (only {aside.player.name} sees) GM: {aside.entry.content}\n")
         if result.context.trace.overflow:
             self.say(f"! The memory is over budget: {result.context.trace.overflow}. Raise GM_N_CTX or lower budgets.")
+
+
+def _indent(name: str, text: str) -> str:
+    """Text for one player's eyes, set apart under their name."""
+    return "\n".join(f"  (only {name} sees) {line}" for line in text.splitlines())
 
 
 async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:

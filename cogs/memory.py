@@ -9,7 +9,7 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.errors import UserError
 from cogs.game import channel_key, user_key
-from cogs.rendering import StreamedReply, status_embed, trace_embed
+from cogs.rendering import StreamedReply, private_memory_embed, status_embed, trace_embed
 
 
 def is_admin(interaction: discord.Interaction, gm_role: str | None) -> bool:
@@ -80,10 +80,26 @@ class MemoryCog(commands.Cog):
 
     @app_commands.command(name="memory-status", description="What the GM remembers of this game")
     async def memory_status(self, interaction: discord.Interaction) -> None:
+        if interaction.guild is None:  # in a DM: the player's own memory, of every game they play
+            await self._own_memory(interaction)
+            return
         game = await self._game(interaction)
         status = await self.engine.memory_status(game.id)
         admin = is_admin(interaction, self.bot.settings.gm_role)
         await interaction.response.send_message(embed=status_embed(status, show_secrets=admin), ephemeral=True)
+
+    async def _own_memory(self, interaction: discord.Interaction) -> None:
+        who = user_key(interaction.user)
+        games = await self.engine.games_of(who)
+        if not games:
+            raise UserError("You are in no game; /join one in its channel first.")
+        embeds = []
+        for game in games[:10]:
+            player, memory = await self.engine.private_memory(game.id, who)
+            notes = await self.engine.notes(game.id, who)
+            title = f"{self.engine.world_of(game).title} (#{game.id}): {player.name}'s memory"
+            embeds.append(private_memory_embed(title, memory, notes))
+        await interaction.response.send_message(embeds=embeds, ephemeral=True)
 
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:

@@ -178,3 +178,18 @@ def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
             value += f"\nleft out: {', '.join(layer.left_out[:15])}" + (" …" if len(layer.left_out) > 15 else "")
         embed.add_field(name=layer.name, value=_clip(value), inline=False)
     return embed
+
+
+def private_memory_embed(title: str, memory, notes: list[str]) -> discord.Embed:
+    """/memory-status in a DM: what the player's character knows, and their notes."""
+    if memory is None:
+        embed = discord.Embed(title=title, description="Nothing yet: it is written after the GM's next reply.")
+    else:
+        embed = discord.Embed(title=title, description=_clip(memory.summary, 4000))
+        if memory.facts:
+            embed.add_field(name="Key facts", value=_clip("\n".join(f"• {f}" for f in memory.facts)), inline=False)
+    if notes:
+        embed.add_field(
+            name="Your notes", value=_clip("\n".join(f"{i}. {n}" for i, n in enumerate(notes, 1))), inline=False
+        )
+    return embed

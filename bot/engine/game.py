@@ -23,7 +23,19 @@ from bot.memory.leaks import complete_sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
 from bot.model.base import ChatMessage
 from bot.model.worker import ModelWorker, Priority
-from bot.store import EntryKind, Fact, Game, GlossaryTerm, LogEntry, NewEntry, Pin, Player, Store, Visibility
+from bot.store import (
+    EntryKind,
+    Fact,
+    Game,
+    GlossaryTerm,
+    LogEntry,
+    NewEntry,
+    Pin,
+    Player,
+    PlayerMemory,
+    Store,
+    Visibility,
+)
 from bot.worlds import World, WorldLibrary
 
 log = logging.getLogger(__name__)
@@ -639,6 +651,17 @@ class Engine:
 
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
         return await self.ledger.set_bucket(game_id, name, on)
+
+    # A player's private memory (F5): what their character knows, from what they witnessed
+
+    async def private_memory(self, game_id: int, user_key: str) -> tuple[Player, PlayerMemory | None]:
+        """The seated player and their private memory (``None`` before their first update)."""
+        player = await self._seated(game_id, user_key)
+        return player, await self.memory.players.memory(game_id, player.id)
+
+    async def games_of(self, user_key: str) -> list[Game]:
+        """The active games ``user_key`` is seated in."""
+        return await self.store.games_of(user_key)
 
     # A player's own notes (F5): private reminders the GM is not promised to read
 
