@@ -3,9 +3,10 @@
 Every secret is reduced to phrases: runs of content words (stopwords
 dropped, simple endings stripped, so "poisoned the brandy" and "poison in
 his brandy" meet). A truth's phrases are its author's key phrases and every
-run of four content words of its text; a private message's or a player's
-private memory's are its runs of three. A sentence leaks when its content
-words contain one of those runs, unless the run is already public: in the
+run of four content words of its text; a private message's are its runs
+of three; a player's private memory's, the runs of four of its key facts.
+A sentence leaks when its content words hold one of those runs (in order,
+with up to two words between), unless the run is already public: in the
 world's public text, or (checked by the engine against the game's public
 record) said in the channel before, by a player or the GM. That is how a
 truth the players uncovered stops being guarded; a truth also opens when a
@@ -208,8 +209,8 @@ def private_secrets(entries: Sequence[LogEntry], memories: Sequence[PlayerMemory
         if e.kind is not EntryKind.ROLL and not e.deleted
     ]
     for memory in memories:
-        text = "\n".join([memory.summary, *memory.facts])
-        phrases = set().union(*(runs(line, 3) for line in sentences(text))) if text.strip() else set()
+        # Their key facts, not their summary: the summary retells public events in its own words.
+        phrases = set().union(set(), *(runs(fact, 4) for fact in memory.facts))
         secrets.append(
             Secret(f"private:{memory.player_id}", frozenset(phrases), known_to=frozenset({memory.player_id}))
         )
