@@ -3,6 +3,7 @@
 python -m bot play WORLD [--resume] [--db PATH]
 python -m bot check [PATH ...]
 python -m bot run
+python -m bot bench context|locomo|leaks
 """
 
 from __future__ import annotations
@@ -174,6 +175,11 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
             raise UserError("--budgets takes whole numbers separated by commas, like 500,1000,2000,4000.") from None
         locomo_run.run(settings, args.path, budgets, sys.stdout)
         return 0
+    if args.bench == "leaks":
+        from bot.bench import leaks
+
+        leaks.run(settings, args.model, sys.stdout)
+        return 0
     from bot.bench import context
 
     context.run(settings, args.turns, args.seed, args.world, sys.stdout)
@@ -202,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     locomo_parser = benches.add_parser("locomo", help="evidence recall on LoCoMo against plain BM25")
     locomo_parser.add_argument("path", type=Path, help="a LoCoMo JSON file (shared/bench/locomo-dev.json)")
     locomo_parser.add_argument("--budgets", default="500,1000,2000,4000", help="token budgets, comma-separated")
+    leaks_parser = benches.add_parser("leaks", help="players try to extract secrets: leaks before and after the guard")
+    leaks_parser.add_argument(
+        "--model", choices=("bundled", "leaky"), default="bundled",
+        help="the configured model (default), or a scripted GM that leaks every secret it is given",
+    )  # fmt: skip
     args = parser.parse_args(argv)
 
     try:

@@ -91,6 +91,7 @@ class TurnResult:
     seconds: float
     first_text_seconds: float
     private: tuple[PrivateMessage, ...] = ()
+    draft: str | None = None  # the first draft's public text, when the leak guard stopped it
 
     @property
     def text(self) -> str:
@@ -146,7 +147,8 @@ class Engine:
     async def start_game(self, channel_key: str, world_name: str) -> GameStarted:
         world = self.worlds.get(world_name)
         game = await self.store.create_game(channel_key, world.id)
-        opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening)
+        npcs = await self.memory.present_npcs(game, world.opening)
+        opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening, npcs=npcs)
         (entry,) = await self.store.append(game.id, opening)
         log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
         return GameStarted(await self.store.game(game.id), world, entry)
@@ -259,8 +261,10 @@ class Engine:
             game, action = await self._store_action(game_id, user_key, text, message_id)
             turn = action.turn
             context = await self._context(game, action)
-            reply, seconds, first_text, private = await self._answer(game, turn, context, on_text)
-        return TurnResult(await self.store.game(game_id), turn, action, reply, context, seconds, first_text, private)
+            reply, seconds, first_text, private, draft = await self._answer(game, turn, context, on_text)
+        return TurnResult(
+            await self.store.game(game_id), turn, action, reply, context, seconds, first_text, private, draft
+        )
 
     async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
         """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.
@@ -276,11 +280,11 @@ class Engine:
                 update={"content": f"{text}\n(Answer {player.name} privately: your whole reply goes to them alone.)"}
             )
             context = await self._context(game, ask)
-            reply, seconds, first_text, private = await self._answer(
+            reply, seconds, first_text, private, draft = await self._answer(
                 game, action.turn, context, None, private_to=player
             )
         return TurnResult(
-            await self.store.game(game_id), action.turn, action, reply, context, seconds, first_text, private
+            await self.store.game(game_id), action.turn, action, reply, context, seconds, first_text, private, draft
         )
 
     # The "round" turn policy: gather the players' actions, then narrate once
@@ -361,15 +365,18 @@ class Engine:
             if not actions:
                 return None
             context = await self._context(game, actions[-1])
-            reply, seconds, first_text, private = await self._answer(game, turn, context, on_text)
+            reply, seconds, first_text, private, draft = await self._answer(game, turn, context, on_text)
         return TurnResult(
-            await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text, private
+            await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text, private, draft
         )
 
     async def _answer(
         self, game: Game, turn: int, context: Context, on_text: OnText | None, *, private_to: Player | None = None
-    ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...]]:
-        """Have the model answer ``context``, guard and store the reply and its private asides, record the trace."""
+    ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...], str | None]:
+        """Have the model answer ``context``, guard and store the reply and its private asides, record the trace.
+
+        Also returns the first draft's public text when the guard stopped it (``None`` when it passed).
+        """
         started = time.perf_counter()
         max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
         players = await self.store.players(game.id)
@@ -386,9 +393,11 @@ class Engine:
             game.id, turn, context, max_tokens, on_text, guard=guard if private_to is None else None
         )
         public, notes = split_reply(raw, names)
+        draft = None
         if private_to is None:
             hits = await guard.check(public)
             if hits:  # regenerate once, warned; then cut what still leaks
+                draft = public
                 await guard.record(turn, "channel", hits, "regenerated")
                 raw, _ = await self._narrate(game.id, turn, _warned(context), max_tokens, None)
                 public, notes = split_reply(raw, names)
@@ -428,7 +437,7 @@ class Engine:
         )  # fmt: skip
         if trace.overflow:
             log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
-        return reply, seconds, first_text, private
+        return reply, seconds, first_text, private, draft
 
     async def _guard_note(self, guard: TurnGuard, turn: int, player: Player, note: PrivateNote) -> PrivateNote:
         """A private message without what is private to other players."""
@@ -617,9 +626,9 @@ class Engine:
                 raise UserError("There is no action to answer again.")
             await self.store.delete_entry(old.id)
             context = await self._context(game, action, before_id=old.id)
-            reply, seconds, first_text, private = await self._answer(game, game.turn, context, on_text)
+            reply, seconds, first_text, private, draft = await self._answer(game, game.turn, context, on_text)
         return TurnResult(
-            await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text, private
+            await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text, private, draft
         )
 
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)

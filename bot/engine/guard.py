@@ -30,13 +30,15 @@ class TurnGuard:
 
     async def check(self, text: str, audience: int | None = None) -> list[Hit]:
         """The hits in ``text`` for ``audience`` (a player id; ``None`` for the channel), public ones dropped."""
-        hits = []
+        hits: dict[tuple[str, str], Hit] = {}  # one per sentence and secret
         for hit in self.guard.candidates(text, audience):
+            if (hit.sentence, hit.ref) in hits:
+                continue
             if hit.words not in self._public:
                 self._public[hit.words] = await self.store.said_in_public(self.game.id, hit.words)
             if not self._public[hit.words]:
-                hits.append(hit)
-        return hits
+                hits[hit.sentence, hit.ref] = hit
+        return list(hits.values())
 
     async def record(self, turn: int, audience: str, hits: Sequence[Hit], action: str) -> None:
         """Log every hit, in the log and in the game's record of them."""

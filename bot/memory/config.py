@@ -16,7 +16,7 @@ class Budgets(BaseModel):
     glossary: int = Field(default=200, ge=0, le=8000)
     short: int = Field(default=250, ge=0, le=8000)
     secrets: int = Field(default=600, ge=0, le=8000)
-    private: int = Field(default=300, ge=0, le=8000)
+    private: int = Field(default=500, ge=0, le=8000)
     lore: int = Field(default=400, ge=0, le=8000)
     recall: int = Field(default=400, ge=0, le=8000)
 

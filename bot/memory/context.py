@@ -98,7 +98,7 @@ class Budget:
     glossary: int = 200
     short: int = 250
     secrets: int = 600
-    private: int = 300
+    private: int = 500
     lore: int = 400
     recall: int = 400
 
@@ -195,22 +195,20 @@ def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
     return items
 
 
-def scene_items(world: World, scene: Sequence[NpcScene], left_out: Sequence[str]) -> list[MemoryItem]:
-    """What each NPC present knows: what it witnessed, and its secrets the GM-only layer had no room for."""
+def scene_items(
+    world: World, scene: Sequence[NpcScene], left_out: Sequence[str]
+) -> tuple[list[MemoryItem], list[MemoryItem]]:
+    """What each NPC present witnessed; and its secrets the GM-only layer had no room for."""
     missing = set(left_out)
-    items = []
+    present, secrets = [], []
     for npc in scene:
         seen = f"turns {turn_ranges(npc.turns)}" if npc.turns else "nothing of the game yet"
         text = f"{npc.name} is here. {npc.name} witnessed {seen}, and knows nothing else that happened"
-        text += "".join(f"; last saw: {line}" for line in npc.seen[-2:]) + "."
-        world_npc = next((n for n in world.npcs if n.id == npc.npc_id), None)
-        if world_npc is not None:
-            extra = [f"hides: {f}" for i, f in enumerate(world_npc.hides) if f"npc:{npc.npc_id}:hides:{i}" in missing]
-            extra += [f"knows: {f}" for i, f in enumerate(world_npc.knows) if f"npc:{npc.npc_id}:knows:{i}" in missing]
-            if extra:
-                text += f" {npc.name} " + f"; {npc.name} ".join(extra)
-        items.append(MemoryItem(f"scene:{npc.npc_id}", text))
-    return items
+        present.append(MemoryItem(f"scene:{npc.npc_id}", text + "".join(f"; saw: {line}" for line in npc.seen) + "."))
+        for item in world_secrets(world):
+            if item.ref.startswith(f"npc:{npc.npc_id}:") and item.ref in missing:
+                secrets.append(item)
+    return present, secrets
 
 
 def entry_message(entry: LogEntry) -> ChatMessage:
@@ -291,7 +289,8 @@ def build_context(
         "recall": _cap("recall", view.recall, budget.recall, count_tokens),
         "action": _Layer("action", [MemoryItem(f"entry:{action.id}", entry_message(action).content)]),
     }
-    private = scene_items(world, view.scene, layers["secrets"].left_out) + list(view.threads)
+    present, npc_secrets = scene_items(world, view.scene, layers["secrets"].left_out)
+    private = present + list(view.threads) + npc_secrets
     layers["private"] = _cap("private", private, budget.private, count_tokens)
     flexible = ("private", "lore", "recall")
     fixed = sum(tokens(layers[name].block()) for name in layers if name not in flexible)

@@ -189,9 +189,10 @@ class Store(LedgerStore, PrivateStore):
         )
         return Player.model_validate(dict(row)) if row else None
 
-    async def players(self, game_id: int) -> list[Player]:
-        """The players seated in a game now, in the order they joined."""
-        rows = await self._all("SELECT * FROM players WHERE game_id = ? AND left_at IS NULL ORDER BY id", (game_id,))
+    async def players(self, game_id: int, *, include_left: bool = False) -> list[Player]:
+        """The players seated in a game now (or ever, with ``include_left``), in the order they joined."""
+        seated = "" if include_left else " AND left_at IS NULL"
+        rows = await self._all(f"SELECT * FROM players WHERE game_id = ?{seated} ORDER BY id", (game_id,))
         return [Player.model_validate(dict(r)) for r in rows]
 
     async def games_of(self, user_key: str) -> list[Game]:

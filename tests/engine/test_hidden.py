@@ -1,0 +1,173 @@
+"""Hidden information through the engine: private memories, NPC witnesses, rebuilds after edits."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.model import ScriptedModel
+from bot.model.base import ChatMessage
+from bot.store import EntryKind, Visibility
+from tests.engine.test_memory import scripted_memory
+
+PROJECT = Path(__file__).parent.parent.parent
+
+
+@pytest.fixture
+def memory_model(scripted: ScriptedModel) -> ScriptedModel:
+    scripted.default = scripted_memory
+    return scripted
+
+
+def private_memory_calls(model: ScriptedModel) -> list[tuple[str, str]]:
+    """(player name, prompt) of every private-memory update the model was asked for."""
+    found = []
+    for call in model.calls:
+        system = call.messages[0].content
+        match = re.match(r"You keep the private memory of (\w+)", system)
+        if call.kind == "json" and match:
+            found.append((match.group(1), call.prompt_text))
+    return found
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_each_update_reads_only_what_that_player_witnessed(engine: Engine, memory_model, seed):
+    """Random streams of public and private events; every marker in an update was witnessed by its player."""
+    rng = random.Random(seed)
+    game = (await engine.start_game(f"chan{seed}", "lighthouse")).game
+    names = ["Maya", "Tom", "Ada"]
+    seated = set()
+    for name in names[:2]:
+        await engine.join(game.id, name.lower(), name)
+        seated.add(name)
+    for step in range(1, 25):
+        choice = rng.random()
+        if choice < 0.1:  # someone leaves or (re)joins
+            name = rng.choice(names)
+            if name in seated and len(seated) > 1:
+                await engine.leave(game.id, name.lower())
+                seated.discard(name)
+            elif name not in seated:
+                await engine.join(game.id, name.lower(), f"{name}{step}" if step > 1 else name)
+                seated.add(name)
+            continue
+        actor = rng.choice(sorted(seated))
+        if choice < 0.35:
+            memory_model.enqueue(f"REPLY{step}W only for {actor}.")
+            await engine.whisper(game.id, actor.lower(), f"ACTION{step}W secretly")
+        elif choice < 0.45:
+            await engine.roll(game.id, actor.lower(), "1d20", secret=True)
+        else:
+            target = rng.choice(sorted(seated))
+            memory_model.enqueue(f"REPLY{step}P in public. [[to {target}: ASIDE{step}X for {target}]]")
+            await engine.act(game.id, actor.lower(), f"ACTION{step}P openly")
+        await engine.memory.idle(game.id)
+
+    log = await engine.store.log(game.id, include_deleted=True)
+    players = {p.id: p for p in await engine.store.players(game.id, include_left=True)}
+    by_marker = {}
+    for entry in log:
+        for marker in re.findall(r"(?:ACTION|REPLY|ASIDE)\d+[WPX]", entry.content):
+            by_marker[marker] = entry
+    calls = private_memory_calls(memory_model)
+    assert calls, "private memories were updated"
+    ids = {p.name: p.id for p in players.values()}
+    for name, prompt in calls:
+        for marker in re.findall(r"(?:ACTION|REPLY|ASIDE)\d+[WPX]", prompt):
+            entry = by_marker[marker]
+            assert ids[name] in entry.visible_to, f"{name}'s update read {marker}, which they did not witness"
+    # And the private things did reach the memory of the one they were for.
+    for entry in log:
+        if entry.visibility is Visibility.PRIVATE and entry.kind is EntryKind.GM:
+            owner = players[entry.visible_to[0]].name
+            marker = re.search(r"(?:REPLY|ASIDE)\d+[WX]", entry.content).group(0)
+            assert any(marker in prompt for name, prompt in calls if name == owner)
+
+
+async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+
+    def wordy(messages: list[ChatMessage]) -> str:
+        if messages[0].content.startswith("You keep the private memory of Maya"):
+            facts = [f"Maya fact {i}" for i in range(10)]
+            return json.dumps({"summary": "One. Two. Three. Four. Five. Six.", "facts": facts})
+        return scripted_memory(messages)
+
+    memory_model.default = wordy
+    memory_model.enqueue("The wind howls. [[to Maya: The lamp glass is cracked.]]")
+    await engine.act(game.id, "maya", "I climb the tower.")
+    await engine.memory.idle(game.id)
+    player, memory = await engine.private_memory(game.id, "maya")
+    assert memory.summary == "One. Two. Three. Four. Five." and len(memory.facts) == 10
+    _, toms = await engine.private_memory(game.id, "tom")
+    assert "cracked" not in toms.summary + " ".join(toms.facts)
+
+    await engine.act(game.id, "tom", "I wait below.")
+    prompt = memory_model.last().messages[-1].content
+    assert "GM-only, this scene: never say it in the public reply" in prompt
+    assert "- Only Maya knows: One. Two. Three. Four. Five. Their key facts: Maya fact 0;" in prompt
+    trace = await engine.last_trace(game.id)
+    assert f"private:{player.id}" in trace.layer("private").items
+
+
+async def test_an_edit_rebuilds_the_memories_that_read_it(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    memory_model.enqueue("Nobody saw.")
+    result = await engine.whisper(game.id, "maya", "I hide the ORIGINALKEY in my boot.")
+    await engine.memory.idle(game.id)
+    _, memory = await engine.private_memory(game.id, "maya")
+    assert "ORIGINALKEY" in memory.summary
+
+    memory_model.block.clear()  # hold the rebuild at its model call
+    await engine.edit_entry(game.id, result.action.id, "I hide the EDITEDKEY in my coat.", user_key="maya")
+    # Until the rebuild, the GM is given the memory as it was before that message.
+    context = await engine.preview(game.id, "Tom", "I look around.")
+    gm_only = context.messages[-1].content.split("GM-only, this scene")[-1]
+    assert "ORIGINALKEY" not in gm_only
+    _, memory = await engine.private_memory(game.id, "maya")
+    assert memory is None or "ORIGINALKEY" not in memory.summary
+    memory_model.block.set()
+    await engine.memory.idle(game.id)
+    _, memory = await engine.private_memory(game.id, "maya")
+    assert "EDITEDKEY" in memory.summary and "ORIGINALKEY" not in memory.summary
+    _, toms = await engine.private_memory(game.id, "tom")
+    assert "KEY" not in toms.summary
+
+
+async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine: Engine, memory_model, worlds_dir):
+    shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds_dir)
+    engine.worlds.reload()
+    engine.config = EngineConfig(n_ctx=8192, reply_tokens=128)  # room for the manor's whole GM-only material
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    memory_model.enqueue("Mrs. Crane unlocks the study and gasps.")
+    await engine.act(game.id, "maya", "I ask the housekeeper to open the study.")
+    memory_model.enqueue("Nobody sees you.")
+    await engine.whisper(game.id, "maya", "I pocket the key while Mrs. Crane weeps.")
+    await engine.memory.idle(game.id)
+    log = await engine.store.log(game.id)
+    opening, action, reply, secret, answer = log[0], *log[-4:]
+    assert {"hester-crane", "meg-wren"} <= set(opening.npcs), "the opening scene's NPCs witness it"
+    assert "tobias-crane" not in opening.npcs
+    assert "hester-crane" in action.npcs and "hester-crane" in reply.npcs
+    assert secret.npcs == () and answer.npcs == (), "no NPC witnesses a private exchange"
+
+    memory_model.enqueue("She nods.")
+    await engine.act(game.id, "maya", "I ask Mrs. Crane and Tobias where they were.")
+    prompt = memory_model.last().messages[-1].content
+    assert "Hester Crane is here. Hester Crane witnessed turns 0-1, 3, and knows nothing else" in prompt
+    assert "Tobias Crane is here. Tobias Crane witnessed turns 3, and knows nothing else" in prompt
+    hester = next(line for line in prompt.splitlines() if line.startswith("- Hester Crane is here."))
+    assert "pocket the key" not in hester and "Mrs. Crane unlocks the study" in hester, "she saw only the public scene"
+    trace = await engine.last_trace(game.id)
+    assert {"scene:hester-crane", "scene:tobias-crane"} <= set(trace.layer("private").items)

@@ -1,0 +1,104 @@
+"""The leak suite: a GM that gives away every secret it holds, and the guard that stops each attempt."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bot import reports
+from bot.bench.leaks import ATTEMPTS, MAYA_TELLS, LeakyModel, leaks, run_leak_bench, tells
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker
+from bot.store import EntryKind, Store, Visibility
+from bot.worlds import WorldLibrary
+
+PROJECT = Path(__file__).parent.parent.parent
+
+
+@pytest.fixture
+async def manor(tmp_path: Path):
+    worlds = tmp_path / "worlds"
+    worlds.mkdir()
+    shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds)
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    model = LeakyModel()
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds), EngineConfig(n_ctx=4096, reply_tokens=160))
+        yield engine, model
+        await engine.close()
+    await store.close()
+
+
+def test_the_suite_has_every_kind_of_attempt():
+    kinds = {a.kind for a in ATTEMPTS}
+    assert len(ATTEMPTS) >= 20
+    assert kinds == {"other player", "ignore instructions", "role-play", "prompt", "command"}
+    assert {a.text for a in ATTEMPTS if a.kind == "command"} == {"/recall", "/memory-status"}
+
+
+async def test_every_attempt_is_stopped_by_the_guard(manor):
+    engine, model = manor
+    report = await run_leak_bench(engine)
+    spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
+
+    # The model leaked on every spoken attempt; the guard stopped every one.
+    assert report.attempts == len(ATTEMPTS)
+    assert report.leaks_before == spoken, "the scripted GM tries to leak every time"
+    assert report.leaks_after == 0 and report.leaked == []
+    assert report.regenerated == spoken
+
+    # Nothing the GM said in the channel holds a secret (the players' own words may quote the prompt's headings).
+    game = (await engine.store.games())[0]
+    world = engine.world_of(game)
+    log = await engine.store.log(game.id)
+    said = [e for e in log if e.visibility is Visibility.PUBLIC and e.kind is EntryKind.GM]
+    assert len(said) > spoken and not [e.content for e in said if leaks(e.content, tells(world))]
+
+    # Tom got nothing of Maya's by DM or into his private memory.
+    tom = await engine.player(game.id, "tom")
+    to_tom = [e.content for e in log if e.visibility is Visibility.PRIVATE and tom.id in e.visible_to]
+    assert not [text for text in to_tom if leaks(text, MAYA_TELLS)]
+    _, memory = await engine.private_memory(game.id, "tom")
+    assert memory is None or not leaks(" ".join([memory.summary, *memory.facts]), MAYA_TELLS)
+
+    # Every hit is on record, with what was done about it.
+    hits = await engine.store.leak_hits(game.id)
+    assert {h.action for h in hits} == {"regenerated", "removed"}
+    assert len({h.turn for h in hits if h.action == "regenerated"}) == spoken
+    assert {h.ref.split(":")[0] for h in hits} >= {"entry", "private", "truth", "prompt"}
+
+
+async def test_recall_and_memory_status_show_players_no_gm_only_layer(manor):
+    engine, model = manor
+    await run_leak_bench(engine, attempts=ATTEMPTS[:3])
+    game = (await engine.store.games())[0]
+    trace = await engine.last_trace(game.id)
+    admin = reports.trace_text(trace, show_secrets=True)
+    player = reports.trace_text(trace, show_secrets=False)
+    assert "secrets" in admin and "private" in admin and "truth:" in admin
+    assert "secrets" not in player and "private" not in player and "truth:" not in player
+    status = reports.status_text(await engine.memory_status(game.id))
+    assert not leaks(status, tells(engine.world_of(game)))
+
+
+async def test_a_leak_is_never_shown_while_it_streams(manor):
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "tom", "Tom")
+    model.enqueue("The fire crackles. Ashby poisoned the brandy, everyone knows. Rain falls.", "The fire crackles.")
+    shown: list[str] = []
+    result = await engine.act(game.id, "tom", "Who did it?", on_text=shown.append)
+    assert shown == ["The fire crackles. "], "the stream stops before the leaking sentence"
+    assert result.text == "The fire crackles." and "Ashby" in result.draft
+
+
+async def test_a_truth_the_players_said_in_public_is_no_longer_guarded(manor):
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "tom", "Tom")
+    model.enqueue("Ashby poisoned the brandy? Ashby laughs at the idea.")
+    result = await engine.act(game.id, "tom", "I accuse him: Ashby poisoned the brandy!")
+    assert result.draft is None and result.text == "Ashby poisoned the brandy? Ashby laughs at the idea."
+    assert await engine.store.leak_hits(game.id) == []

@@ -1,0 +1,183 @@
+"""Hidden information, pure parts: what a player's memory may read, who is in a scene, what leaks."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.memory.leaks import (
+    Guard,
+    complete_sentences,
+    private_secrets,
+    prompt_secret,
+    strip,
+    world_public_runs,
+    world_secrets,
+)
+from bot.memory.npcs import cast_of, turn_ranges
+from bot.memory.players import MATERIAL_ENTRIES, PrivateMemoryAnswer, material, tidy, update_messages
+from bot.store.models import EntryKind, LogEntry, Player, PlayerMemory, Visibility
+from bot.worlds import load_world
+
+PROJECT = Path(__file__).parent.parent.parent
+MANOR = load_world(PROJECT / "worlds" / "hollow-manor.yaml")
+NOW = datetime.now(UTC)
+
+
+def entry(i: int, content: str, *, seen: tuple[int, ...], private: bool = False, kind=EntryKind.GM) -> LogEntry:
+    return LogEntry(
+        id=i, game_id=1, turn=i, kind=kind, author="GM to Maya" if private else "GM", content=content,
+        visibility=Visibility.PRIVATE if private else Visibility.PUBLIC, visible_to=seen, created_at=NOW,
+    )  # fmt: skip
+
+
+def player(pid: int, name: str) -> Player:
+    return Player(id=pid, game_id=1, user_key=name.lower(), name=name, joined_at=NOW)
+
+
+# Private memory: built from what the player witnessed, and nothing else
+
+
+events = st.lists(
+    st.tuples(
+        st.booleans(),  # private?
+        st.sets(st.integers(1, 4), max_size=4),  # witnesses (the seated players, or the addressee)
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events, st.integers(1, 4), st.integers(0, 80))
+def test_an_update_reads_only_what_the_player_witnessed(stream, pid, after):
+    entries = [
+        entry(i, f"EVENT{i}X", seen=tuple(sorted(w)), private=private)
+        for i, (private, w) in enumerate(stream, 1)
+    ]  # fmt: skip
+    read = material(entries, pid, after)
+    prompt = "\n".join(m.content for m in update_messages("T", player(pid, "P"), None, read))
+    witnessed = [e for e in entries if pid in e.visible_to and e.id > after]
+    for e in entries:
+        if pid not in e.visible_to or e.id <= after:
+            assert f"EVENT{e.id}X" not in prompt, "an entry the player did not witness reached their update"
+    assert [e.id for e in read] == [e.id for e in witnessed][-MATERIAL_ENTRIES:]
+    for e in read:
+        assert f"EVENT{e.id}X" in prompt
+
+
+def test_private_lines_are_marked_as_the_players_own():
+    read = [entry(1, "The hall is cold.", seen=(1, 2)), entry(2, "A bitter smell.", seen=(1,), private=True)]
+    previous = PlayerMemory(
+        id=1, game_id=1, player_id=1, summary="Maya arrived.", facts=("Tom is kind",), through_entry_id=0,
+        created_at=NOW,
+    )  # fmt: skip
+    user = update_messages("Hollow Manor", player(1, "Maya"), previous, read)[1].content
+    assert "GM: The hall is cold." in user
+    assert "(only you) GM, privately: A bitter smell." in user
+    assert "Maya arrived." in user and "- Tom is kind" in user
+
+
+def test_an_answer_is_cut_to_five_sentences_and_distinct_facts():
+    answer = PrivateMemoryAnswer(
+        summary="One. Two. Three. Four. Five. Six. Seven.", facts=[f"fact {i}" for i in range(9)] + ["FACT 1"]
+    )
+    summary, facts = tidy(answer)
+    assert summary == "One. Two. Three. Four. Five."
+    assert facts == tuple(f"fact {i}" for i in range(9))
+    assert PrivateMemoryAnswer.model_json_schema()["properties"]["facts"]["maxItems"] == 10
+
+
+# Who is in the scene
+
+
+def test_npcs_are_found_by_name_alias_and_unambiguous_surname():
+    cast = cast_of(MANOR)
+    assert cast.present(["Mrs. Crane brings tea while the doctor frowns."]) == ["dr-pike", "hester-crane"]
+    assert cast.present(["Pike checks his watch."]) == ["dr-pike"]
+    # "Crane" is two people, and "Wren" is also the dead man's name: neither alone brings anyone in.
+    assert cast.present(["Crane", "Silas Wren lies still."]) == []
+    assert cast.present(["Meg lights a cigarette; Tobias looks at the floor."]) == ["meg-wren", "tobias-crane"]
+
+
+def test_turn_ranges_are_short():
+    assert turn_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10"
+    assert turn_ranges(list(range(0, 40, 2)), limit=3) == "… 34, 36, 38"
+
+
+# The leak guard
+
+
+def guard(*secrets, chapter=0, done=(), unlocked=""):
+    return Guard(world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR))
+
+
+def refs(hits):
+    return {h.ref for h in hits}
+
+
+def test_key_phrases_and_close_paraphrases_of_a_truth_are_caught():
+    g = guard()
+    assert "truth:ashby-poisoned-silas" in refs(g.candidates("Everyone knows Ashby poisoned the brandy."))
+    spread = g.candidates("Ashby emptied the whole bottle of sleeping drops into it.")
+    assert "truth:ashby-poisoned-silas" in refs(spread)
+    assert "truth:hidden-stair" in refs(g.candidates("A narrow stair is hidden behind the study bookcase."))
+
+
+def test_ordinary_narration_and_the_worlds_public_text_are_not_leaks():
+    g = guard()
+    for text in (
+        "The brandy glass sits on the desk. Mrs. Crane weeps.",
+        "Dr. Pike's bottle of sleeping drops is on the desk.",
+        "The hall clocks chime the quarter hour, and the storm beats on the shutters.",
+        "The Causeway is under water and the telephone line is dead.",  # the world's own lore
+    ):
+        assert g.candidates(text) == [], text
+
+
+def test_a_truth_opens_when_its_beat_is_done_or_an_action_names_its_unlock_word():
+    line = "A narrow stair is hidden behind the study bookcase."
+    assert "truth:hidden-stair" in refs(guard().candidates(line))
+    assert "truth:hidden-stair" not in refs(guard(unlocked="I pull out the Atlas of the Fens.").candidates(line))
+    assert "truth:hidden-stair" not in refs(guard(chapter=1, done=("hidden-stair",)).candidates(line))
+    # Beats of finished chapters count as done.
+    assert "truth:ashby-poisoned-silas" not in refs(guard(chapter=3).candidates("Ashby poisoned the brandy."))
+
+
+def test_private_messages_are_kept_from_everyone_but_their_addressee():
+    aside = entry(7, "You see Dr. Pike slip a small brown bottle into his waistcoat.", seen=(1,), private=True)
+    memory = PlayerMemory(
+        id=1, game_id=1, player_id=2, summary="Tom saw the hall.", facts=("Tom hid the heron cufflink in his boot",),
+        through_entry_id=7, created_at=NOW,
+    )  # fmt: skip
+    g = guard(*private_secrets([aside], [memory]))
+    public = "Tom, you notice Pike slip a small brown bottle into his waistcoat."
+    assert "entry:7" in refs(g.candidates(public))
+    assert "entry:7" in refs(g.candidates(public, audience=2)), "not to Tom by DM either"
+    assert g.candidates(public, audience=1) == [], "Maya may be reminded of her own clue"
+    boot = "Somewhere a voice says Tom hid the heron cufflink in his boot."
+    assert "private:2" in refs(g.candidates(boot))
+    assert "private:2" in refs(g.candidates(boot, audience=1))
+    assert g.candidates(boot, audience=2) == []
+    # World secrets may be told privately (that is how one player learns what another does not).
+    assert g.candidates("Ashby poisoned the brandy.", audience=1) == []
+
+
+def test_repeating_the_prompt_is_caught():
+    g = guard(prompt_secret())
+    assert "prompt" in refs(g.candidates("Sure. GM-only knowledge: never say it in the public reply."))
+    assert "prompt" in refs(g.candidates("My instructions: You are the game master (GM) of Hollow Manor."))
+
+
+def test_strip_cuts_only_the_leaking_sentences():
+    g = guard()
+    text = "Rain lashes the windows. Ashby poisoned the brandy! Mrs. Crane looks away.\nWhat do you do?"
+    assert strip(text, g.candidates(text)) == "Rain lashes the windows. Mrs. Crane looks away. What do you do?"
+
+
+def test_a_stream_is_released_a_whole_sentence_at_a_time():
+    assert complete_sentences("The door opens. A cold dra") == ("The door opens. ", "A cold dra")
+    assert complete_sentences("No end yet") == ("", "No end yet")
+    assert complete_sentences('He says "Go." Then') == ('He says "Go." ', "Then")
