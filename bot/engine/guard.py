@@ -34,9 +34,9 @@ class TurnGuard:
         for hit in self.guard.candidates(text, audience):
             if (hit.sentence, hit.ref) in hits:
                 continue
-            if hit.words not in self._public:
+            if hit.uncoverable and hit.words not in self._public:
                 self._public[hit.words] = await self.store.said_in_public(self.game.id, hit.words)
-            if not self._public[hit.words]:
+            if not hit.uncoverable or not self._public[hit.words]:
                 hits[hit.sentence, hit.ref] = hit
         return list(hits.values())
 

@@ -83,6 +83,7 @@ class Secret:
     phrases: frozenset[tuple[str, ...]]
     known_to: frozenset[int] = frozenset()  # players who may hear it privately
     public_only: bool = False  # guarded in public only (world secrets: the GM may tell them privately)
+    uncoverable: bool = True  # no longer secret once said in public (the prompt's headings never are)
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class Hit:
     phrase: str  # the secret's words, as they appeared in the sentence
     sentence: str
     words: tuple[str, ...]  # the sentence's surface words that matched, for the public-record check
+    uncoverable: bool = True  # whether the public record can make it no leak
 
 
 @dataclass
@@ -114,7 +116,7 @@ class Guard:
                     continue
                 for _, positions in _runs_in(stems, secret.phrases, self.public):
                     surface = tuple(words[i][1] for i in positions)
-                    hits.append(Hit(secret.ref, " ".join(surface), sentence.strip(), surface))
+                    hits.append(Hit(secret.ref, " ".join(surface), sentence.strip(), surface, secret.uncoverable))
         return hits
 
 
@@ -220,4 +222,4 @@ def private_secrets(entries: Sequence[LogEntry], memories: Sequence[PlayerMemory
 def prompt_secret() -> Secret:
     """The prompt's own markers: a reply that repeats them is repeating the GM's instructions."""
     phrases = {tuple(s for s, _ in content_words(m)) for m in PROMPT_MARKERS}
-    return Secret("prompt", frozenset(p for p in phrases if len(p) >= 2))
+    return Secret("prompt", frozenset(p for p in phrases if len(p) >= 2), uncoverable=False)

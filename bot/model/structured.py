@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
@@ -52,7 +53,7 @@ def generate_object(
             errors.append(f"model error: {exc}")
             continue
         try:
-            return Structured(schema_type.model_validate_json(raw), ok=True, attempts=attempt, errors=errors)
+            return Structured(_parse(schema_type, raw), ok=True, attempts=attempt, errors=errors)
         except ValidationError as exc:
             problem = _short_problem(exc)
             errors.append(problem)
@@ -64,6 +65,18 @@ def generate_object(
             ]
     log.warning("Structured %s: falling back after %d attempts: %s", schema_type.__name__, ATTEMPTS, errors)
     return Structured(fallback, ok=False, attempts=ATTEMPTS, errors=errors)
+
+
+def _parse(schema_type: type[T], raw: str) -> T:
+    """The answer as ``schema_type``; a raw newline inside a string (small models write them) is forgiven."""
+    try:
+        return schema_type.model_validate_json(raw)
+    except ValidationError as strict_error:
+        try:
+            loose = json.loads(raw, strict=False)
+        except ValueError:
+            raise strict_error from None
+        return schema_type.model_validate(loose)
 
 
 def _short_problem(error: ValidationError) -> str:

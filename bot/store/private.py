@@ -144,7 +144,7 @@ class PrivateStore:
 
     async def said_in_public(self, game_id: int, words: Sequence[str], *, within: int = 4) -> bool:
         """Whether the game's public record (its public log and summaries) holds these words close together."""
-        terms = [w.lower() for w in words if _WORD.fullmatch(w)]
+        terms = [part.lower() for word in words for part in _WORD.findall(word)]  # "Silas's": silas, s
         if not terms:
             return False
         query = f"NEAR({' '.join(json.dumps(t) for t in terms)}, {within + len(terms)})"

@@ -24,6 +24,13 @@ def test_valid_json_comes_back_validated_on_first_try():
     assert model.calls[0].schema["properties"]["reason"]["maxLength"] == 80
 
 
+def test_a_raw_newline_inside_a_string_is_forgiven():
+    model = ScriptedModel()
+    model.enqueue('{"done": true, "reason": "the lamp\nis lit"}')
+    result = generate_object(model, ASK, Verdict, fallback=FALLBACK)
+    assert result.ok and result.attempts == 1 and result.value.reason == "the lamp\nis lit"
+
+
 def test_broken_once_is_retried_with_the_error_shown():
     model = ScriptedModel()
     model.enqueue('{"done": true, "reason": ', '{"done": false, "reason": "not yet"}')
