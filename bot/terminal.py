@@ -42,6 +42,7 @@ Commands:
   /edit TEXT       change your last action      /delete   take back your last action
   /retry           have the GM write its last reply again
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
+                                                /recall gm   with its GM-only layers (spoilers)
   /compact         summarize old turns now      /chapter next   finish the chapter now
   /pin TEXT        keep a fact in every prompt  /unpin N   /pins
   /lore            the world book; /lore add KEY, KEY: TEXT; /lore remove ID;
@@ -176,7 +177,9 @@ class TerminalGame:
         elif command == "/memory-status":
             self.say(reports.status_text(await self.engine.memory_status(game_id)))
         elif command == "/recall":
-            self.say(reports.trace_text(await self.engine.last_trace(game_id)))
+            everything = rest.lower() == "gm"  # the GM-only layers: spoilers on a shared screen
+            trace = await self.engine.last_trace(game_id, everything=everything)
+            self.say(reports.trace_text(trace, show_secrets=everything))
         elif command == "/compact":
             self.say("[Summarizing...]")
             self.say(reports.compaction_text(await self.engine.compact(game_id)))
@@ -268,10 +271,7 @@ class TerminalGame:
         self.out.write("GM: ")
         self.out.flush()
 
-        shown: list[str] = []
-
         def show(piece: str) -> None:
-            shown.append(piece)
             self.out.write(piece)
             self.out.flush()
 
@@ -279,7 +279,7 @@ class TerminalGame:
             result = await turn(show)
         finally:
             self.say("\n")
-        if "".join(shown).strip() != result.text.strip():
+        if result.draft is not None:
             # The leak guard stopped the draft and the GM wrote again: this is the reply that stands.
             self.say(f"GM (again): {result.text}\n")
         for aside in result.private:

@@ -104,10 +104,11 @@ class MemoryCog(commands.Cog):
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
-        trace = await self.engine.last_trace(game.id)
+        admin = is_admin(interaction, self.bot.settings.gm_role)
+        player = await self.engine.player(game.id, user_key(interaction.user))
+        trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
         if trace is None:
             raise UserError("No turn has been played yet.")
-        admin = is_admin(interaction, self.bot.settings.gm_role)
         await interaction.response.send_message(embed=trace_embed(trace, show_secrets=admin), ephemeral=True)
 
     @app_commands.command(name="compact", description="Summarize older turns now")

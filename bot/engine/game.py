@@ -427,7 +427,10 @@ class Engine:
         asides = stored[len(stored) - len(notes) :]
         reply = stored[0]
         private = tuple(PrivateMessage(by_name[n.name], e) for n, e in zip(notes, asides, strict=True))
-        await self.store.save_trace(game.id, turn, context.trace.model_dump_json())
+        trace = context.trace
+        if private_to is not None:
+            trace = trace.model_copy(update={"private_to": private_to.id})
+        await self.store.save_trace(game.id, turn, trace.model_dump_json())
         self.memory.schedule(game.id)
         trace = context.trace
         log.info(
@@ -571,10 +574,19 @@ class Engine:
         game = await self.store.game(game_id)
         return await memory_status(self, game)
 
-    async def last_trace(self, game_id: int) -> ContextTrace | None:
-        """What the GM was given on the last turn (for /recall)."""
-        text = await self.store.last_trace(game_id)
-        return ContextTrace.model_validate_json(text) if text else None
+    async def last_trace(
+        self, game_id: int, *, player_id: int | None = None, everything: bool = False
+    ) -> ContextTrace | None:
+        """What the GM was given on the last turn (for /recall).
+
+        A turn that answered a secret action is seen by that player (``player_id``) and by admins
+        (``everything``) only: for everyone else the last turn is the last public one.
+        """
+        for text in await self.store.traces(game_id):
+            trace = ContextTrace.model_validate_json(text)
+            if everything or trace.private_to is None or trace.private_to == player_id:
+                return trace
+        return None
 
     async def edit_entry(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
         """Change a logged message; summaries that covered it are rebuilt in the background."""

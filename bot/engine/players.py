@@ -48,6 +48,7 @@ class PlayerMemories:
         return sum(1 for o in outcomes if o is True)
 
     async def _update(self, game: Game, world: World, player: Player, redo: list[int]) -> bool:
+        version = (await self.store.memory_state(game.id)).version  # an edit after this makes the read stale
         current = await self.store.player_memory(game.id, player.id)
         base = current
         if redo:
@@ -74,10 +75,10 @@ class PlayerMemories:
             summary, facts = (base.summary, base.facts) if base else ("Nothing yet.", ())
         saved = await self.store.save_player_memory(
             game.id, player.id, summary, facts, entries[-1].id if entries else after, [e.id for e in read],
-            expect_current=current.id if current else None, done_redo=redo,
+            expect_current=current.id if current else None, expect_version=version, done_redo=redo,
         )  # fmt: skip
         if saved is None:
-            raise PrivateMemoryFailed("the memory changed while it was being written")
+            raise PrivateMemoryFailed("the log or the memory changed while it was being written; it runs again")
         return True
 
     async def _base(self, game_id: int, player_id: int, changed: list[int]) -> PlayerMemory | None:

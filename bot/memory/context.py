@@ -122,6 +122,7 @@ class ContextTrace(BaseModel):
     reply_tokens: int
     overflow: str | None = None
     prefix_reuse: float | None = None
+    private_to: int | None = None  # the player whose secret action this turn answered: theirs and the admins'
 
     def layer(self, name: str) -> LayerTrace:
         return next(layer for layer in self.layers if layer.name == name)

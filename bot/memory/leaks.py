@@ -71,8 +71,30 @@ def runs(text: str, n: int) -> set[tuple[str, ...]]:
     return {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
 
 
+# A period after these is not the end of a sentence ("Dr. Pike", "Mrs. Crane").
+ABBREVIATIONS = frozenset("mr mrs ms mx dr st prof capt col gen lt sgt cpl rev fr sr jr mt no vs etc esq hon".split())
+_WORD_BEFORE = re.compile(r"(\w+)$")
+
+
+def _boundaries(text: str) -> list[tuple[int, int]]:
+    """Where sentences end in ``text``: (end of the sentence, start of the next)."""
+    found = []
+    for match in _SENTENCE.finditer(text):
+        if text[match.start() - 1 : match.start()] == ".":
+            before = _WORD_BEFORE.search(text[: match.start() - 1])
+            if before and (before.group(1).lower() in ABBREVIATIONS or len(before.group(1)) == 1):
+                continue
+        found.append((match.start(), match.end()))
+    return found
+
+
 def sentences(text: str) -> list[str]:
-    return [s for s in _SENTENCE.split(text) if s and s.strip()]
+    parts, start = [], 0
+    for end, following in _boundaries(text):
+        parts.append(text[start:end])
+        start = following
+    parts.append(text[start:])
+    return [s for s in parts if s.strip()]
 
 
 @dataclass(frozen=True)
@@ -147,15 +169,12 @@ def _runs_in(
     return found
 
 
-_LAST_END = re.compile(r"[.!?…][\"'”’)\]]*\s|\n")
-
-
 def complete_sentences(text: str) -> tuple[str, str]:
     """``text`` cut after its last complete sentence: what can be checked now, and what must wait."""
-    ends = list(_LAST_END.finditer(text))
+    ends = _boundaries(text)
     if not ends:
         return "", text
-    cut = ends[-1].end()
+    cut = ends[-1][1]
     return text[:cut], text[cut:]
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from bot.store.models import LeakHit, LogEntry, PlayerMemory
+from bot.store.models import LeakHit, LogEntry, MemoryState, PlayerMemory
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -33,6 +33,7 @@ class PrivateStore:
         def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
         async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
         async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
+        async def memory_state(self, game_id: int) -> MemoryState: ...
 
     # Private memory per player (F5)
 
@@ -69,12 +70,19 @@ class PrivateStore:
         sources: Sequence[int],
         *,
         expect_current: int | None,
+        expect_version: int | None = None,
         done_redo: Sequence[int] = (),
     ) -> PlayerMemory | None:
-        """Write a new version over ``expect_current``; ``None`` (nothing written) if another got there first."""
+        """Write a new version over ``expect_current``; ``None`` (nothing written) if another got there first.
+
+        ``expect_version`` is the game's memory version when the update read the log: if a message was edited
+        or deleted since, what was read may be gone, and nothing is written.
+        """
         async with self.transaction() as db:
             current = await self.player_memory(game_id, player_id)
             if (current.id if current else None) != expect_current:
+                return None
+            if expect_version is not None and (await self.memory_state(game_id)).version != expect_version:
                 return None
             cursor = await db.execute(
                 "INSERT INTO player_memory (game_id, player_id, summary, facts, through_entry_id, sources, created_at)"

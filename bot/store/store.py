@@ -401,9 +401,12 @@ class Store(LedgerStore, PrivateStore):
                 (game_id, turn, _now(), trace),
             )
 
-    async def last_trace(self, game_id: int) -> str | None:
-        row = await self._one("SELECT trace FROM turn_traces WHERE game_id = ? ORDER BY id DESC LIMIT 1", (game_id,))
-        return row["trace"] if row else None
+    async def traces(self, game_id: int, limit: int = 20) -> list[str]:
+        """The game's latest turn traces, newest first."""
+        rows = await self._all(
+            "SELECT trace FROM turn_traces WHERE game_id = ? ORDER BY id DESC LIMIT ?", (game_id, limit)
+        )
+        return [row["trace"] for row in rows]
 
     # Settings: scope is "global", "guild:<id>" or "game:<id>".
 

@@ -13,6 +13,7 @@ from bot.memory.leaks import (
     complete_sentences,
     private_secrets,
     prompt_secret,
+    sentences,
     strip,
     world_public_runs,
     world_secrets,
@@ -175,6 +176,15 @@ def test_strip_cuts_only_the_leaking_sentences():
     g = guard()
     text = "Rain lashes the windows. Ashby poisoned the brandy! Mrs. Crane looks away.\nWhat do you do?"
     assert strip(text, g.candidates(text)) == "Rain lashes the windows. Mrs. Crane looks away. What do you do?"
+
+
+def test_titles_do_not_end_a_sentence():
+    aside = entry(3, "Mrs. Crane lied.", seen=(1,), private=True)
+    g = guard(*private_secrets([aside], []))
+    text = "Mrs. Crane sighs. Mrs. Crane lied. Ask Dr. Pike. What now?"
+    assert sentences(text) == ["Mrs. Crane sighs.", "Mrs. Crane lied.", "Ask Dr. Pike.", "What now?"]
+    assert strip(text, g.candidates(text)) == "Mrs. Crane sighs. Ask Dr. Pike. What now?"
+    assert complete_sentences("Ask Dr. Pike. Then Mr. ") == ("Ask Dr. Pike. ", "Then Mr. ")
 
 
 def test_a_stream_is_released_a_whole_sentence_at_a_time():

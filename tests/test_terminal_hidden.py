@@ -1,0 +1,129 @@
+"""Hidden information at a terminal table: each private line is marked for the one player it is for."""
+
+from __future__ import annotations
+
+import io
+import shutil
+
+import pytest
+
+from bot.engine import Engine
+from bot.model import ScriptedModel
+from bot.terminal import TerminalGame, channel_key
+from tests.conftest import PROJECT
+from tests.test_discord_hidden import remembering
+
+MAYA_CLUE = "Under the brandy the glass smells sharp and bitter, like medicine; the decanter smells only of brandy."
+TOM_CLUE = "At his elbow you see Dr. Pike slip a small brown glass bottle off the desk and into his waistcoat."
+WHISPER = "I pocket the cufflink I found."
+WHISPER_ANSWER = "Nobody sees the heron cufflink vanish into your coat."
+# A distinctive part of each private message, and the one player who may see it.
+SECRETS = {
+    "sharp and bitter": "Maya",
+    "small brown glass bottle": "Tom",
+    "pocket the cufflink": "Tom",
+    "heron cufflink vanish": "Tom",
+}
+
+
+class Table:
+    """A terminal game driven line by line, with the upkeep after each line done before the next."""
+
+    def __init__(self, engine: Engine, scripted: ScriptedModel, terminal: TerminalGame, out: io.StringIO):
+        self.engine, self.scripted, self.terminal, self.out = engine, scripted, terminal, out
+
+    async def line(self, text: str, *replies: str) -> str:
+        """What the terminal printed for ``text``; ``replies`` are the GM's answers to it."""
+        self.scripted.enqueue(*replies)
+        start = len(self.out.getvalue())
+        assert await self.terminal.handle(text)
+        await self.engine.memory.idle(self.terminal.game.id)
+        return self.out.getvalue()[start:]
+
+
+@pytest.fixture
+async def manor(engine: Engine, scripted: ScriptedModel, worlds_dir) -> Table:
+    shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds_dir)
+    engine.worlds.reload()
+    scripted.default = remembering
+    world = engine.worlds.get("hollow-manor")
+    started = await engine.start_game(channel_key(world), world.id)
+    out = io.StringIO()
+    terminal = TerminalGame(engine, started.game, world, out)
+    terminal.show_entries([started.opening])
+    await engine.memory.idle(started.game.id)
+    return Table(engine, scripted, terminal, out)
+
+
+def tidy(text: str) -> list[str]:
+    """The printed lines with their spacing evened out."""
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+def only_for(text: str, name: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(line.startswith(f"  (only {name} sees) ") for line in lines)
+
+
+async def test_two_players_through_the_hidden_clues_of_chapter_one(manor: Table):
+    sniffed = await manor.line(
+        "Maya: I sniff the brandy glass.",
+        f"Maya lifts the glass and breathes in, frowning. [[to Maya: {MAYA_CLUE}]] Who moves next?",
+    )
+    assert "GM: Maya lifts the glass and breathes in, frowning. Who moves next?" in tidy(sniffed)
+    assert f"  (only Maya sees) GM: {MAYA_CLUE}" in sniffed.splitlines()
+
+    examined = await manor.line(
+        "Tom: I stand beside Dr. Pike as he examines the body.",
+        f"The doctor kneels by the chair and calls it heart failure. [[to Tom: {TOM_CLUE}]] What do you do?",
+    )
+    assert "GM: The doctor kneels by the chair and calls it heart failure. What do you do?" in tidy(examined)
+    assert f"  (only Tom sees) GM: {TOM_CLUE}" in examined.splitlines()
+
+    whispered = await manor.line(f"Tom: /whisper {WHISPER}", WHISPER_ANSWER)
+    assert only_for(whispered, "Tom")
+    assert whispered.splitlines()[:2] == [
+        f"  (only Tom sees) Tom, secretly: {WHISPER}",
+        f"  (only Tom sees) GM: {WHISPER_ANSWER}",
+    ]
+
+    mayas = await manor.line("Maya: /my-memory")
+    assert only_for(mayas, "Maya") and "What Maya knows: " in mayas
+    assert "sharp and bitter" in mayas
+    assert "small brown glass bottle" not in mayas and "pocket the cufflink" not in mayas
+    toms = await manor.line("Tom: /my-memory")
+    assert only_for(toms, "Tom") and "What Tom knows: " in toms
+    assert "small brown glass bottle" in toms and "pocket the cufflink" in toms
+    assert "sharp and bitter" not in toms
+
+    folded = await manor.line("/compact")
+    assert "Folded " in folded
+    status = await manor.line("/memory-status")
+    assert "Most recently (turns 0-" in status and "Maya lifts the glass and breathes in" in status
+    recall = await manor.line("/recall")
+    assert recall.startswith("The GM was given ")
+    assert "truth:" not in recall and "secrets" not in recall, "the GM-only layers are spoilers on a shared screen"
+    spoilers = await manor.line("/recall gm")
+    assert "truth:ashby-poisoned-silas" in spoilers and "private:" in spoilers
+
+    # The whole screen: a private message shows only on lines marked for its player.
+    screen = manor.out.getvalue().splitlines()
+    for secret, owner in SECRETS.items():
+        showing = [line for line in screen if secret in line]
+        assert showing, secret
+        assert all(line.startswith(f"  (only {owner} sees) ") for line in showing), (secret, showing)
+
+    game_id = manor.terminal.game.id
+    _, maya = await manor.engine.private_memory(game_id, "maya")
+    _, tom = await manor.engine.private_memory(game_id, "tom")
+    assert "sharp and bitter" in " ".join(maya.facts) and "sharp and bitter" not in " ".join(tom.facts)
+    assert "small brown glass bottle" in " ".join(tom.facts) and "brown glass" not in " ".join(maya.facts)
+
+
+async def test_a_reply_with_an_aside_inside_is_printed_once(manor: Table):
+    """Nothing leaked, so the reply as streamed is the one that stands: no "GM (again)" repeat."""
+    shown = await manor.line(
+        "Maya: I sniff the brandy glass.", f"Maya lifts the glass. [[to Maya: {MAYA_CLUE}]] Who moves next?"
+    )
+    assert await manor.engine.store.leak_hits(manor.terminal.game.id) == []
+    assert [line for line in tidy(shown) if line.startswith("GM")] == ["GM: Maya lifts the glass. Who moves next?"]
