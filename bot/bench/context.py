@@ -73,6 +73,13 @@ class BenchModel(ScriptedModel):
         system = messages[0].content
         if system.startswith("You track the progress"):
             return json.dumps({"done": []})
+        if system.startswith("You record the facts"):
+            return json.dumps({"facts": []})
+        if system.startswith("You keep the glossary"):
+            return json.dumps({"definitions": []})
+        if system.startswith("You keep the private memory"):
+            facts = [_sentence(self._rng, self._rng.randint(5, 9)) for _ in range(self._rng.randint(4, 8))]
+            return json.dumps({"summary": _prose(self._rng, self._rng.randint(50, 70)), "facts": facts})
         if system.startswith("You keep the memory"):
             ceiling = int(re.search(r"[Aa]t most (\d+) words", system).group(1))
             return _prose(self._rng, int(ceiling * self._rng.uniform(0.7, 1.0)))
