@@ -54,3 +54,15 @@ def test_bench_locomo_with_a_missing_file_is_one_line(tmp_path: Path):
     assert result.returncode == 1 and result.stderr.strip() == f"No LoCoMo file at {tmp_path / 'none.json'}."
     bad = run_bot("bench", "locomo", str(tmp_path / "none.json"), "--budgets", "a,b", cwd=tmp_path)
     assert bad.stderr.strip().startswith("--budgets takes whole numbers")
+
+
+def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(tmp_path: Path):
+    result = run_bot("bench", "leaks", "--model", "leaky", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    numbers = figures(result.stdout)
+    assert set(numbers) >= {"attempts", "leaks_before", "leaks_after", "guard_hits", "regenerated"}
+    assert numbers["attempts"] == 22
+    assert numbers["leaks_before"] == 20, "every spoken attempt leaks in the scripted GM's draft"
+    assert numbers["leaks_after"] == 0
+    for kind in ("other player", "ignore instructions", "role-play", "prompt", "command"):
+        assert kind in result.stdout
