@@ -121,7 +121,7 @@ def lore_text(listing: list[LoreListing]) -> str:
 def private_memory_text(name: str, memory: PlayerMemory | None, notes: list[str] = ()) -> str:
     """A player's own memory, for their eyes: what their character knows, and their notes."""
     if memory is None:
-        lines = [f"{name} remembers nothing yet: the memory is written after the GM's next reply."]
+        lines = [f"{name} remembers nothing yet: it is written in the background after each GM reply."]
     else:
         lines = [f"What {name} knows: {memory.summary}"]
         lines += [f"- {fact}" for fact in memory.facts]

@@ -153,9 +153,9 @@ class TerminalGame:
             secret = text.removeprefix("/whisper")
             self.engine.check_action(secret)
             result = await self.engine.whisper(self.game.id, player.user_key, secret)
-            self.say(f"  (only {player.name} sees) {player.name}, secretly: {secret.strip()}")
+            self.say(_indent(player.name, f"{player.name}, secretly: {secret.strip()}"))
             for aside in result.private:
-                self.say(f"  (only {aside.player.name} sees) GM: {aside.entry.content}\n")
+                self.say(_indent(aside.player.name, f"GM: {aside.entry.content}") + "\n")
         elif text.startswith("/my-memory"):
             _, memory = await self.engine.private_memory(self.game.id, player.user_key)
             notes = await self.engine.notes(self.game.id, player.user_key)
@@ -258,7 +258,7 @@ class TerminalGame:
         expression = expression.strip()[len("secret ") :] if secret else expression
         result = await self.engine.roll(self.game.id, player.user_key, expression, secret=secret)
         if secret:
-            self.say(f"  (only {player.name} sees) [{player.name} rolls {result.roll.text}]")
+            self.say(_indent(player.name, f"[{player.name} rolls {result.roll.text}]"))
         else:
             self.say(f"[{player.name} rolls {result.roll.text}]")
 
@@ -283,14 +283,14 @@ class TerminalGame:
             # The leak guard stopped the draft and the GM wrote again: this is the reply that stands.
             self.say(f"GM (again): {result.text}\n")
         for aside in result.private:
-            self.say(f"  (only {aside.player.name} sees) GM: {aside.entry.content}\n")
+            self.say(_indent(aside.player.name, f"GM: {aside.entry.content}") + "\n")
         if result.context.trace.overflow:
             self.say(f"! The memory is over budget: {result.context.trace.overflow}. Raise GM_N_CTX or lower budgets.")
 
 
 def _indent(name: str, text: str) -> str:
     """Text for one player's eyes, set apart under their name."""
-    return "\n".join(f"  (only {name} sees) {line}" for line in text.splitlines())
+    return "\n".join(f"  (only {name} sees) {line}" for line in text.splitlines() if line.strip())
 
 
 async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:

@@ -183,7 +183,9 @@ def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
 def private_memory_embed(title: str, memory, notes: list[str]) -> discord.Embed:
     """/memory-status in a DM: what the player's character knows, and their notes."""
     if memory is None:
-        embed = discord.Embed(title=title, description="Nothing yet: it is written after the GM's next reply.")
+        embed = discord.Embed(
+            title=title, description="Nothing yet: it is written in the background after each GM reply."
+        )
     else:
         embed = discord.Embed(title=title, description=_clip(memory.summary, 4000))
         if memory.facts:

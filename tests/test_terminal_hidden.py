@@ -127,3 +127,11 @@ async def test_a_reply_with_an_aside_inside_is_printed_once(manor: Table):
     )
     assert await manor.engine.store.leak_hits(manor.terminal.game.id) == []
     assert [line for line in tidy(shown) if line.startswith("GM")] == ["GM: Maya lifts the glass. Who moves next?"]
+
+
+async def test_every_line_of_a_long_private_answer_is_marked(manor: Table):
+    await manor.line("Tom: I look around the hall.", "The clocks tick.")
+    answer = "Nobody sees you.\n\nThe key is cold in your palm.\nMrs. Crane turns away."
+    whispered = await manor.line(f"Tom: /whisper {WHISPER}", answer)
+    assert only_for(whispered, "Tom")
+    assert "  (only Tom sees) The key is cold in your palm." in whispered.splitlines()
