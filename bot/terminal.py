@@ -268,18 +268,24 @@ class TerminalGame:
 
     async def _stream(self, turn) -> None:
         """Run a turn, printing the GM's reply as it is written."""
-        self.out.write("GM: ")
-        self.out.flush()
+        shown = False
 
         def show(piece: str) -> None:
+            nonlocal shown
+            if not shown:
+                self.out.write("GM: ")
+                shown = True
             self.out.write(piece)
             self.out.flush()
 
         try:
             result = await turn(show)
         finally:
-            self.say("\n")
-        if result.draft is not None:
+            if shown:
+                self.say("\n")
+        if not shown and result.public:
+            self.say(f"GM: {result.text}\n")
+        elif result.draft is not None:
             # The leak guard stopped the draft and the GM wrote again: this is the reply that stands.
             self.say(f"GM (again): {result.text}\n")
         for aside in result.private:

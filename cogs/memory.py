@@ -129,15 +129,19 @@ class MemoryCog(commands.Cog):
     @app_commands.command(name="retry", description="Have the GM write its last reply again")
     async def retry(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
-        if await self.engine.player(game.id, user_key(interaction.user)) is None and not is_admin(
-            interaction, self.bot.settings.gm_role
-        ):
+        admin = is_admin(interaction, self.bot.settings.gm_role)
+        who = user_key(interaction.user)
+        if await self.engine.player(game.id, who) is None and not admin:
             raise UserError("Join the game first with /join.")
         await interaction.response.send_message("The GM thinks again…", ephemeral=True)
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
-            result = await self.engine.retry(game.id, on_text=reply.feed)
-        await self.bot.get_cog("GameCog")._finish(interaction, reply, result)
+            result = await self.engine.retry(game.id, on_text=reply.feed, user_key=None if admin else who)
+        games = self.bot.get_cog("GameCog")
+        if not result.public:  # an answer to a secret action: to its player, by DM
+            await games.deliver_private(interaction.channel, result)
+            return
+        await games._finish(interaction, reply, result)
 
     @chapter.command(name="next", description="Finish the current chapter now")
     @admin_only()

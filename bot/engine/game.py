@@ -97,6 +97,11 @@ class TurnResult:
     def text(self) -> str:
         return self.reply.content
 
+    @property
+    def public(self) -> bool:
+        """Whether the reply goes to the channel; the answer to a secret action goes to its player only."""
+        return self.reply.visibility is Visibility.PUBLIC
+
 
 @dataclass(frozen=True)
 class RollResult:
@@ -276,9 +281,7 @@ class Engine:
         async with self._locks[game_id]:
             game, action = await self._store_action(game_id, user_key, text, None, private=True)
             player = await self._seated(game_id, user_key)
-            ask = action.model_copy(
-                update={"content": f"{text}\n(Answer {player.name} privately: your whole reply goes to them alone.)"}
-            )
+            ask = action.model_copy(update={"content": _private_ask(text, player.name)})
             context = await self._context(game, ask)
             reply, seconds, first_text, private, draft = await self._answer(
                 game, action.turn, context, None, private_to=player
@@ -412,7 +415,7 @@ class Engine:
         notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in notes]
         seconds = time.perf_counter() - started
 
-        npcs = await self.memory.present_npcs(game, *(e.content for e in acted), public)
+        npcs = await self.memory.present_npcs(game, unlocked, public)  # NPCs hear public actions only
         entries = []
         if private_to is None:
             entries.append(
@@ -625,20 +628,39 @@ class Engine:
                 raise UserError("You can only change your own messages.")
         return entry
 
-    async def retry(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult:
-        """Write the GM's last reply again; the old one leaves the log."""
+    async def retry(self, game_id: int, *, on_text: OnText | None = None, user_key: str | None = None) -> TurnResult:
+        """Write the GM's last answer again; the old one and its private asides leave the log.
+
+        The answer to a secret action is written again for that player alone, and only they
+        may ask for it when ``user_key`` says who asks (``None``: an admin or the terminal).
+        """
         async with self._locks[game_id]:
             game = await self.store.game(game_id)
             recent = await self.store.recent_log(game_id, 200)
-            old = next((e for e in reversed(recent) if e.kind is EntryKind.GM and e.turn == game.turn), None)
-            if old is None or game.turn == 0:
+            answers = [e for e in recent if e.kind is EntryKind.GM and e.turn == game.turn]
+            if not answers or game.turn == 0:
                 raise UserError("There is no GM reply to retry yet.")
-            action = next((e for e in reversed(recent) if e.id < old.id and e.kind is EntryKind.ACTION), None)
+            first = answers[0]
+            action = next((e for e in reversed(recent) if e.id < first.id and e.kind is EntryKind.ACTION), None)
             if action is None:
                 raise UserError("There is no action to answer again.")
-            await self.store.delete_entry(old.id)
-            context = await self._context(game, action, before_id=old.id)
-            reply, seconds, first_text, private, draft = await self._answer(game, game.turn, context, on_text)
+            secret = action.visibility is Visibility.PRIVATE
+            if secret and user_key is not None:
+                asker = await self.store.seated_player(game_id, user_key)
+                if asker is None or asker.id != action.player_id:
+                    raise UserError("The last answer was to someone's secret action; only they can retry it.")
+            for old in answers:
+                await self.store.delete_entry(old.id)
+            if secret:
+                player = await self.store.player(action.player_id)
+                ask = action.model_copy(update={"content": _private_ask(action.content, player.name)})
+                context = await self._context(game, ask, before_id=first.id)
+                reply, seconds, first_text, private, draft = await self._answer(
+                    game, game.turn, context, None, private_to=player
+                )
+            else:
+                context = await self._context(game, action, before_id=first.id)
+                reply, seconds, first_text, private, draft = await self._answer(game, game.turn, context, on_text)
         return TurnResult(
             await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text, private, draft
         )
@@ -740,6 +762,10 @@ async def _show(on_text: OnText, piece: str) -> bool:
         log.exception("Showing the reply as it streams failed; it is still stored whole")
         return False
     return True
+
+
+def _private_ask(text: str, name: str) -> str:
+    return f"{text}\n(Answer {name} privately: your whole reply goes to them alone.)"
 
 
 def _warned(context: Context) -> Context:

@@ -330,7 +330,8 @@ class MemoryKeeper:
         chapter = world.chapters[state.chapter_index]
         open_beats = [b.id for b in chapter.beats if b.id not in state.beats_done]
         if open_beats:
-            recent = await self.store.recent_log(game_id, 6)
+            # Beats are judged on what happened in public: a whispered discovery must not open a truth.
+            recent = [e for e in await self.store.recent_log(game_id, 24) if e.visibility is Visibility.PUBLIC][-6:]
             result = await self.worker.generate_object(
                 beats_messages(chapter, open_beats, recent),
                 beats_schema(open_beats),
@@ -367,6 +368,7 @@ class MemoryKeeper:
                 if s.chapter_index == state.chapter_index
             ]
             fresh = await self.store.log_between(game_id, max(state.folded_through, state.chapter_started_after))
+            fresh = [e for e in fresh if e.visibility is Visibility.PUBLIC]  # a recap is public
             material = [s.content for s in chunks] + [render_entry(e) for e in fresh[-RECAP_MATERIAL_ENTRIES:]]
             words = config.recap_words
             recap = await self._write(recap_messages(world.title, chapter, material or ["(nothing)"], words), words)
@@ -474,7 +476,8 @@ class MemoryKeeper:
         if summary.kind is SummaryKind.RECAP:
             chapter = world.chapters[summary.chapter_index or 0]
             words = config.recap_words
-            material = [render_entry(e) for e in entries[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
+            public = [e for e in entries if e.visibility is Visibility.PUBLIC]
+            material = [render_entry(e) for e in public[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
             return await self._write(recap_messages(world.title, chapter, material, words), words)
         if not entries:
             return "(These messages were deleted.)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from bot.memory.context import MemoryItem
 from bot.memory.players import PrivateMemoryAnswer, material, tidy, update_messages
@@ -57,12 +58,14 @@ class PlayerMemories:
         entries = await self.store.log_between(game.id, after)
         if not entries and not redo:
             return False
-        read = material(entries, player.id, after)
-        if not read and not redo:
+        batches = material(entries, player.id, after)
+        if not batches and not redo:
             return False
-        if read:
+        summary, facts = (base.summary, base.facts) if base else ("Nothing yet.", ())
+        previous = base
+        for batch in batches:  # one call a turn; a rebuild or a backlog catches up in several
             result = await self.worker.generate_object(
-                update_messages(world.title, player, base, read),
+                update_messages(world.title, player, previous, batch),
                 PrivateMemoryAnswer,
                 fallback=PrivateMemoryAnswer(summary="(unchanged)"),
                 max_tokens=450,
@@ -71,8 +74,11 @@ class PlayerMemories:
             if not result.ok:
                 raise PrivateMemoryFailed(f"no usable memory from the model: {'; '.join(result.errors)}")
             summary, facts = tidy(result.value)
-        else:  # the only message it read is gone: back to the version before it
-            summary, facts = (base.summary, base.facts) if base else ("Nothing yet.", ())
+            previous = PlayerMemory(
+                id=0, game_id=game.id, player_id=player.id, summary=summary, facts=facts,
+                through_entry_id=batch[-1].id, created_at=datetime.now(UTC),
+            )  # fmt: skip
+        read = [e for batch in batches for e in batch]
         saved = await self.store.save_player_memory(
             game.id, player.id, summary, facts, entries[-1].id if entries else after, [e.id for e in read],
             expect_current=current.id if current else None, expect_version=version, done_redo=redo,

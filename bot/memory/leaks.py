@@ -57,9 +57,10 @@ def content_words(text: str) -> list[tuple[str, str]]:
     words = []
     for match in _WORD.finditer(text):
         surface = match.group(0)
-        stem = _stem(surface)
-        if stem and stem not in STOPWORDS and stem.split("'")[0] not in STOPWORDS:
-            words.append((stem, surface))
+        lower = re.sub(r"['’]s$", "", surface.lower()).replace("’", "'")
+        if lower in STOPWORDS or lower.split("'")[0] in STOPWORDS:
+            continue  # before stemming: "this" is not "thi"
+        words.append((_stem(lower), surface))
     return words
 
 
@@ -67,8 +68,10 @@ def runs(text: str, n: int) -> set[tuple[str, ...]]:
     """Every run of ``n`` content words (all of them if fewer)."""
     stems = [stem for stem, _ in content_words(text)]
     if len(stems) <= n:
-        return {tuple(stems)} if len(stems) >= 2 else set()
-    return {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
+        found = {tuple(stems)} if len(stems) >= 2 else set()
+    else:
+        found = {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
+    return found
 
 
 # A period after these is not the end of a sentence ("Dr. Pike", "Mrs. Crane").
@@ -106,6 +109,7 @@ class Secret:
     known_to: frozenset[int] = frozenset()  # players who may hear it privately
     public_only: bool = False  # guarded in public only (world secrets: the GM may tell them privately)
     uncoverable: bool = True  # no longer secret once said in public (the prompt's headings never are)
+    keys: frozenset[tuple[str, ...]] = frozenset()  # the author's key phrases: also caught across two sentences
 
 
 @dataclass(frozen=True)
@@ -129,16 +133,28 @@ class Guard:
 
         The engine still drops the hits whose words the game's public record holds.
         """
+        secrets = [
+            s for s in self.secrets if audience is None or not (s.public_only or audience in s.known_to)
+        ]  # fmt: skip
+        split = [(sentence.strip(), content_words(sentence)) for sentence in sentences(text)]
         hits = []
-        for sentence in sentences(text):
-            words = content_words(sentence)
+        for sentence, words in split:
             stems = [stem for stem, _ in words]
-            for secret in self.secrets:
-                if audience is not None and (secret.public_only or audience in secret.known_to):
-                    continue
+            for secret in secrets:
                 for _, positions in _runs_in(stems, secret.phrases, self.public):
                     surface = tuple(words[i][1] for i in positions)
-                    hits.append(Hit(secret.ref, " ".join(surface), sentence.strip(), surface, secret.uncoverable))
+                    hits.append(Hit(secret.ref, " ".join(surface), sentence, surface, secret.uncoverable))
+        # A key phrase cut in two by a sentence end ("The keeper? He is alive.") is caught too.
+        for (first, first_words), (second, second_words) in zip(split, split[1:], strict=False):
+            words = first_words + second_words
+            stems = [stem for stem, _ in words]
+            for secret in secrets:
+                for _, positions in _runs_in(stems, secret.keys, self.public):
+                    if positions[0] < len(first_words) <= positions[-1]:
+                        surface = tuple(words[i][1] for i in positions)
+                        hits.append(
+                            Hit(secret.ref, " ".join(surface), f"{first} {second}", surface, secret.uncoverable)
+                        )
         return hits
 
 
@@ -180,8 +196,8 @@ def complete_sentences(text: str) -> tuple[str, str]:
 
 def strip(text: str, hits: Iterable[Hit]) -> str:
     """``text`` without the sentences that leaked."""
-    leaking = {hit.sentence for hit in hits}
-    kept = [s.strip() for s in sentences(text) if s.strip() not in leaking]
+    leaking = [hit.sentence for hit in hits]  # one sentence, or two a key phrase ran across
+    kept = [s.strip() for s in sentences(text) if not any(s.strip() in leak for leak in leaking)]
     return " ".join(kept).strip()
 
 
@@ -210,8 +226,9 @@ def world_secrets(world: World, chapter_index: int, beats_done: Sequence[str], u
             continue
         if any(re.search(rf"(?<!\w){re.escape(key)}(?!\w)", unlocked, re.IGNORECASE) for key in truth.unlocked_by):
             continue
-        phrases = {tuple(s for s, _ in content_words(p)) for p in truth.key_phrases} | runs(truth.text, 4)
-        secrets.append(Secret(f"truth:{truth.id}", frozenset(p for p in phrases if p), public_only=True))
+        keys = frozenset(k for k in (tuple(s for s, _ in content_words(p)) for p in truth.key_phrases) if k)
+        phrases = keys | runs(truth.text, 4)
+        secrets.append(Secret(f"truth:{truth.id}", frozenset(phrases), public_only=True, keys=keys))
     for chapter in world.chapters[chapter_index:]:
         for beat in chapter.beats:
             if beat.private_clue and beat.id not in done:

@@ -18,7 +18,7 @@ from bot.store.models import EntryKind, LogEntry, Player, PlayerMemory, Visibili
 
 MAX_FACTS = 10
 MAX_SENTENCES = 5
-MATERIAL_ENTRIES = 40  # the most one update reads; older unread entries are left to the public summaries
+MATERIAL_ENTRIES = 40  # the most one model call reads; more (a rebuild, a backlog) go in several calls
 
 FactText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=140)]
 
@@ -35,9 +35,10 @@ def witnessed(entries: Sequence[LogEntry], player_id: int) -> list[LogEntry]:
     return [e for e in entries if not e.deleted and e.seen_by(player_id)]
 
 
-def material(entries: Sequence[LogEntry], player_id: int, after_id: int) -> list[LogEntry]:
-    """What one update reads: the player's witnessed entries after ``after_id``, the newest ``MATERIAL_ENTRIES``."""
-    return witnessed([e for e in entries if e.id > after_id], player_id)[-MATERIAL_ENTRIES:]
+def material(entries: Sequence[LogEntry], player_id: int, after_id: int) -> list[list[LogEntry]]:
+    """What an update reads: the player's witnessed entries after ``after_id``, in calls of ``MATERIAL_ENTRIES``."""
+    seen = witnessed([e for e in entries if e.id > after_id], player_id)
+    return [seen[i : i + MATERIAL_ENTRIES] for i in range(0, len(seen), MATERIAL_ENTRIES)]
 
 
 def entry_line(entry: LogEntry, player: Player) -> str:

@@ -155,7 +155,8 @@ class PrivateStore:
         terms = [part.lower() for word in words for part in _WORD.findall(word)]  # "Silas's": silas, s
         if not terms:
             return False
-        query = f"NEAR({' '.join(json.dumps(t) for t in terms)}, {within + len(terms)})"
+        quoted = " ".join('"' + term + '"' for term in terms)  # \\w+ terms hold no quote
+        query = f"NEAR({quoted}, {within + len(terms)})"
         row = await self._one(
             "SELECT 1 FROM recall_index WHERE recall_index MATCH ? AND game_id = ? LIMIT 1", (query, game_id)
         )

@@ -171,3 +171,22 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
     assert "pocket the key" not in hester and "Mrs. Crane unlocks the study" in hester, "she saw only the public scene"
     trace = await engine.last_trace(game.id)
     assert {"scene:hester-crane", "scene:tobias-crane"} <= set(trace.layer("private").items)
+
+
+async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    first = None
+    for i in range(1, 26):  # 25 turns: 75 witnessed entries, more than one call reads
+        memory_model.enqueue(f"REPLY{i}Z. [[to Maya: ASIDE{i}Z]]")
+        result = await engine.act(game.id, "maya", f"ACTION{i}Z")
+        first = first or result.action
+        await engine.memory.idle(game.id)
+    calls = len(private_memory_calls(memory_model))
+    await engine.edit_entry(game.id, first.id, "EDITED1Z", user_key="maya")
+    await engine.memory.idle(game.id)
+    rebuild = private_memory_calls(memory_model)[calls:]
+    assert len(rebuild) >= 2, "the rebuild catches up in several calls"
+    read = " ".join(prompt for _, prompt in rebuild)
+    assert "EDITED1Z" in read and "ACTION1Z" not in read
+    assert all(f"ASIDE{i}Z" in read for i in range(1, 26)), "no aside is lost"

@@ -58,15 +58,16 @@ def test_an_update_reads_only_what_the_player_witnessed(stream, pid, after):
         entry(i, f"EVENT{i}X", seen=tuple(sorted(w)), private=private)
         for i, (private, w) in enumerate(stream, 1)
     ]  # fmt: skip
-    read = material(entries, pid, after)
-    prompt = "\n".join(m.content for m in update_messages("T", player(pid, "P"), None, read))
+    batches = material(entries, pid, after)
+    prompts = ["\n".join(m.content for m in update_messages("T", player(pid, "P"), None, b)) for b in batches]
     witnessed = [e for e in entries if pid in e.visible_to and e.id > after]
     for e in entries:
         if pid not in e.visible_to or e.id <= after:
-            assert f"EVENT{e.id}X" not in prompt, "an entry the player did not witness reached their update"
-    assert [e.id for e in read] == [e.id for e in witnessed][-MATERIAL_ENTRIES:]
-    for e in read:
-        assert f"EVENT{e.id}X" in prompt
+            assert not any(f"EVENT{e.id}X" in p for p in prompts), "an entry the player did not witness was read"
+    assert [e.id for b in batches for e in b] == [e.id for e in witnessed], "every witnessed entry, once, in order"
+    assert all(0 < len(b) <= MATERIAL_ENTRIES for b in batches)
+    for batch, prompt in zip(batches, prompts, strict=True):
+        assert all(f"EVENT{e.id}X" in prompt for e in batch)
 
 
 def test_private_lines_are_marked_as_the_players_own():
@@ -125,6 +126,19 @@ def test_key_phrases_and_close_paraphrases_of_a_truth_are_caught():
     spread = g.candidates("Ashby emptied the whole bottle of sleeping drops into it.")
     assert "truth:ashby-poisoned-silas" in refs(spread)
     assert "truth:hidden-stair" in refs(g.candidates("A narrow stair is hidden behind the study bookcase."))
+
+
+def test_a_key_phrase_cut_by_a_sentence_end_is_caught_and_both_halves_cut():
+    g = guard()
+    text = "Rain falls. Ashby? Poisoned the brandy, I would say. The fire crackles."
+    assert "truth:ashby-poisoned-silas" in refs(g.candidates(text))
+    assert strip(text, g.candidates(text)) == "Rain falls. The fire crackles."
+
+
+def test_stopwords_are_known_before_their_endings_are_cut():
+    from bot.memory.leaks import content_words
+
+    assert [surface for _, surface in content_words("This does his thing, Silas's")] == ["thing", "Silas's"]
 
 
 def test_ordinary_narration_and_the_worlds_public_text_are_not_leaks():
