@@ -54,6 +54,8 @@ def cast_of(world: World) -> Cast:
         if len(core) > 1:
             forms |= {core[0], core[-1]}
             forms |= {f"{title} {core[-1]}" for title in words if _bare(title) in TITLES}
+        # A form made of titles alone ("The", "Captain") is no name, unless it is the whole name.
+        forms = {f for f in forms if f == npc.name or not all(_bare(w) in TITLES for w in f.split())}
         forms |= set(npc.aliases)
         candidates[npc.id] = {f for f in forms if len(f) >= 3}
     counts: dict[str, int] = {}

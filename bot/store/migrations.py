@@ -210,6 +210,36 @@ MIGRATIONS: list[tuple[str, str]] = [
         DELETE FROM recall_index WHERE ref IN (SELECT 'entry:' || id FROM turn_log WHERE visibility = 'private');
         """,
     ),
+    (
+        "m005_npc_witnesses_and_public_only_memory",
+        """
+        CREATE TABLE npc_witness (
+            game_id INTEGER NOT NULL,
+            npc_id TEXT NOT NULL,
+            entry_id INTEGER NOT NULL REFERENCES turn_log (id),
+            turn INTEGER NOT NULL,
+            PRIMARY KEY (game_id, npc_id, entry_id)
+        );
+        INSERT OR IGNORE INTO npc_witness (game_id, npc_id, entry_id, turn)
+            SELECT t.game_id, n.value, t.id, t.turn FROM turn_log t, json_each(t.npcs) n;
+
+        -- Facts, glossary terms and recaps once read private messages too: what came from them goes.
+        UPDATE facts SET retracted_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now')
+            WHERE retracted_at IS NULL AND id IN (
+                SELECT f.id FROM facts f, json_each(f.sources) s
+                JOIN turn_log t ON t.id = s.value WHERE t.visibility = 'private'
+            );
+        DELETE FROM recall_index WHERE ref IN (SELECT 'fact:' || id FROM facts WHERE retracted_at IS NOT NULL);
+        UPDATE glossary SET removed_at = strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now')
+            WHERE removed_at IS NULL
+            AND source_entry_id IN (SELECT id FROM turn_log WHERE visibility = 'private');
+        UPDATE summaries SET stale = 1
+            WHERE kind = 'recap' AND replaced_by IS NULL AND EXISTS (
+                SELECT 1 FROM turn_log t WHERE t.game_id = summaries.game_id AND t.visibility = 'private'
+                AND t.id BETWEEN summaries.first_entry_id AND summaries.last_entry_id
+            );
+        """,
+    ),
 ]
 
 

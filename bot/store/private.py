@@ -127,17 +127,12 @@ class PrivateStore:
     ) -> tuple[list[int], list[str]]:
         """The newest turns ``npc_id`` was present for, and its newest witnessed lines, oldest first."""
         rows = await self._all(
-            "SELECT DISTINCT t.turn FROM turn_log t, json_each(t.npcs) n"
-            " WHERE t.game_id = ? AND t.deleted = 0 AND n.value = ? ORDER BY t.turn DESC LIMIT ?",
-            (game_id, npc_id, turns),
+            "SELECT w.turn, t.kind, t.author, t.content FROM npc_witness w JOIN turn_log t ON t.id = w.entry_id"
+            " WHERE w.game_id = ? AND w.npc_id = ? AND t.deleted = 0 ORDER BY w.entry_id DESC LIMIT ?",
+            (game_id, npc_id, turns * 4),
         )
-        seen = await self._all(
-            "SELECT t.kind, t.author, t.content FROM turn_log t, json_each(t.npcs) n"
-            " WHERE t.game_id = ? AND t.deleted = 0 AND n.value = ? ORDER BY t.id DESC LIMIT ?",
-            (game_id, npc_id, lines),
-        )
-        texts = [f"{'GM' if r['kind'] == 'gm' else r['author']}: {_clip(r['content'])}" for r in reversed(seen)]
-        return sorted(r["turn"] for r in rows), texts
+        seen = [f"{'GM' if r['kind'] == 'gm' else r['author']}: {_clip(r['content'])}" for r in rows[:lines]]
+        return sorted(set(r["turn"] for r in rows))[-turns:], seen[::-1]
 
     # The leak guard's record
 

@@ -241,6 +241,11 @@ class Store(LedgerStore, PrivateStore):
                     ),
                 )
                 ids.append(cursor.lastrowid)
+                if public and entry.npcs:
+                    await db.executemany(
+                        "INSERT OR IGNORE INTO npc_witness (game_id, npc_id, entry_id, turn) VALUES (?, ?, ?, ?)",
+                        [(game_id, npc, cursor.lastrowid, entry.turn) for npc in entry.npcs],
+                    )
                 if public:  # recall feeds prompts and reports; private messages stay out of it
                     await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
             if turn_done is not None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.engine import Engine, EngineConfig
+from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.model.base import ChatMessage
 from bot.store import EntryKind, Visibility
@@ -190,3 +191,48 @@ async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(e
     read = " ".join(prompt for _, prompt in rebuild)
     assert "EDITED1Z" in read and "ACTION1Z" not in read
     assert all(f"ASIDE{i}Z" in read for i in range(1, 26)), "no aside is lost"
+
+
+async def test_retry_after_a_whisper_answers_that_player_alone_and_only_they_may_ask(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    memory_model.enqueue("Nobody sees you.")
+    await engine.whisper(game.id, "maya", "I sneak to the grotto SECRETWORD.")
+    await engine.memory.idle(game.id)
+    with pytest.raises(UserError, match="only they can retry"):
+        await engine.retry(game.id, user_key="tom")
+    memory_model.enqueue("Publicly: Maya sneaks to the grotto.")
+    result = await engine.retry(game.id, user_key="maya")
+    assert not result.public and [p.player.name for p in result.private] == ["Maya"]
+    turn = [e for e in await engine.store.log(game.id) if e.turn == result.turn and e.kind is not EntryKind.SYSTEM]
+    assert turn and all(e.visibility is Visibility.PRIVATE for e in turn), "nothing of the secret turn is public"
+    assert "Answer Maya privately" in memory_model.last().messages[-1].content
+
+
+async def test_retry_takes_the_old_asides_with_the_old_reply(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    memory_model.enqueue("The door creaks. [[to Maya: OLDASIDE]]")
+    await engine.act(game.id, "maya", "I open the door.")
+    await engine.memory.idle(game.id)
+    memory_model.enqueue("The door sticks. [[to Maya: NEWASIDE]]")
+    result = await engine.retry(game.id)
+    live = [e.content for e in await engine.store.log(game.id) if e.turn == result.turn and e.kind is EntryKind.GM]
+    assert live == ["The door sticks.", "NEWASIDE"]
+
+
+async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    memory_model.enqueue("The rock is cold.")
+    await engine.act(game.id, "maya", "I land on the rock.")
+    memory_model.enqueue("Nobody sees you.")
+    await engine.whisper(game.id, "maya", "I hide the WHISPERED log book.")
+    await engine.memory.idle(game.id)
+    await engine.next_chapter(game.id)
+    recap_prompts = [c.prompt_text for c in memory_model.calls if "recap" in c.messages[0].content.lower()]
+    assert recap_prompts and not any("WHISPERED" in p for p in recap_prompts)
+    assert any("I land on the rock." in p for p in recap_prompts)
+    beat_prompts = [c.prompt_text for c in memory_model.calls if c.messages[0].content.startswith("You track")]
+    assert beat_prompts and not any("WHISPERED" in p for p in beat_prompts)

@@ -104,6 +104,14 @@ def test_npcs_are_found_by_name_alias_and_unambiguous_surname():
     assert cast.present(["Meg lights a cigarette; Tobias looks at the floor."]) == ["meg-wren", "tobias-crane"]
 
 
+def test_a_name_of_titles_alone_is_not_found_in_every_scene():
+    captain = MANOR.npcs[0].model_copy(update={"id": "captain", "name": "The Captain", "aliases": []})
+    world = MANOR.model_copy(update={"npcs": [captain]})
+    assert cast_of(world).names["captain"] == ("The Captain",)
+    assert cast_of(world).present(["The rain falls on the house."]) == []
+    assert cast_of(world).present(["The captain salutes."]) == ["captain"]
+
+
 def test_turn_ranges_are_short():
     assert turn_ranges([1, 2, 3, 7, 9, 10]) == "1-3, 7, 9-10"
     assert turn_ranges(list(range(0, 40, 2)), limit=3) == "… 34, 36, 38"

@@ -147,3 +147,46 @@ async def test_public_entries_record_the_players_seated_then_and_private_ones_th
     assert both.visible_to == (maya.id, tom.id)
     assert secret.visible_to == (tom.id,)
     assert late.visible_to == (tom.id,)
+
+
+async def test_upgrading_takes_out_what_older_versions_derived_from_private_messages(tmp_path: Path, monkeypatch):
+    """Before m004, facts, glossary terms and recaps read private messages too; m005 takes that out."""
+    path = tmp_path / "old.sqlite3"
+    older = [step for step in MIGRATIONS if step[0] < "m004"]
+    monkeypatch.setattr("bot.store.migrations.MIGRATIONS", older)
+    async with await Store.open(path) as store:
+        game = await store.create_game("chan", "lighthouse")
+        maya = await store.add_player(game.id, "maya", "Maya")
+    now = "2026-01-01T00:00:00+00:00"
+    db = sqlite3.connect(path)
+    db.execute(
+        "INSERT INTO turn_log (id, game_id, turn, kind, author, visibility, visible_to, content, created_at)"
+        " VALUES (1, ?, 1, 'gm', 'GM', 'public', '[]', 'The rock.', ?),"
+        " (2, ?, 1, 'gm', 'GM to Maya', 'private', ?, 'The key is in the cave.', ?)",
+        (game.id, now, game.id, f"[{maya.id}]", now),
+    )
+    db.execute(
+        "INSERT INTO facts (id, game_id, kind, subject, attribute, value, sources, turn, created_at)"
+        " VALUES (1, ?, 'item', 'key', 'location', 'cave', '[2]', 1, ?),"
+        " (2, ?, 'place', 'rock', 'state', 'cold', '[1]', 1, ?)",
+        (game.id, now, game.id, now),
+    )
+    db.execute("INSERT INTO recall_index (text, ref, game_id, turn) VALUES ('key: cave', 'fact:1', ?, 1)", (game.id,))
+    db.execute(
+        "INSERT INTO glossary (game_id, term, definition, source_entry_id, created_at) VALUES (?, 'Cave', 'x', 2, ?)",
+        (game.id, now),
+    )
+    db.execute(
+        "INSERT INTO summaries (game_id, kind, content, first_entry_id, last_entry_id, created_at)"
+        " VALUES (?, 'recap', 'Maya learned the key is in the cave.', 1, 2, ?)",
+        (game.id, now),
+    )
+    db.commit()
+    db.close()
+    monkeypatch.setattr("bot.store.migrations.MIGRATIONS", MIGRATIONS)
+    async with await Store.open(path) as store:
+        facts = {f.id: f for f in await store.facts(game.id, active_only=False)}
+        assert facts[1].retracted_at is not None and facts[2].retracted_at is None
+        assert await store.search_recall(game.id, ["cave"], 5) == []
+        assert await store.glossary(game.id) == []
+        assert [s.stale for s in await store.summaries(game.id, "recap")] == [True]
