@@ -150,3 +150,19 @@ async def test_recall_after_a_whisper_shows_that_turn_to_the_whisperer_alone(man
     assert f"entry:{whispered.id}" in mine
     admins = embeds_text(await admin.slash(channel, "recall"))
     assert f"entry:{whispered.id}" in admins and "secrets" in admins
+
+
+async def test_retry_of_a_whispers_answer_goes_back_to_the_whisperer_by_dm(manor, engine, scripted):
+    channel, maya, tom, admin, game = manor
+    scripted.enqueue("Nobody sees you.")
+    await maya.slash(channel, "whisper", action="I slip the heron cufflink into my glove.")
+    await engine.memory.idle(game.id)
+    before = len(channel.history())
+    refused = await tom.slash(channel, "retry")
+    assert "only they can retry" in refused.followups[-1].content and refused.followups[-1].ephemeral
+    scripted.enqueue("Still nobody sees you, and the glove is warm.")
+    await maya.slash(channel, "retry")
+    await engine.memory.idle(game.id)
+    assert len(channel.history()) == before, "nothing of the secret turn reaches the channel"
+    assert maya.user.dm_channel.history()[-1].content.endswith("Still nobody sees you, and the glove is warm.")
+    assert not any("glove" in m.content for m in tom.user.dm_channel.history())
