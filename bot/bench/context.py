@@ -27,7 +27,7 @@ from typing import TextIO
 from bot.engine import Engine, EngineConfig
 from bot.memory.context import Budget, MemoryView, build_context, shared_prefix_share
 from bot.model.base import ChatMessage
-from bot.model.scripted import ScriptedModel
+from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import EntryKind, LogEntry, Store
@@ -71,12 +71,8 @@ class BenchModel(ScriptedModel):
 
     def _reply(self, messages: list[ChatMessage]) -> str:
         system = messages[0].content
-        if system.startswith("You track the progress"):
-            return json.dumps({"done": []})
-        if system.startswith("You record the facts"):
-            return json.dumps({"facts": []})
-        if system.startswith("You keep the glossary"):
-            return json.dumps({"definitions": []})
+        if (quiet := found_nothing(messages)) is not None:
+            return quiet
         if system.startswith("You keep the private memory"):
             facts = [_sentence(self._rng, self._rng.randint(5, 9)) for _ in range(self._rng.randint(4, 8))]
             return json.dumps({"summary": _prose(self._rng, self._rng.randint(50, 70)), "facts": facts})

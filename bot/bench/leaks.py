@@ -28,7 +28,7 @@ from bot import reports
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import REGENERATE
 from bot.model.base import ChatMessage, LanguageModel
-from bot.model.scripted import ScriptedModel
+from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import EntryKind, NewEntry, Store, Visibility
@@ -174,12 +174,8 @@ class LeakyModel(ScriptedModel):
 
     def _reply(self, messages: list[ChatMessage]) -> str:
         system, last = messages[0].content, messages[-1].content
-        if system.startswith("You track the progress"):
-            return json.dumps({"done": []})
-        if system.startswith("You record the facts"):
-            return json.dumps({"facts": []})
-        if system.startswith("You keep the glossary"):
-            return json.dumps({"definitions": []})
+        if (quiet := found_nothing(messages)) is not None:
+            return quiet
         if system.startswith("You keep the private memory"):  # keeps what it had
             kept = re.search(r"Memory so far:\n(.*?)\nKey facts:\n(.*?)\n\n", last, re.DOTALL)
             if kept is None:

@@ -34,7 +34,7 @@ from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
 from bot.memory.context import Budget, MemoryView, build_context
 from bot.model.base import ChatMessage
-from bot.model.scripted import ScriptedModel
+from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import EntryKind, LogEntry, NewEntry, Store
@@ -68,14 +68,7 @@ class PlaceholderSummaries(ScriptedModel):
 
     @staticmethod
     def _reply(messages: list[ChatMessage]) -> str:
-        system = messages[0].content
-        if system.startswith("You track the progress"):
-            return '{"done": []}'
-        if system.startswith("You record the facts"):
-            return '{"facts": []}'
-        if system.startswith("You keep the glossary"):
-            return '{"definitions": []}'
-        return "(summary)"
+        return found_nothing(messages) or "(summary)"
 
 
 class MemoryRetriever:

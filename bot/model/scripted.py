@@ -11,6 +11,20 @@ from bot.model.base import ChatMessage, LanguageModel, Messages
 
 Reply = str | Exception | Callable[[list[ChatMessage]], str]
 
+# The background jobs that answer in JSON, by the start of their instructions, and their answer when
+# they find nothing: no beat done, no new fact, no term to define.
+_FOUND_NOTHING = (
+    ("You track the progress", '{"done": []}'),
+    ("You record the facts", '{"facts": []}'),
+    ("You keep the glossary", '{"definitions": []}'),
+)
+
+
+def found_nothing(messages: list[ChatMessage]) -> str | None:
+    """A quiet answer to a beat, fact or glossary job; ``None`` for any other call."""
+    system = messages[0].content
+    return next((answer for start, answer in _FOUND_NOTHING if system.startswith(start)), None)
+
 
 @dataclass(frozen=True)
 class Call:

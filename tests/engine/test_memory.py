@@ -9,18 +9,15 @@ import pytest
 from bot.engine import Engine
 from bot.errors import UserError
 from bot.model import ChatMessage, ScriptedModel
+from bot.model.scripted import found_nothing
 from bot.store import EntryKind, SummaryKind
 
 
 def scripted_memory(messages: list[ChatMessage]) -> str:
     """Answers like a model would, but traceably: summaries quote their material."""
     system, user = messages[0].content, messages[-1].content
-    if system.startswith("You track the progress"):
-        return json.dumps({"done": []})
-    if system.startswith("You record the facts"):
-        return json.dumps({"facts": []})
-    if system.startswith("You keep the glossary"):
-        return json.dumps({"definitions": []})
+    if (quiet := found_nothing(messages)) is not None:
+        return quiet
     if system.startswith("You keep the private memory"):
         return scripted_private_memory(user)
     if system.startswith("You keep the memory") and "New events:" in user:
