@@ -15,15 +15,9 @@ from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.model.base import ChatMessage
 from bot.store import EntryKind, Visibility
-from tests.engine.test_memory import scripted_memory
+from tests.engine.test_memory import scripted_memory, start
 
 PROJECT = Path(__file__).parent.parent.parent
-
-
-@pytest.fixture
-def memory_model(scripted: ScriptedModel) -> ScriptedModel:
-    scripted.default = scripted_memory
-    return scripted
 
 
 def private_memory_calls(model: ScriptedModel) -> list[tuple[str, str]]:
@@ -92,9 +86,7 @@ async def test_each_update_reads_only_what_that_player_witnessed(engine: Engine,
 
 
 async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    await engine.join(game.id, "tom", "Tom")
+    game = await start(engine, "Maya", "Tom")
 
     def wordy(messages: list[ChatMessage]) -> str:
         if messages[0].content.startswith("You keep the private memory of Maya"):
@@ -120,9 +112,7 @@ async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine
 
 
 async def test_an_edit_rebuilds_the_memories_that_read_it(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    await engine.join(game.id, "tom", "Tom")
+    game = await start(engine, "Maya", "Tom")
     memory_model.enqueue("Nobody saw.")
     result = await engine.whisper(game.id, "maya", "I hide the ORIGINALKEY in my boot.")
     await engine.memory.idle(game.id)
@@ -175,8 +165,7 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
 
 
 async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
+    game = await start(engine, "Maya")
     first = None
     for i in range(1, 26):  # 25 turns: 75 witnessed entries, more than one call reads
         memory_model.enqueue(f"REPLY{i}Z. [[to Maya: ASIDE{i}Z]]")
@@ -194,9 +183,7 @@ async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(e
 
 
 async def test_retry_after_a_whisper_answers_that_player_alone_and_only_they_may_ask(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    await engine.join(game.id, "tom", "Tom")
+    game = await start(engine, "Maya", "Tom")
     memory_model.enqueue("Nobody sees you.")
     await engine.whisper(game.id, "maya", "I sneak to the grotto SECRETWORD.")
     await engine.memory.idle(game.id)
@@ -211,8 +198,7 @@ async def test_retry_after_a_whisper_answers_that_player_alone_and_only_they_may
 
 
 async def test_retry_takes_the_old_asides_with_the_old_reply(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
+    game = await start(engine, "Maya")
     memory_model.enqueue("The door creaks. [[to Maya: OLDASIDE]]")
     await engine.act(game.id, "maya", "I open the door.")
     await engine.memory.idle(game.id)
@@ -223,8 +209,7 @@ async def test_retry_takes_the_old_asides_with_the_old_reply(engine: Engine, mem
 
 
 async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
+    game = await start(engine, "Maya")
     memory_model.enqueue("The rock is cold.")
     await engine.act(game.id, "maya", "I land on the rock.")
     memory_model.enqueue("Nobody sees you.")

@@ -12,7 +12,7 @@ from bot.memory.config import MemoryConfig
 from bot.model import ChatMessage, ModelWorker, ScriptedModel
 from bot.store import FactKind, Store
 from bot.worlds import WorldLibrary
-from tests.engine.test_memory import scripted_memory
+from tests.engine.test_memory import scripted_memory, start
 
 
 class Extractor:
@@ -38,13 +38,6 @@ def extractor(scripted: ScriptedModel) -> Extractor:
     extractor = Extractor()
     scripted.default = extractor
     return extractor
-
-
-async def start(engine: Engine, *names: str):
-    started = await engine.start_game("chan", "lighthouse")
-    for name in names or ("Maya",):
-        await engine.join(started.game.id, name.lower(), name)
-    return started.game
 
 
 async def turn(engine: Engine, game_id: int, text: str, who: str = "maya"):

@@ -41,12 +41,6 @@ def scripted_private_memory(user: str) -> str:
     return json.dumps({"summary": summary, "facts": [line[:140] for line in seen[-10:]]})
 
 
-@pytest.fixture
-def memory_model(scripted: ScriptedModel) -> ScriptedModel:
-    scripted.default = scripted_memory
-    return scripted
-
-
 async def start(engine: Engine, *names: str):
     started = await engine.start_game("chan", "lighthouse")
     for name in names or ("Maya",):
