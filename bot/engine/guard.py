@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from bot.memory.leaks import Guard, Hit, private_secrets, prompt_secret, world_public_runs, world_secrets
+from bot.memory.leaks import Guard, Hit, guarded_world_secrets, private_secrets, prompt_secret, world_public_runs
 from bot.store import Game, Store
 from bot.worlds import World
 
@@ -63,7 +63,7 @@ class LeakGuards:
     async def for_turn(self, game: Game, world: World, unlocked: str) -> TurnGuard:
         """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth)."""
         state = await self.store.memory_state(game.id)
-        secrets = world_secrets(world, state.chapter_index, state.beats_done, unlocked)
+        secrets = guarded_world_secrets(world, state.chapter_index, state.beats_done, unlocked)
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
         secrets += private_secrets(entries, await self.store.player_memories(game.id))
         secrets.append(prompt_secret())

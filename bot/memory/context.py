@@ -200,15 +200,13 @@ def scene_items(
     world: World, scene: Sequence[NpcScene], left_out: Sequence[str]
 ) -> tuple[list[MemoryItem], list[MemoryItem]]:
     """What each NPC present witnessed; and its secrets the GM-only layer had no room for."""
-    missing = set(left_out)
+    missing = [item for item in world_secrets(world) if item.ref in set(left_out)]
     present, secrets = [], []
     for npc in scene:
         seen = f"turns {turn_ranges(npc.turns)}" if npc.turns else "nothing of the game yet"
         text = f"{npc.name} is here. {npc.name} witnessed {seen}, and knows nothing else that happened"
         present.append(MemoryItem(f"scene:{npc.npc_id}", text + "".join(f"; saw: {line}" for line in npc.seen) + "."))
-        for item in world_secrets(world):
-            if item.ref.startswith(f"npc:{npc.npc_id}:") and item.ref in missing:
-                secrets.append(item)
+        secrets += [item for item in missing if item.ref.startswith(f"npc:{npc.npc_id}:")]
     return present, secrets
 
 

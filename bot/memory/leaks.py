@@ -44,8 +44,7 @@ _SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
 
 
 def _stem(word: str) -> str:
-    word = re.sub(r"['’]s$", "", word.lower())
-    word = word.replace("’", "'")
+    """A lowercased word without its usual ending; ``content_words`` has taken off the possessive."""
     for suffix, keep in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
             return word[: -len(suffix)]
@@ -217,7 +216,7 @@ def world_public_runs(world: World) -> set[tuple[str, ...]]:
     return found
 
 
-def world_secrets(world: World, chapter_index: int, beats_done: Sequence[str], unlocked: str) -> list[Secret]:
+def guarded_world_secrets(world: World, chapter_index: int, beats_done: Sequence[str], unlocked: str) -> list[Secret]:
     """Truths not yet revealed, clues of beats still to come, what NPCs hide."""
     done = set(beats_done) | {b.id for c in world.chapters[:chapter_index] for b in c.beats}
     secrets = []

@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from bot.memory.leaks import (
     Guard,
     complete_sentences,
+    guarded_world_secrets,
     private_secrets,
     prompt_secret,
     sentences,
     strip,
     world_public_runs,
-    world_secrets,
 )
 from bot.memory.npcs import cast_of, turn_ranges
 from bot.memory.players import MATERIAL_ENTRIES, PrivateMemoryAnswer, material, tidy, update_messages
@@ -121,7 +121,7 @@ def test_turn_ranges_are_short():
 
 
 def guard(*secrets, chapter=0, done=(), unlocked=""):
-    return Guard(world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR))
+    return Guard(guarded_world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR))
 
 
 def refs(hits):
