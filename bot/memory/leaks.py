@@ -127,61 +127,76 @@ class Guard:
     secrets: list[Secret]
     public: set[tuple[str, ...]] = field(default_factory=set)  # runs of the world's public text
 
+    def __post_init__(self) -> None:
+        # Each phrase under its first word, so a sentence is checked against the phrases it could hold only.
+        self._phrases = _by_first_word(self.secrets, "phrases", self.public)
+        self._keys = _by_first_word(self.secrets, "keys", self.public)
+
     def candidates(self, text: str, audience: int | None = None) -> list[Hit]:
         """Every secret run, in every sentence of ``text``, that the audience (``None``: everyone) may not hear.
 
         The engine still drops the hits whose words the game's public record holds.
         """
-        secrets = [
-            s for s in self.secrets if audience is None or not (s.public_only or audience in s.known_to)
-        ]  # fmt: skip
         split = [(sentence.strip(), content_words(sentence)) for sentence in sentences(text)]
         hits = []
         for sentence, words in split:
-            stems = [stem for stem, _ in words]
-            for secret in secrets:
-                for _, positions in _runs_in(stems, secret.phrases, self.public):
-                    surface = tuple(words[i][1] for i in positions)
-                    hits.append(Hit(secret.ref, " ".join(surface), sentence, surface, secret.uncoverable))
+            for secret, positions in self._find(self._phrases, words, audience):
+                surface = tuple(words[i][1] for i in positions)
+                hits.append(Hit(secret.ref, " ".join(surface), sentence, surface, secret.uncoverable))
         # A key phrase cut in two by a sentence end ("The keeper? He is alive.") is caught too.
         for (first, first_words), (second, second_words) in zip(split, split[1:], strict=False):
             words = first_words + second_words
-            stems = [stem for stem, _ in words]
-            for secret in secrets:
-                for _, positions in _runs_in(stems, secret.keys, self.public):
-                    if positions[0] < len(first_words) <= positions[-1]:
-                        surface = tuple(words[i][1] for i in positions)
-                        hits.append(
-                            Hit(secret.ref, " ".join(surface), f"{first} {second}", surface, secret.uncoverable)
-                        )
+            for secret, positions in self._find(self._keys, words, audience):
+                if positions[0] < len(first_words) <= positions[-1]:
+                    surface = tuple(words[i][1] for i in positions)
+                    hits.append(Hit(secret.ref, " ".join(surface), f"{first} {second}", surface, secret.uncoverable))
         return hits
+
+    def _find(
+        self, index: dict[str, list[tuple[int, tuple[str, ...]]]], words: list[tuple[str, str]], audience: int | None
+    ) -> list[tuple[Secret, tuple[int, ...]]]:
+        at: dict[str, list[int]] = {}
+        for i, (stem, _) in enumerate(words):
+            at.setdefault(stem, []).append(i)
+        found = []
+        for number, phrase in sorted({c for stem in at for c in index.get(stem, ())}):
+            secret = self.secrets[number]
+            if audience is not None and (secret.public_only or audience in secret.known_to):
+                continue
+            positions = _place(phrase, at)
+            if positions is not None:
+                found.append((secret, positions))
+        return found
 
 
 SLACK = 2  # extra words a phrase may be spread over ("whole bottle of drops" in "whole bottle of sleeping drops")
 
 
-def _runs_in(
-    stems: Sequence[str], phrases: frozenset[tuple[str, ...]], public: set[tuple[str, ...]]
-) -> list[tuple[tuple[str, ...], tuple[int, ...]]]:
-    """Each phrase found in ``stems`` in order, within its length plus ``SLACK`` words, and where it was."""
-    at: dict[str, list[int]] = {}
-    for i, stem in enumerate(stems):
-        at.setdefault(stem, []).append(i)
-    found = []
-    for phrase in phrases:
-        if phrase in public or any(word not in at for word in phrase):
-            continue
-        for first in at[phrase[0]]:
-            positions = [first]
-            for word in phrase[1:]:
-                following = next((i for i in at[word] if i > positions[-1]), None)
-                if following is None:
-                    break
-                positions.append(following)
-            if len(positions) == len(phrase) and positions[-1] - first < len(phrase) + SLACK:
-                found.append((phrase, tuple(positions)))
+def _by_first_word(
+    secrets: Sequence[Secret], attribute: str, public: set[tuple[str, ...]]
+) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
+    index: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+    for number, secret in enumerate(secrets):
+        for phrase in getattr(secret, attribute):
+            if phrase and phrase not in public:
+                index.setdefault(phrase[0], []).append((number, phrase))
+    return index
+
+
+def _place(phrase: tuple[str, ...], at: dict[str, list[int]]) -> tuple[int, ...] | None:
+    """Where ``phrase`` is in a sentence (``at``: each word's places), in order and within its length plus ``SLACK``."""
+    if any(word not in at for word in phrase):
+        return None
+    for first in at[phrase[0]]:
+        positions = [first]
+        for word in phrase[1:]:
+            following = next((i for i in at[word] if i > positions[-1]), None)
+            if following is None:
                 break
-    return found
+            positions.append(following)
+        if len(positions) == len(phrase) and positions[-1] - first < len(phrase) + SLACK:
+            return tuple(positions)
+    return None
 
 
 def complete_sentences(text: str) -> tuple[str, str]:
