@@ -183,7 +183,7 @@ class GameCog(commands.Cog):
     async def _from_dm(self, message: discord.Message) -> None:
         """A DM to the bot is a secret action in the game the player is in (``#id`` picks one of several)."""
         text = message.content.strip()
-        games = await self.engine.store.games_of(user_key(message.author))
+        games = await self.engine.games_of(user_key(message.author))
         if not games or not text:
             await message.channel.send("You are in no game here; /join one in its channel first.")
             return
