@@ -100,7 +100,7 @@ async def play(settings: Settings, world_name: str, resume: bool) -> None:
     from bot.terminal import RECAP_ENTRIES, TerminalGame, channel_key, stdin_lines
 
     worlds = WorldLibrary(settings.worlds_dir)
-    world = worlds.get(world_name)  # an unknown or broken world fails before the model loads
+    world = worlds.from_command_line(world_name)  # an unknown or broken world fails before the model loads
     async with open_app(settings, worlds=worlds) as app:
         key = channel_key(world)
         game = await app.engine.resume_game(key, world.id) if resume else None

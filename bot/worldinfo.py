@@ -23,6 +23,7 @@ import yaml
 from pydantic import ValidationError
 
 from bot.errors import UserError
+from bot.userfiles import MAX_IMPORT_BYTES, MAX_WORLD_BYTES, UnreadableFile, read_text
 from bot.worlds import LoreEntry, World, WorldFileError, format_validation_error, load_world
 
 log = logging.getLogger(__name__)
@@ -87,7 +88,7 @@ def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImpo
     result = parse_world_info(data, str(export_path), existing_ids={entry.id for entry in world.lore})
     if not result.entries:
         return result
-    document = yaml.safe_load(world_path.read_text(encoding="utf-8"))
+    document = yaml.safe_load(read_text(world_path, MAX_WORLD_BYTES))
     document["lore"] = [*document.get("lore", []), *(_as_yaml(entry) for entry in result.entries)]
     try:
         World.model_validate({"id": world.id, **document})
@@ -263,11 +264,9 @@ def _json_type(value: object) -> str:
 def _read_export(path: Path) -> object:
     try:
         # Exports saved again by a Windows editor may start with a byte-order mark.
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: cannot be read: {exc}") from None
+        text = read_text(path, MAX_IMPORT_BYTES, encoding="utf-8-sig")
+    except UnreadableFile as exc:
+        raise UserError(f"{path}: {exc.reason}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

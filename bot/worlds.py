@@ -9,6 +9,7 @@ problem.
 from __future__ import annotations
 
 import logging
+import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -17,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from bot.errors import UserError
+from bot.userfiles import MAX_WORLD_BYTES, UnreadableFile, read_text
 
 log = logging.getLogger(__name__)
 
@@ -173,11 +175,9 @@ def format_validation_error(error: ValidationError) -> list[str]:
 def load_world(path: Path) -> World:
     """Read and validate one world file, or raise :class:`WorldFileError`."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise WorldFileError(path, ["(file): no such file"]) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise WorldFileError(path, [f"(file): cannot be read: {exc}"]) from None
+        text = read_text(path, MAX_WORLD_BYTES)
+    except UnreadableFile as exc:
+        raise WorldFileError(path, [f"(file): {exc.reason}"]) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -240,21 +240,36 @@ class WorldLibrary:
     def names(self) -> list[str]:
         return sorted(self.worlds)
 
-    def get(self, name_or_path: str) -> World:
-        """A world by id, or by the path of a file (loaded and added)."""
+    def get(self, name: str) -> World:
+        """A world of this library by its id.
+
+        Names come from players and admins, so they are only ever looked up,
+        never opened: a path is not a world name (see :meth:`add_file`).
+        """
+        if name in self.worlds:
+            return self.worlds[name]
+        for error in self.errors:
+            if error.path.stem == name:
+                raise error
+        choices = ", ".join(self.names()) or "none"
+        shown = name if len(name) <= 60 else name[:59] + "…"
+        raise UserError(f"Unknown world {shown!r}. Worlds here: {choices}.")
+
+    def add_file(self, path: Path) -> World:
+        """Load a world file named on the command line and add it to the library."""
+        world = load_world(path)
+        known = self.paths.get(world.id)
+        if known is not None and known.resolve() != path.resolve():
+            log.info("World %s from %s replaces the one from %s", world.id, path, known)
+        self.worlds[world.id] = world
+        self.paths[world.id] = path
+        return world
+
+    def from_command_line(self, name_or_path: str) -> World:
+        """A world by id, or, for the command line only, by the path of a file."""
         if name_or_path in self.worlds:
             return self.worlds[name_or_path]
         path = Path(name_or_path)
-        if path.suffix in WORLD_SUFFIXES or path.exists():
-            world = load_world(path)
-            known = self.paths.get(world.id)
-            if known is not None and known.resolve() != path.resolve():
-                log.info("World %s from %s replaces the one from %s", world.id, path, known)
-            self.worlds[world.id] = world
-            self.paths[world.id] = path
-            return world
-        for error in self.errors:
-            if error.path.stem == name_or_path:
-                raise error
-        choices = ", ".join(self.names()) or "none"
-        raise UserError(f"Unknown world {name_or_path!r}. Worlds here: {choices}.")
+        if path.suffix in WORLD_SUFFIXES or os.sep in name_or_path or path.exists():
+            return self.add_file(path)
+        return self.get(name_or_path)

@@ -72,3 +72,31 @@ async def test_config_show_set_reset_are_for_admins_and_validated(simcord_env, t
     assert (await engine.memory_status(game.id)).pin_cap == 5
     await admin.slash(channel, "config reset", setting="pin_cap")
     assert (await engine.memory_status(game.id)).pin_cap == 20
+
+
+async def test_a_path_as_a_world_name_is_refused_without_touching_the_file(
+    simcord_env, table, engine, monkeypatch, tmp_path: Path
+):
+    import bot.worlds
+
+    opened: list[str] = []
+    real_read = bot.worlds.read_text
+
+    def read_text(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_read(path, *args, **kwargs)
+
+    monkeypatch.setattr(bot.worlds, "read_text", read_text)
+    secret = tmp_path / "elsewhere" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text((Path(__file__).parent / "fixtures" / "worlds" / "lighthouse.yaml").read_text())
+    channel, maya, _, admin = table
+    for name in ("/etc/shadow", "/dev/zero", str(secret), "../../etc/passwd", "lighthouse.yaml"):
+        for who, command in ((maya, "world info"), (maya, "game start"), (admin, "game start")):
+            answer = await who.slash(channel, command, world=name)
+            text = answer.response.content
+            assert answer.ephemeral and text.startswith("Unknown world '") and text.endswith("Worlds here: lighthouse.")
+            assert "root:" not in text
+    assert opened == [], "no file was opened for a name typed in Discord"
+    assert engine.worlds.names() == ["lighthouse"]
+    assert await engine.store.active_game(f"discord:{channel.id}") is None

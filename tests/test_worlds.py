@@ -108,10 +108,14 @@ def test_library_leaves_out_bad_files_and_keeps_good_ones(tmp_path: Path):
         library.get("atlantis")
 
 
-def test_library_loads_a_world_by_path(tmp_path: Path):
+def test_the_command_line_loads_a_world_by_path_and_names_from_players_never_open_files(tmp_path: Path):
     library = WorldLibrary(tmp_path / "empty")
-    assert library.get(str(LIGHTHOUSE)).title == "The Lighthouse at Gull Rock"
+    with pytest.raises(UserError, match="Unknown world"):
+        library.get(str(LIGHTHOUSE))
+    assert library.names() == [], "a path given as a world name is not loaded"
+    assert library.from_command_line(str(LIGHTHOUSE)).title == "The Lighthouse at Gull Rock"
     assert library.names() == ["lighthouse"]
+    assert library.get("lighthouse").title == "The Lighthouse at Gull Rock"
 
 
 def _check(*paths: Path) -> subprocess.CompletedProcess:

@@ -142,7 +142,7 @@ def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO)
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
     count = functools.lru_cache(maxsize=200_000)(tokenizer.count_tokens)
     library = WorldLibrary(settings.worlds_dir)
-    world = library.get(world_name)
+    world = library.from_command_line(world_name)
     world_dir = library.paths[world.id].parent
     config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
     model = BenchModel(count, seed)
