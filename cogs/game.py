@@ -10,17 +10,10 @@ from discord.ext import commands
 
 from bot.engine import Engine
 from bot.errors import UserError
+from cogs.access import TableCog, channel_key, user_key
 from cogs.rendering import StreamedReply
 
 log = logging.getLogger(__name__)
-
-
-def channel_key(channel: discord.abc.Messageable | None) -> str:
-    return f"discord:{getattr(channel, 'id', 0)}"
-
-
-def user_key(user: discord.abc.User) -> str:
-    return f"discord:{user.id}"
 
 
 def world_choices(engine: Engine, current: str) -> list[app_commands.Choice[str]]:
@@ -29,7 +22,7 @@ def world_choices(engine: Engine, current: str) -> list[app_commands.Choice[str]
     return [app_commands.Choice(name=engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
 
 
-class GameCog(commands.Cog):
+class GameCog(TableCog):
     game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
 
     def __init__(self, bot: commands.Bot, engine: Engine):
@@ -42,7 +35,9 @@ class GameCog(commands.Cog):
     @game.command(name="start", description="Start a game in this channel")
     @app_commands.describe(world="The world to play")
     async def game_start(self, interaction: discord.Interaction, world: str) -> None:
-        started = await self.engine.start_game(channel_key(interaction.channel), world)
+        started = await self.engine.start_game(
+            channel_key(interaction.channel), world, started_by=user_key(interaction.user)
+        )
         await interaction.response.send_message(f"**{started.world.title}**\n{started.world.pitch}")
         await self._post(interaction, started.opening.content)
 
@@ -83,7 +78,7 @@ class GameCog(commands.Cog):
         game = await self._game_here(interaction)
         self.engine.check_action(action)
         player = await self.engine.player(game.id, user_key(interaction.user))
-        if player is None:
+        if player is None:  # left between the access check and now
             raise UserError("Join the game first with /join.")
         if await self.engine.turn_policy(game.id) == "round":
             await self._round(interaction, game.id, player.name, action)
@@ -144,8 +139,6 @@ class GameCog(commands.Cog):
     async def whisper(self, interaction: discord.Interaction, action: str) -> None:
         game = await self._game_here(interaction)
         self.engine.check_action(action)
-        if await self.engine.player(game.id, user_key(interaction.user)) is None:
-            raise UserError("Join the game first with /join.")
         await interaction.response.send_message("🤫 Whispered to the GM; the answer comes by DM.", ephemeral=True)
         result = await self.engine.whisper(game.id, user_key(interaction.user), action)
         await self.deliver_private(interaction.channel, result)

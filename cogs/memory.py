@@ -8,31 +8,11 @@ from discord.ext import commands
 
 from bot.engine import Engine
 from bot.errors import UserError
-from cogs.game import channel_key, user_key
+from cogs.access import TableCog, channel_key, is_admin, user_key
 from cogs.rendering import StreamedReply, private_memory_embed, status_embed, trace_embed
 
 
-def is_admin(interaction: discord.Interaction, gm_role: str | None) -> bool:
-    member = interaction.user
-    if isinstance(member, discord.Member):
-        if member.guild_permissions.manage_guild:
-            return True
-        return bool(gm_role) and any(role.name == gm_role for role in member.roles)
-    return False
-
-
-def admin_only():
-    """Manage Server, or the configured GM role."""
-
-    async def predicate(interaction: discord.Interaction) -> bool:
-        if is_admin(interaction, interaction.client.settings.gm_role):
-            return True
-        raise app_commands.CheckFailure("That needs the Manage Server permission or the GM role.")
-
-    return app_commands.check(predicate)
-
-
-class MemoryCog(commands.Cog):
+class MemoryCog(TableCog):
     chapter = app_commands.Group(name="chapter", description="The story's chapters")
 
     def __init__(self, bot: commands.Bot, engine: Engine):
@@ -85,7 +65,7 @@ class MemoryCog(commands.Cog):
             return
         game = await self._game(interaction)
         status = await self.engine.memory_status(game.id)
-        admin = is_admin(interaction, self.bot.settings.gm_role)
+        admin = is_admin(interaction)
         await interaction.response.send_message(embed=status_embed(status, show_secrets=admin), ephemeral=True)
 
     async def _own_memory(self, interaction: discord.Interaction) -> None:
@@ -104,7 +84,7 @@ class MemoryCog(commands.Cog):
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
-        admin = is_admin(interaction, self.bot.settings.gm_role)
+        admin = is_admin(interaction)
         player = await self.engine.player(game.id, user_key(interaction.user))
         trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
         if trace is None:
@@ -129,10 +109,8 @@ class MemoryCog(commands.Cog):
     @app_commands.command(name="retry", description="Have the GM write its last reply again")
     async def retry(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
-        admin = is_admin(interaction, self.bot.settings.gm_role)
+        admin = is_admin(interaction)
         who = user_key(interaction.user)
-        if await self.engine.player(game.id, who) is None and not admin:
-            raise UserError("Join the game first with /join.")
         await interaction.response.send_message("The GM thinks again…", ephemeral=True)
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
@@ -144,7 +122,6 @@ class MemoryCog(commands.Cog):
         await games._finish(interaction, reply, result)
 
     @chapter.command(name="next", description="Finish the current chapter now")
-    @admin_only()
     async def chapter_next(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
         await interaction.response.defer(thinking=True)

@@ -9,8 +9,8 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.engine.settings import setting_names
 from bot.errors import UserError
-from cogs.game import channel_key, world_choices
-from cogs.memory import admin_only
+from cogs.access import TableCog, channel_key
+from cogs.game import world_choices
 from cogs.rendering import split_message
 
 
@@ -20,7 +20,7 @@ def _keys(text: str | None) -> list[str] | None:
     return [key.strip() for key in text.split(",") if key.strip()]
 
 
-class WorldsCog(commands.Cog):
+class WorldsCog(TableCog):
     world = app_commands.Group(name="world", description="The worlds this bot can run")
     lore = app_commands.Group(name="lore", description="This game's world book")
 
@@ -48,7 +48,6 @@ class WorldsCog(commands.Cog):
         return world_choices(self.engine, current)
 
     @world.command(name="reload", description="Read the world files again")
-    @admin_only()
     async def world_reload(self, interaction: discord.Interaction) -> None:
         errors = self.engine.worlds.reload()
         text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
@@ -68,7 +67,6 @@ class WorldsCog(commands.Cog):
 
     @lore.command(name="add", description="Add a lore entry to this game")
     @app_commands.describe(keys="Comma-separated keys", content="What the GM should know", priority="0 to 100")
-    @admin_only()
     async def lore_add(
         self,
         interaction: discord.Interaction,
@@ -86,7 +84,6 @@ class WorldsCog(commands.Cog):
         await interaction.response.send_message(f"Lore `{entry.id}` added.", ephemeral=True)
 
     @lore.command(name="edit", description="Change a lore entry of this game")
-    @admin_only()
     async def lore_edit(
         self,
         interaction: discord.Interaction,
@@ -104,7 +101,6 @@ class WorldsCog(commands.Cog):
         await interaction.response.send_message(f"Lore `{changed.id}` changed.", ephemeral=True)
 
     @lore.command(name="remove", description="Remove a lore entry from this game")
-    @admin_only()
     async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
         game = await self.engine.current_game(channel_key(interaction.channel))
         removed = await self.engine.ledger.lore_remove(game.id, entry)
@@ -124,7 +120,7 @@ class WorldsCog(commands.Cog):
         ][:25]
 
 
-class ConfigCog(commands.Cog):
+class ConfigCog(TableCog):
     """Per-game settings (F20): /config show|set|reset, for admins."""
 
     config = app_commands.Group(name="config", description="This game's settings")
@@ -134,7 +130,6 @@ class ConfigCog(commands.Cog):
         self.engine = engine
 
     @config.command(name="show", description="This game's settings")
-    @admin_only()
     async def show(self, interaction: discord.Interaction) -> None:
         game = await self.engine.current_game(channel_key(interaction.channel))
         values = await self.engine.game_settings(game.id)
@@ -149,7 +144,6 @@ class ConfigCog(commands.Cog):
 
     @config.command(name="set", description="Change one of this game's settings")
     @app_commands.describe(setting="The setting's name", value="Its new value")
-    @admin_only()
     async def set(self, interaction: discord.Interaction, setting: str, value: str) -> None:
         game = await self.engine.current_game(channel_key(interaction.channel))
         bucket = setting.removeprefix("buckets.")
@@ -167,7 +161,6 @@ class ConfigCog(commands.Cog):
         return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
     @config.command(name="reset", description="Put one of this game's settings back to the server's default")
-    @admin_only()
     async def reset(self, interaction: discord.Interaction, setting: str) -> None:
         game = await self.engine.current_game(channel_key(interaction.channel))
         await self.engine.reset_setting(game.id, setting)

@@ -102,7 +102,7 @@ async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store:
         assert posted[-1].content.replace(" …", "") == reply.content[:2000]
         await real.memory.idle()
         left = await tom.slash(channel, "leave")
-        assert left.ephemeral and left.response.content == "Join the game first."
+        assert left.ephemeral and left.response.content == "Join the game first with /join."
         ended = await maya.slash(channel, "game end")
         assert ended.response.content == "The game ends after 1 turns. It is kept."
         after = await maya.slash(channel, "act", action="Hello?")

@@ -48,6 +48,7 @@ REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
     "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
 )
+NO_GAME = "There is no game here; start one first."
 MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
 
@@ -149,9 +150,10 @@ class Engine:
 
     # Games
 
-    async def start_game(self, channel_key: str, world_name: str) -> GameStarted:
+    async def start_game(self, channel_key: str, world_name: str, *, started_by: str | None = None) -> GameStarted:
+        """A new game of a library world in a channel; ``started_by`` may end it (see :mod:`bot.access`)."""
         world = self.worlds.get(world_name)
-        game = await self.store.create_game(channel_key, world.id)
+        game = await self.store.create_game(channel_key, world.id, started_by)
         npcs = await self.memory.present_npcs(game, world.opening)
         opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening, npcs=npcs)
         (entry,) = await self.store.append(game.id, opening)
@@ -161,7 +163,7 @@ class Engine:
     async def current_game(self, channel_key: str) -> Game:
         game = await self.store.active_game(channel_key)
         if game is None:
-            raise UserError("There is no game here; start one first.")
+            raise UserError(NO_GAME)
         return game
 
     async def resume_game(self, channel_key: str, world_name: str | None = None) -> Game | None:

@@ -240,6 +240,13 @@ MIGRATIONS: list[tuple[str, str]] = [
             );
         """,
     ),
+    (
+        "m006_game_starter",
+        """
+        -- Who typed /game start: they may end the game (bot.access). Older games have none; admins end those.
+        ALTER TABLE games ADD COLUMN started_by TEXT;
+        """,
+    ),
 ]
 
 

@@ -38,6 +38,7 @@ class Game(_Row):
     created_at: datetime
     updated_at: datetime
     ended_at: datetime | None = None
+    started_by: str | None = Field(default=None, description="The user key of whoever started it.")
 
 
 class Player(_Row):

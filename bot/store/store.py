@@ -105,13 +105,14 @@ class Store(LedgerStore, PrivateStore):
 
     # Games
 
-    async def create_game(self, channel_key: str, world_id: str) -> Game:
+    async def create_game(self, channel_key: str, world_id: str, started_by: str | None = None) -> Game:
         now = _now()
         try:
             async with self.transaction() as db:
                 cursor = await db.execute(
-                    "INSERT INTO games (channel_key, world_id, created_at, updated_at) VALUES (?, ?, ?, ?)",
-                    (channel_key, world_id, now, now),
+                    "INSERT INTO games (channel_key, world_id, created_at, updated_at, started_by) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (channel_key, world_id, now, now, started_by),
                 )
                 game_id = cursor.lastrowid
         except sqlite3.IntegrityError:

@@ -154,10 +154,17 @@ async def test_upgrading_takes_out_what_older_versions_derived_from_private_mess
     path = tmp_path / "old.sqlite3"
     older = [step for step in MIGRATIONS if step[0] < "m004"]
     monkeypatch.setattr("bot.store.migrations.MIGRATIONS", older)
-    async with await Store.open(path) as store:
-        game = await store.create_game("chan", "lighthouse")
-        maya = await store.add_player(game.id, "maya", "Maya")
     now = "2026-01-01T00:00:00+00:00"
+    async with await Store.open(path) as store:
+        # Rows as that older version wrote them: its games table has fewer columns than today's store writes.
+        async with store.transaction() as db:
+            await db.execute(
+                "INSERT INTO games (id, channel_key, world_id, created_at, updated_at)"
+                " VALUES (1, 'chan', 'lighthouse', ?, ?)",
+                (now, now),
+            )
+        game = await store.game(1)
+        maya = await store.add_player(game.id, "maya", "Maya")
     db = sqlite3.connect(path)
     db.execute(
         "INSERT INTO turn_log (id, game_id, turn, kind, author, visibility, visible_to, content, created_at)"

@@ -1,0 +1,118 @@
+"""Who may do what: one table for every command, read by the Discord layer and printed in the README.
+
+A member of a server stands in up to three ways towards the game of a
+channel: seated in it (joined with a character), its starter (who typed
+``/game start``), and admin of the server (Manage Server, or the GM role).
+Standings add up. Someone with none of them is a non-member: they may look,
+start a game where there is none, and join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Access(StrEnum):
+    """Who may use a command."""
+
+    ANYONE = "anyone"
+    PLAYER = "seated players"  # the command acts as the player's character, so even an admin joins first
+    PLAYER_OR_ADMIN = "seated players and admins"  # it changes the game for everyone at the table
+    STARTER_OR_ADMIN = "the game's starter and admins"
+    ADMIN = "admins"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """How one person stands towards a channel's game."""
+
+    seated: bool = False
+    starter: bool = False
+    admin: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    access: Access
+    in_dms: bool = False  # usable in a DM with the bot (everything else belongs to a server's channel)
+    note: str = ""
+
+
+COMMANDS: dict[str, Rule] = {
+    "game start": Rule(Access.ANYONE, note="where no game is running"),
+    "game end": Rule(Access.STARTER_OR_ADMIN),
+    "game status": Rule(Access.ANYONE),
+    "join": Rule(Access.ANYONE),
+    "leave": Rule(Access.PLAYER),
+    "act": Rule(Access.PLAYER),
+    "whisper": Rule(Access.PLAYER),
+    "roll": Rule(Access.PLAYER),
+    "notes": Rule(Access.PLAYER, note="each player's own notes"),
+    "pin": Rule(Access.PLAYER_OR_ADMIN),
+    "unpin": Rule(Access.PLAYER_OR_ADMIN),
+    "pins": Rule(Access.ANYONE),
+    "memory-status": Rule(
+        Access.ANYONE, in_dms=True, note="GM-only layers to admins only; in a DM, a player's own memory"
+    ),
+    "recall": Rule(Access.ANYONE, note="GM-only layers to admins only; a secret action's turn to its player"),
+    "compact": Rule(Access.PLAYER_OR_ADMIN),
+    "retry": Rule(Access.PLAYER_OR_ADMIN, note="a secret action's answer: its player or an admin"),
+    "chapter next": Rule(Access.ADMIN),
+    "lore list": Rule(Access.ANYONE),
+    "lore add": Rule(Access.ADMIN),
+    "lore edit": Rule(Access.ADMIN),
+    "lore remove": Rule(Access.ADMIN),
+    "world list": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
+    "world info": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
+    "world reload": Rule(Access.ADMIN),
+    "config show": Rule(Access.ADMIN),
+    "config set": Rule(Access.ADMIN),
+    "config reset": Rule(Access.ADMIN),
+}
+
+REFUSALS = {
+    Access.PLAYER: "Join the game first with /join.",
+    Access.PLAYER_OR_ADMIN: "Only players seated in this game, or admins, can do that; /join first.",
+    Access.STARTER_OR_ADMIN: "Only whoever started this game, or an admin, can do that.",
+    Access.ADMIN: "That needs the Manage Server permission or the GM role.",
+}
+IN_A_SERVER = "That works in a server's channel, not in a DM."
+
+
+def allows(access: Access, standing: Standing) -> bool:
+    if access is Access.ANYONE:
+        return True
+    if access is Access.PLAYER:
+        return standing.seated
+    if access is Access.PLAYER_OR_ADMIN:
+        return standing.seated or standing.admin
+    if access is Access.STARTER_OR_ADMIN:
+        return standing.starter or standing.admin
+    return standing.admin
+
+
+def needs_game(access: Access) -> bool:
+    """Whether deciding needs the channel's game (who is seated, who started it)."""
+    return access in (Access.PLAYER, Access.PLAYER_OR_ADMIN, Access.STARTER_OR_ADMIN)
+
+
+STANDINGS = {
+    "non-member": Standing(),
+    "seated player": Standing(seated=True),
+    "the game's starter": Standing(starter=True),
+    "admin": Standing(admin=True),
+}
+
+
+def access_table() -> str:
+    """The table as Markdown, for the README (a test keeps the two the same)."""
+    columns = list(STANDINGS)
+    lines = [
+        "| command | " + " | ".join(columns) + " | notes |",
+        "|---|" + "---|" * len(columns) + "---|",
+    ]
+    for name, rule in COMMANDS.items():
+        marks = ["yes" if allows(rule.access, standing) else "no" for standing in STANDINGS.values()]
+        lines.append(f"| `/{name}` | " + " | ".join(marks) + f" | {rule.note} |")
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""Who is asking, where, and whether they may: :mod:`bot.access`'s table applied to every slash command.
+
+Every cog derives from :class:`TableCog`, whose ``interaction_check`` runs
+before each of its commands (discord.py calls it for every app command of
+the cog, grouped ones included, and not for autocomplete). A command with
+no row in the table is refused, so a new command cannot slip in unguarded.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot.access import COMMANDS, IN_A_SERVER, REFUSALS, Access, Standing, allows, needs_game
+from bot.engine import Engine
+from bot.engine.game import NO_GAME
+
+log = logging.getLogger(__name__)
+
+
+def channel_key(channel: discord.abc.Messageable | None) -> str:
+    return f"discord:{getattr(channel, 'id', 0)}"
+
+
+def user_key(user: discord.abc.User) -> str:
+    return f"discord:{user.id}"
+
+
+def is_admin(interaction: discord.Interaction) -> bool:
+    """Manage Server, or the role named in ``GM_GM_ROLE``."""
+    member = interaction.user
+    if not isinstance(member, discord.Member):
+        return False
+    if member.guild_permissions.manage_guild:
+        return True
+    gm_role = interaction.client.settings.gm_role
+    return bool(gm_role) and any(role.name == gm_role for role in member.roles)
+
+
+class Refused(app_commands.CheckFailure):
+    """The access table says no; the message says why and is shown to the asker alone."""
+
+
+async def check_access(engine: Engine, interaction: discord.Interaction) -> None:
+    """Raise :class:`Refused` unless the table lets this person use this command here."""
+    name = interaction.command.qualified_name if interaction.command else "?"
+    rule = COMMANDS.get(name)
+    if rule is None:
+        log.error("Command %s has no row in bot.access.COMMANDS; refused", name)
+        raise Refused("That command is not available.")
+    if interaction.guild is None and not rule.in_dms:
+        raise Refused(IN_A_SERVER)
+    admin = is_admin(interaction)
+    if rule.access is Access.ADMIN and not admin:
+        raise Refused(REFUSALS[Access.ADMIN])
+    if not needs_game(rule.access):
+        return
+    game = await engine.store.active_game(channel_key(interaction.channel))
+    if game is None:
+        raise Refused(NO_GAME)
+    who = user_key(interaction.user)
+    standing = Standing(
+        seated=await engine.player(game.id, who) is not None, starter=game.started_by == who, admin=admin
+    )
+    if not allows(rule.access, standing):
+        raise Refused(REFUSALS[rule.access])
+
+
+class TableCog(commands.Cog):
+    """A cog whose every command goes through the access table first."""
+
+    engine: Engine
+
+    async def interaction_check(self, interaction: discord.Interaction) -> bool:
+        await check_access(self.engine, interaction)
+        return True

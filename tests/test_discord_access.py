@@ -1,0 +1,129 @@
+"""Who may do what: every slash command, tried by a non-member, a seated player, the game's starter and an admin.
+
+Expectations come from :mod:`bot.access` (the one table), so this walks the
+enforcement: a refused standing gets the table's sentence, privately, and
+the game does not change; an allowed one gets through to the command.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.access import COMMANDS, REFUSALS, STANDINGS, Access, access_table, allows
+from bot.engine import Engine
+from tests.conftest import PROJECT
+
+OPTIONS: dict[str, dict[str, object]] = {
+    "game start": {"world": "lighthouse"},
+    "join": {"name": "Quill"},
+    "act": {"action": "I trim the wick."},
+    "whisper": {"action": "I pocket the matches."},
+    "roll": {"dice": "1d20"},
+    "notes": {"add": "Ask about the oil."},
+    "pin": {"fact": "The lamp must stay lit."},
+    "unpin": {"pin": "1"},
+    "lore add": {"keys": "Saltmere", "content": "The harbour town."},
+    "lore edit": {"entry": "weather", "content": "Calm."},
+    "lore remove": {"entry": "weather"},
+    "world info": {"world": "lighthouse"},
+    "config set": {"setting": "pin_cap", "value": "5"},
+    "config reset": {"setting": "pin_cap"},
+}
+CASES = [(command, standing) for command in COMMANDS for standing in STANDINGS]
+
+
+async def _snapshot(engine: Engine, game_id: int) -> tuple:
+    """What a refused command must leave as it was."""
+    game = await engine.store.game(game_id)
+    return (
+        game.status,
+        game.turn,
+        [(e.id, e.content, e.deleted) for e in await engine.history(game_id, 200)],
+        [p.text for p in await engine.pins(game_id)],
+        [(p.name, p.user_key) for p in await engine.players(game_id)],
+        sorted((i.entry.id, i.entry.content) for i in await engine.lore(game_id)),
+        await engine.settings.overrides(game_id),
+        (await engine.memory_status(game_id)).chapter_index,
+    )
+
+
+@pytest.mark.parametrize(("command", "standing"), CASES, ids=[f"{c}-{s}" for c, s in CASES])
+async def test_every_command_for_every_standing(simcord_env, table, engine: Engine, scripted, command, standing):
+    channel, starter, player, admin = table
+    outsider = simcord_env.guild.add_member(simcord_env.create_user("nina"))
+    await starter.slash(channel, "game start", world="lighthouse")  # the starter does not join
+    await player.slash(channel, "join", name="Tom")
+    scripted.enqueue("The lamp gutters.")
+    await player.slash(channel, "act", action="I climb the stair.")
+    game = await engine.current_game(f"discord:{channel.id}")
+    await engine.pin(game.id, "The keeper is missing.", "Tom")
+    await engine.memory.idle()
+    who = {"non-member": outsider, "seated player": player, "the game's starter": starter, "admin": admin}[standing]
+    rule = COMMANDS[command]
+    options = OPTIONS.get(command, {})
+
+    if command == "game start":  # a channel without a game: anyone may start one there
+        elsewhere = simcord_env.guild.create_text_channel(f"hall-{standing.replace(' ', '-')}")
+        result = await who.slash(elsewhere, command, **options)
+        assert not result.ephemeral and await engine.store.active_game(f"discord:{elsewhere.id}") is not None
+        return
+
+    before = await _snapshot(engine, game.id)
+    result = await who.slash(channel, command, **options)
+    await engine.memory.idle()
+    text = result.response.content if result.response else ""
+    if allows(rule.access, STANDINGS[standing]):
+        assert result.acknowledged
+        assert text not in REFUSALS.values(), f"/{command} refused to {standing}: {text}"
+    else:
+        assert result.ephemeral and text == REFUSALS[rule.access], f"/{command} by {standing}: {text!r}"
+        assert await _snapshot(engine, game.id) == before, f"a refused /{command} changed the game"
+
+
+async def test_the_walk_covers_every_command_the_bot_registers(simcord_env, simcord_bot):
+    registered = {
+        command.qualified_name
+        for command in simcord_bot.tree.walk_commands()
+        if not hasattr(command, "walk_commands")  # groups are not commands
+    }
+    assert registered == set(COMMANDS), "every command has exactly one row in bot.access.COMMANDS"
+
+
+def test_the_readme_shows_the_table_the_code_enforces():
+    assert access_table() in (PROJECT / "README.md").read_text()
+
+
+async def test_non_members_cannot_end_pin_unpin_or_compact_someone_elses_game(simcord_env, table, engine: Engine):
+    channel, maya, tom, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await maya.slash(channel, "pin", fact="The lamp must stay lit.")
+    for command, options in [("game end", {}), ("pin", {"fact": "Nonsense."}), ("unpin", {"pin": "1"}),
+                             ("compact", {})]:  # fmt: skip
+        refused = await tom.slash(channel, command, **options)
+        assert refused.ephemeral and refused.response.content in REFUSALS.values()
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert [p.text for p in await engine.pins(game.id)] == ["The lamp must stay lit."]
+    ended = await maya.slash(channel, "game end")
+    assert ended.response.content.startswith("The game ends after 0 turns.")
+
+
+async def test_a_seated_player_who_did_not_start_the_game_cannot_end_it(simcord_env, table, engine: Engine):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await tom.slash(channel, "join", name="Tom")
+    refused = await tom.slash(channel, "game end")
+    assert refused.ephemeral and refused.response.content == REFUSALS[Access.STARTER_OR_ADMIN]
+    assert (await engine.current_game(f"discord:{channel.id}")).status == "active"
+    assert not (await admin.slash(channel, "game end")).ephemeral
+
+
+async def test_game_commands_are_refused_in_a_dm(simcord_env, table, engine: Engine):
+    _, maya, _, _ = table
+    for command, options in [("game start", {"world": "lighthouse"}), ("act", {"action": "I wait."}),
+                             ("pin", {"fact": "x"}), ("config show", {})]:  # fmt: skip
+        refused = await maya.user.slash(command, **options)
+        assert refused.ephemeral and refused.response.content == "That works in a server's channel, not in a DM."
+    assert await engine.store.games() == []
+    listed = await maya.user.slash("world list")
+    assert "`lighthouse`" in listed.response.content
