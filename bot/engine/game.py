@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -14,6 +13,7 @@ from bot import dice
 from bot.engine.guard import LeakGuards, TurnGuard
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
@@ -21,7 +21,7 @@ from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
 from bot.memory.leaks import complete_sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
-from bot.model.base import ChatMessage
+from bot.model.base import CallStats, ChatMessage
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
@@ -93,6 +93,7 @@ class TurnResult:
     first_text_seconds: float
     private: tuple[PrivateMessage, ...] = ()
     draft: str | None = None  # the first draft's public text, when the leak guard stopped it
+    model: CallStats | None = None  # what the model's call cost: tokens read, reused, written
 
     @property
     def text(self) -> str:
@@ -123,6 +124,26 @@ class RoundState:
 OnRoundClosed = Callable[["TurnResult"], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class _Narration:
+    """What the model wrote for one call, and how long it took to start."""
+
+    text: str
+    first_text: float
+    stats: CallStats | None
+
+
+@dataclass(frozen=True)
+class _Drafted:
+    """A reply ready to store: its public text, its private asides, and the draft the guard stopped (if any)."""
+
+    public: str
+    notes: list[PrivateNote]
+    draft: str | None
+    narration: _Narration  # the first call's: the one the player waited for
+    raw: str  # what the model wrote last, asides and all: what its cache now holds
+
+
 class ModelFailed(UserError):
     """The model raised or said nothing; the player's action is kept."""
 
@@ -136,16 +157,15 @@ class Engine:
         self.worlds = worlds
         self.config = config
         self.settings = GameSettings(store, config.memory, config.reply_tokens)
-        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings)
+        self.sessions = Sessions()
+        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings, self.sessions)
         self.guards = LeakGuards(store)
-        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._last_prompt: dict[int, list[ChatMessage]] = {}
-        self._rounds: dict[int, asyncio.Task] = {}
 
     async def close(self) -> None:
         """Stop background upkeep and round timers; stored actions wait for the next round."""
-        for timer in self._rounds.values():
-            timer.cancel()
+        for session in self.sessions:
+            if session.round_timer is not None:
+                session.round_timer.cancel()
         await self.memory.close()
 
     # Games
@@ -178,7 +198,7 @@ class Engine:
 
     async def end_game(self, channel_key: str) -> Game:
         game = await self.current_game(channel_key)
-        async with self._locks[game.id]:
+        async with self.sessions[game.id].turn_lock:
             ended = await self.store.end_game(game.id)
         log.info("Game %d ended", game.id)
         return ended
@@ -200,7 +220,7 @@ class Engine:
             raise UserError(f"A character name is at most {MAX_NAME_CHARS} characters.")
         if len(description) > MAX_DESCRIPTION_CHARS:
             raise UserError(f"A character description is at most {MAX_DESCRIPTION_CHARS} characters.")
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             players = await self.store.players(game_id)
             if any(p.user_key == user_key for p in players):
                 raise UserError("You have already joined this game.")
@@ -215,7 +235,7 @@ class Engine:
         return player
 
     async def leave(self, game_id: int, user_key: str) -> Player:
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             player = await self._seated(game_id, user_key)
             await self.store.remove_player(player.id)
             game = await self.store.game(game_id)
@@ -264,14 +284,10 @@ class Engine:
         is raised; the next action is answered together with it.
         """
         text = self.check_action(text)
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             game, action = await self._store_action(game_id, user_key, text, message_id)
-            turn = action.turn
             context = await self._context(game, action)
-            reply, seconds, first_text, private, draft = await self._answer(game, turn, context, on_text)
-        return TurnResult(
-            await self.store.game(game_id), turn, action, reply, context, seconds, first_text, private, draft
-        )
+            return await self._answer(game, action, context, on_text)
 
     async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
         """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.
@@ -280,17 +296,11 @@ class Engine:
         front ends deliver it with the result's ``private`` messages only.
         """
         text = self.check_action(text)
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             game, action = await self._store_action(game_id, user_key, text, None, private=True)
             player = await self._seated(game_id, user_key)
-            ask = action.model_copy(update={"content": _private_ask(text, player.name)})
-            context = await self._context(game, ask)
-            reply, seconds, first_text, private, draft = await self._answer(
-                game, action.turn, context, None, private_to=player
-            )
-        return TurnResult(
-            await self.store.game(game_id), action.turn, action, reply, context, seconds, first_text, private, draft
-        )
+            context = await self._context(game, action)
+            return await self._answer(game, action, context, None, private_to=player)
 
     # The "round" turn policy: gather the players' actions, then narrate once
 
@@ -312,7 +322,7 @@ class Engine:
         """
         text = self.check_action(text)
         _, seconds = await self.settings.turns(game_id)
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             _, action = await self._store_action(game_id, user_key, text, message_id)
             turn = action.turn
             pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
@@ -320,15 +330,16 @@ class Engine:
             players = await self.store.players(game_id)
             waiting = [p.name for p in players if p.id not in acted]
         state = RoundState(turn, [p.name for p in players if p.id in acted], waiting, seconds)
+        session = self.sessions[game_id]
         if not waiting:
-            timer = self._rounds.pop(game_id, None)
+            timer, session.round_timer = session.round_timer, None
             if timer is not None:
                 timer.cancel()
             result = await self.close_round(game_id)
             if result is not None:
                 await on_closed(result)
-        elif game_id not in self._rounds or self._rounds[game_id].done():
-            self._rounds[game_id] = asyncio.create_task(self._round_timer(game_id, seconds, on_closed))
+        elif session.round_timer is None or session.round_timer.done():
+            session.round_timer = asyncio.create_task(self._round_timer(game_id, seconds, on_closed))
         return state
 
     async def _store_action(
@@ -352,7 +363,7 @@ class Engine:
 
     async def _round_timer(self, game_id: int, seconds: int, on_closed: OnRoundClosed) -> None:
         await asyncio.sleep(seconds)
-        self._rounds.pop(game_id, None)
+        self.sessions[game_id].round_timer = None
         try:
             result = await self.close_round(game_id)
             if result is not None:
@@ -362,7 +373,7 @@ class Engine:
 
     async def close_round(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult | None:
         """Narrate the round's actions now; ``None`` if nobody has acted since the last reply."""
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             game = await self.store.game(game_id)
             turn = game.turn + 1
             pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
@@ -370,58 +381,45 @@ class Engine:
             if not actions:
                 return None
             context = await self._context(game, actions[-1])
-            reply, seconds, first_text, private, draft = await self._answer(game, turn, context, on_text)
-        return TurnResult(
-            await self.store.game(game_id), turn, actions[-1], reply, context, seconds, first_text, private, draft
-        )
+            return await self._answer(game, actions[-1], context, on_text)
 
     async def _answer(
-        self, game: Game, turn: int, context: Context, on_text: OnText | None, *, private_to: Player | None = None
-    ) -> tuple[LogEntry, float, float, tuple[PrivateMessage, ...], str | None]:
-        """Have the model answer ``context``, guard and store the reply and its private asides, record the trace.
+        self,
+        game: Game,
+        action: LogEntry,
+        context: Context,
+        on_text: OnText | None,
+        *,
+        private_to: Player | None = None,
+    ) -> TurnResult:
+        """Have the model answer ``context``; guard and store the reply and its private asides; record the trace.
 
-        Also returns the first draft's public text when the guard stopped it (``None`` when it passed).
+        A public turn streams to ``on_text`` and posts in the channel; the
+        answer to a secret action (``private_to``) goes to that player alone,
+        asides included.
         """
+        turn = action.turn
         started = time.perf_counter()
         max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
-        players = await self.store.players(game.id)
-        by_name = {p.name: p for p in players}
+        by_name = {p.name: p for p in await self.store.players(game.id)}
         if private_to is not None:
             by_name[private_to.name] = private_to
-        names = list(by_name)
         recent = await self.store.recent_log(game.id, 50)
         acted = [e for e in recent if e.turn == turn and e.kind is EntryKind.ACTION]
         unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
         guard = await self.guards.for_turn(game, self.world_of(game), unlocked)
-
-        raw, first_text = await self._narrate(
-            game.id, turn, context, max_tokens, on_text, guard=guard if private_to is None else None
-        )
-        public, notes = split_reply(raw, names)
-        draft = None
         if private_to is None:
-            hits = await guard.check(public)
-            if hits:  # regenerate once, warned; then cut what still leaks
-                draft = public
-                await guard.record(turn, "channel", hits, "regenerated")
-                raw, _ = await self._narrate(game.id, turn, _warned(context), max_tokens, None)
-                public, notes = split_reply(raw, names)
-                hits = await guard.check(public)
-                if hits:
-                    await guard.record(turn, "channel", hits, "removed")
-                    public = strip(public, hits) or WITHHELD
+            drafted = await self._public_reply(game.id, turn, context, max_tokens, on_text, guard, list(by_name))
         else:
-            # An answer to a secret action: all of it, asides included, is for that player alone.
-            whole = " ".join([public, *(n.text for n in notes if n.name == private_to.name)]).strip()
-            notes = [PrivateNote(private_to.name, whole or "The GM says nothing.")]
-        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in notes]
+            drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name))
+        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in drafted.notes]
         seconds = time.perf_counter() - started
 
-        npcs = await self.memory.present_npcs(game, unlocked, public)  # NPCs hear public actions only
         entries = []
         if private_to is None:
+            npcs = await self.memory.present_npcs(game, unlocked, drafted.public)  # NPCs hear public actions only
             entries.append(
-                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=public or PRIVATE_ONLY, npcs=npcs)
+                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=drafted.public or PRIVATE_ONLY, npcs=npcs)
             )
         entries += [
             NewEntry(turn=turn, kind=EntryKind.GM, author=f"GM to {note.name}", content=note.text,
@@ -430,22 +428,50 @@ class Engine:
         ]  # fmt: skip
         stored = await self.store.append(game.id, *entries, turn_done=turn)
         asides = stored[len(stored) - len(notes) :]
-        reply = stored[0]
         private = tuple(PrivateMessage(by_name[n.name], e) for n, e in zip(notes, asides, strict=True))
-        trace = context.trace
+        trace = context.trace.model_copy(update=_turn_figures(drafted.narration, seconds))
         if private_to is not None:
             trace = trace.model_copy(update={"private_to": private_to.id})
         await self.store.save_trace(game.id, turn, trace.model_dump_json())
+        self.sessions[game.id].last_prompt = [*context.messages, ChatMessage(role="assistant", content=drafted.raw)]
         self.memory.schedule(game.id)
-        trace = context.trace
-        log.info(
-            "Game %d turn %d: prompt %d tokens (hot %d, left out %d, reuse %.0f%%), first text %.2fs, reply %.2fs",
-            game.id, turn, trace.total_tokens, len(trace.layer("hot").items), len(trace.layer("hot").left_out),
-            100 * (trace.prefix_reuse or 0), first_text, seconds,
+        _log_turn(game.id, turn, trace)
+        return TurnResult(
+            await self.store.game(game.id), turn, action, stored[0], Context(context.messages, trace), seconds,
+            drafted.narration.first_text, private, drafted.draft, drafted.narration.stats,
         )  # fmt: skip
-        if trace.overflow:
-            log.warning("Game %d turn %d: %s", game.id, turn, trace.overflow)
-        return reply, seconds, first_text, private, draft
+
+    async def _public_reply(
+        self, game_id: int, turn: int, context: Context, max_tokens: int, on_text: OnText | None,
+        guard: TurnGuard, names: list[str],
+    ) -> _Drafted:  # fmt: skip
+        """A reply for the channel, streamed a checked sentence at a time; a leak is written again, then cut."""
+        narration = await self._narrate(game_id, turn, context, max_tokens, on_text, guard=guard)
+        raw = narration.text
+        public, notes = split_reply(raw, names)
+        hits = await guard.check(public)
+        if not hits:
+            return _Drafted(public, notes, None, narration, raw)
+        draft = public
+        await guard.record(turn, "channel", hits, "regenerated")
+        raw = (await self._narrate(game_id, turn, _warned(context), max_tokens, None)).text
+        public, notes = split_reply(raw, names)
+        hits = await guard.check(public)
+        if hits:
+            await guard.record(turn, "channel", hits, "removed")
+            public = strip(public, hits) or WITHHELD
+        return _Drafted(public, notes, draft, narration, raw)
+
+    async def _private_reply(
+        self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str]
+    ) -> _Drafted:
+        """The answer to a secret action: all of it, asides to that player included, goes to them alone."""
+        narration = await self._narrate(game_id, turn, context, max_tokens, None)
+        public, notes = split_reply(narration.text, names)
+        whole = " ".join([public, *(n.text for n in notes if n.name == player.name)]).strip()
+        return _Drafted(
+            "", [PrivateNote(player.name, whole or "The GM says nothing.")], None, narration, narration.text
+        )
 
     async def _guard_note(self, guard: TurnGuard, turn: int, player: Player, note: PrivateNote) -> PrivateNote:
         """A private message without what is private to other players."""
@@ -493,10 +519,9 @@ class Engine:
         context = squeeze_to_fit(context, budget.n_ctx, self.worker.count_tokens)
         if not remember:
             return context
-        previous = self._last_prompt.get(game.id)
+        previous = self.sessions[game.id].last_prompt
         if previous is not None:
             context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)
-        self._last_prompt[game.id] = context.messages
         log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in context.messages))
         return context
 
@@ -509,7 +534,7 @@ class Engine:
         on_text: OnText | None,
         *,
         guard: TurnGuard | None = None,
-    ) -> tuple[str, float]:
+    ) -> _Narration:
         """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded."""
         started = time.perf_counter()
         first_text: float | None = None
@@ -528,8 +553,11 @@ class Engine:
             if text and on_text is not None and not await _show(on_text, text):
                 on_text = None  # the front end failed; it still gets the whole reply
 
+        stream = self.worker.stream(
+            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=self.sessions[game_id].slot
+        )
         try:
-            async for piece in self.worker.stream(context.messages, max_tokens=max_tokens, priority=Priority.PLAYER):
+            async for piece in stream:
                 if first_text is None:
                     first_text = time.perf_counter() - started
                 pieces.append(piece)
@@ -547,12 +575,12 @@ class Engine:
         if not reply:
             log.warning("Game %d turn %d: the model returned an empty reply", game_id, turn)
             raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
-        return reply, first_text or 0.0
+        return _Narration(reply, first_text or 0.0, stream.stats)
 
     async def roll(self, game_id: int, user_key: str, expression: str, *, secret: bool = False) -> RollResult:
         """Roll dice into the log; a secret roll is seen by the roller and the GM only."""
         result = dice.roll(expression)  # raises before anything is stored
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             player = await self._seated(game_id, user_key)
             game = await self.store.game(game_id)
             seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if secret else {}
@@ -596,7 +624,7 @@ class Engine:
     async def edit_entry(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
         """Change a logged message; summaries that covered it are rebuilt in the background."""
         text = self.check_action(text)
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             entry = await self._own_entry(game_id, entry_id, user_key)
             edited = await self.store.edit_entry(entry.id, text)
         self.memory.schedule(game_id)
@@ -604,7 +632,7 @@ class Engine:
 
     async def delete_entry(self, game_id: int, entry_id: int, *, user_key: str | None = None) -> LogEntry:
         """Take a logged message out of the game; summaries that covered it are rebuilt."""
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             entry = await self._own_entry(game_id, entry_id, user_key)
             deleted = await self.store.delete_entry(entry.id)
         self.memory.schedule(game_id)
@@ -636,7 +664,7 @@ class Engine:
         The answer to a secret action is written again for that player alone, and only they
         may ask for it when ``user_key`` says who asks (``None``: an admin or the terminal).
         """
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].turn_lock:
             game = await self.store.game(game_id)
             recent = await self.store.recent_log(game_id, 200)
             answers = [e for e in recent if e.kind is EntryKind.GM and e.turn == game.turn]
@@ -653,19 +681,11 @@ class Engine:
                     raise UserError("The last answer was to someone's secret action; only they can retry it.")
             for old in answers:
                 await self.store.delete_entry(old.id)
+            context = await self._context(game, action, before_id=first.id)
             if secret:
                 player = await self.store.player(action.player_id)
-                ask = action.model_copy(update={"content": _private_ask(action.content, player.name)})
-                context = await self._context(game, ask, before_id=first.id)
-                reply, seconds, first_text, private, draft = await self._answer(
-                    game, game.turn, context, None, private_to=player
-                )
-            else:
-                context = await self._context(game, action, before_id=first.id)
-                reply, seconds, first_text, private, draft = await self._answer(game, game.turn, context, on_text)
-        return TurnResult(
-            await self.store.game(game_id), game.turn, action, reply, context, seconds, first_text, private, draft
-        )
+                return await self._answer(game, action, context, None, private_to=player)
+            return await self._answer(game, action, context, on_text)
 
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
 
@@ -766,8 +786,36 @@ async def _show(on_text: OnText, piece: str) -> bool:
     return True
 
 
-def _private_ask(text: str, name: str) -> str:
-    return f"{text}\n(Answer {name} privately: your whole reply goes to them alone.)"
+def _turn_figures(narration: _Narration, seconds: float) -> dict[str, object]:
+    """What a turn's trace records of its cost, for /memory-status and the log."""
+    figures: dict[str, object] = {
+        "first_text_seconds": round(narration.first_text, 3),
+        "reply_seconds": round(seconds, 3),
+    }
+    if narration.stats is not None:
+        figures.update(
+            model_prompt_tokens=narration.stats.prompt_tokens,
+            model_reused_tokens=narration.stats.reused_tokens,
+            model_evaluated_tokens=narration.stats.evaluated_tokens,
+            model_generated_tokens=narration.stats.generated_tokens,
+        )
+    return figures
+
+
+def _log_turn(game_id: int, turn: int, trace: ContextTrace) -> None:
+    hot = trace.layer("hot")
+    model = (
+        f", model read {trace.model_evaluated_tokens} of {trace.model_prompt_tokens} prompt tokens"
+        if trace.model_prompt_tokens is not None
+        else ""
+    )
+    log.info(
+        "Game %d turn %d: prompt %d tokens (hot %d, left out %d, reuse %.0f%%)%s, first text %.2fs, reply %.2fs",
+        game_id, turn, trace.total_tokens, len(hot.items), len(hot.left_out), 100 * (trace.prefix_reuse or 0),
+        model, trace.first_text_seconds or 0.0, trace.reply_seconds or 0.0,
+    )  # fmt: skip
+    if trace.overflow:
+        log.warning("Game %d turn %d: %s", game_id, turn, trace.overflow)
 
 
 def _warned(context: Context) -> Context:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
@@ -19,6 +18,7 @@ from pydantic import BaseModel
 
 from bot.engine.ledger import Ledger, LedgerFailed, Scene
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
+from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
@@ -103,17 +103,16 @@ class MemoryKeeper:
         world_of: Callable[[Game], World],
         config: MemoryConfig,
         settings: GameSettings | None = None,
+        sessions: Sessions | None = None,
     ):
         self.store = store
         self.worker = worker
         self.world_of = world_of
         self.settings = settings or GameSettings(store, config, reply_tokens=300)
+        self.sessions = sessions if sessions is not None else Sessions()
         self.ledger = Ledger(store, worker, world_of, self.settings)
         self.players = PlayerMemories(store, worker, world_of)
         self._casts: dict[str, tuple[World, Cast]] = {}
-        self._locks: defaultdict[int, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._tasks: dict[int, asyncio.Task] = {}
-        self._again: set[int] = set()
 
     # What a prompt is built from
 
@@ -173,34 +172,35 @@ class MemoryKeeper:
     # Scheduling: one upkeep task per game at a time, never in a player's way
 
     def schedule(self, game_id: int) -> None:
-        task = self._tasks.get(game_id)
-        if task is not None and not task.done():
-            self._again.add(game_id)
+        session = self.sessions[game_id]
+        if session.upkeep_running:
+            session.upkeep_again = True  # the running upkeep goes round once more and takes this in too
             return
-        self._tasks[game_id] = asyncio.create_task(self._upkeep_loop(game_id), name=f"upkeep-{game_id}")
+        session.upkeep = asyncio.create_task(self._upkeep_loop(game_id), name=f"upkeep-{game_id}")
 
     async def idle(self, game_id: int | None = None) -> None:
         """Wait until upkeep is done (for tests, shutdown and the bench)."""
         while True:
-            tasks = [t for gid, t in self._tasks.items() if (game_id is None or gid == game_id) and not t.done()]
+            tasks = [s.upkeep for s in self.sessions if (game_id is None or s.game_id == game_id) and s.upkeep_running]
             if not tasks:
                 return
             await asyncio.gather(*tasks, return_exceptions=True)
 
     def pending(self, game_id: int) -> bool:
-        task = self._tasks.get(game_id)
-        return task is not None and not task.done()
+        return self.sessions[game_id].upkeep_running
 
     async def close(self) -> None:
-        for task in self._tasks.values():
+        tasks = [s.upkeep for s in self.sessions if s.upkeep is not None]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _upkeep_loop(self, game_id: int) -> None:
+        session = self.sessions[game_id]
         while True:
-            self._again.discard(game_id)
+            session.upkeep_again = False
             await self.upkeep(game_id)
-            if game_id not in self._again:
+            if not session.upkeep_again:
                 return
 
     async def upkeep(self, game_id: int) -> None:
@@ -232,7 +232,7 @@ class MemoryKeeper:
 
     async def compact(self, game_id: int, *, force: bool = False) -> CompactionReport:
         """Fold every closed chunk of the hot window (``force``: everything but the protected tail)."""
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].memory_lock:
             game = await self.store.game(game_id)
             world = self.world_of(game)
             state = await self.store.memory_state(game_id)
@@ -354,7 +354,7 @@ class MemoryKeeper:
 
     async def finish_chapter(self, game_id: int) -> ChapterReport:
         """Write the chapter's recap, fold the chapter into the story, and move to the next chapter."""
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].memory_lock:
             game = await self.store.game(game_id)
             world = self.world_of(game)
             state = await self.store.memory_state(game_id)
@@ -433,7 +433,7 @@ class MemoryKeeper:
 
     async def rebuild_stale(self, game_id: int) -> int:
         """Rewrite stale chunk summaries and recaps from the current log, then replay the story; return how many."""
-        async with self._locks[game_id]:
+        async with self.sessions[game_id].memory_lock:
             stale = [s for s in await self.store.summaries(game_id) if s.stale]
             if not stale:
                 return 0

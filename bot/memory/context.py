@@ -121,8 +121,15 @@ class ContextTrace(BaseModel):
     limit: int
     reply_tokens: int
     overflow: str | None = None
-    prefix_reuse: float | None = None
+    prefix_reuse: float | None = None  # share of the prompt that repeats the last prompt and its reply
     private_to: int | None = None  # the player whose secret action this turn answered: theirs and the admins'
+    # What answering cost, filled in after the model wrote the reply.
+    first_text_seconds: float | None = None
+    reply_seconds: float | None = None
+    model_prompt_tokens: int | None = None
+    model_reused_tokens: int | None = None
+    model_evaluated_tokens: int | None = None
+    model_generated_tokens: int | None = None
 
     def layer(self, name: str) -> LayerTrace:
         return next(layer for layer in self.layers if layer.name == name)
@@ -226,6 +233,8 @@ def entry_message(entry: LogEntry) -> ChatMessage:
         text = f"{entry.author}: {entry.content}"
     if entry.visibility is Visibility.PRIVATE:
         text = f"(private) {text}"
+        if entry.kind is EntryKind.ACTION:  # a secret action, answered to its player alone
+            text += f"\n(Answer {entry.author} privately: your whole reply goes to them alone.)"
     return ChatMessage(role="user", content=text)
 
 

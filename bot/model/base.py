@@ -7,8 +7,10 @@ one job at a time.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -24,18 +26,53 @@ class ChatMessage(BaseModel):
 Messages = Sequence[ChatMessage]
 
 
+class Interrupted(Exception):  # noqa: N818 - a signal, not an error
+    """A call stopped at a safe point because someone more urgent is waiting; it is run again later."""
+
+
+@dataclass(frozen=True)
+class CallStats:
+    """What one model call cost: the figures behind a turn's latency."""
+
+    prompt_tokens: int
+    reused_tokens: int  # read from the model's cache (the previous call, or the game's saved state)
+    evaluated_tokens: int  # prompt tokens actually read
+    generated_tokens: int
+    first_token_seconds: float
+    seconds: float
+    state_restored: bool = False  # the game's saved state was loaded before reading
+
+    @property
+    def reuse(self) -> float:
+        return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
 class LanguageModel(ABC):
-    """Generate text, stream it, generate JSON for a schema, count tokens."""
+    """Generate text, stream it, generate JSON for a schema, count tokens.
+
+    ``stop`` is set by the worker while a call that may be interrupted runs
+    (background work): an implementation checks it at safe points, between
+    prompt chunks and between generated tokens, and raises
+    :class:`Interrupted`. ``last_call`` holds the figures of the call that
+    ended last.
+    """
 
     name: str = "model"
+    stop: threading.Event | None = None
+    last_call: CallStats | None = None
 
     @abstractmethod
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         """The whole reply to a chat."""
 
     @abstractmethod
-    def stream(self, messages: Messages, *, max_tokens: int) -> Iterator[str]:
-        """The reply to a chat, piece by piece as it is written."""
+    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+        """The reply to a chat, piece by piece as it is written.
+
+        ``slot`` names whose prompt this is (a game): its state is kept after
+        the call and restored before that slot's next one, whatever ran in
+        between.
+        """
 
     @abstractmethod
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import LanguageModel, Messages
+from bot.model.base import CallStats, LanguageModel, Messages
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +68,15 @@ class LlamaModel(LanguageModel):
             raise UserError(f"Model file not found: {path} (set GM_MODEL_PATH to a .gguf file).")
         import llama_cpp  # deferred: importing it loads the native library
 
+        from bot.model.llamacpp import GameLlama, GameStates
+
         self.config = config
         self.name = path.stem
         started = time.perf_counter()
+        self.states = GameStates(config.cache_bytes)
         try:
-            self._llama = llama_cpp.Llama(
+            self._llama = GameLlama(
+                states=self.states,
                 model_path=str(path),
                 n_ctx=config.n_ctx,
                 n_gpu_layers=config.n_gpu_layers,
@@ -83,10 +87,6 @@ class LlamaModel(LanguageModel):
             )
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"Model file {path} could not be loaded: {exc}") from None
-        if config.cache_bytes:
-            # One state per prompt prefix, so a maintenance call or another
-            # game's turn does not cost a game its cached prompt.
-            self._llama.set_cache(llama_cpp.LlamaRAMCache(capacity_bytes=config.cache_bytes))
         log.info("Model %s loaded in %.2fs (n_ctx=%d)", self.name, time.perf_counter() - started, config.n_ctx)
 
     @property
@@ -94,12 +94,15 @@ class LlamaModel(LanguageModel):
         return self._llama.n_ctx()
 
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
+        self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, **self._sampling()
         )
+        self._finish()
         return result["choices"][0]["message"]["content"] or ""
 
-    def stream(self, messages: Messages, *, max_tokens: int) -> Iterator[str]:
+    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+        self._llama.begin(slot=slot, stop=self.stop)
         chunks = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, **self._sampling()
         )
@@ -107,15 +110,32 @@ class LlamaModel(LanguageModel):
             piece = chunk["choices"][0]["delta"].get("content")
             if piece:
                 yield piece
+        self._finish()
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+        self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(
             messages=_as_dicts(messages),
             max_tokens=max_tokens,
             response_format={"type": "json_object", "schema": schema},
             **self._sampling(),
         )
+        self._finish()
         return result["choices"][0]["message"]["content"] or ""
+
+    def _finish(self) -> None:
+        reading = self._llama.reading
+        now = time.perf_counter()
+        evaluated = reading.prompt_evaluated if reading.prompt_evaluated is not None else reading.evaluated
+        self.last_call = CallStats(
+            prompt_tokens=reading.prompt_tokens,
+            reused_tokens=max(0, reading.prompt_tokens - evaluated),
+            evaluated_tokens=evaluated,
+            generated_tokens=reading.generated,
+            first_token_seconds=(reading.first_token or now) - reading.started,
+            seconds=now - reading.started,
+            state_restored=reading.restored,
+        )
 
     def count_tokens(self, text: str) -> int:
         if not text:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bot.model.base import ChatMessage, LanguageModel, Messages
+from bot.model.base import CallStats, ChatMessage, Interrupted, LanguageModel, Messages
 
 Reply = str | Exception | Callable[[list[ChatMessage]], str]
 
@@ -32,6 +34,7 @@ class Call:
     messages: list[ChatMessage]
     max_tokens: int
     schema: dict | None = None
+    slot: str | None = None
 
     @property
     def prompt_text(self) -> str:
@@ -43,7 +46,14 @@ class ScriptedModel(LanguageModel):
 
     A reply may be a string, an exception to raise, or a function of the
     messages (to answer from the prompt). ``block`` holds every call until
-    it is set, so a test can see what queues up behind a running job.
+    it is set, so a test can see what queues up behind a running job; a
+    held call that may be interrupted (the worker set ``stop``) gives way
+    with :class:`Interrupted`, as the real model does between tokens.
+    ``started`` lists calls as they begin, ``calls`` as they are answered.
+
+    It keeps a stand-in for the model's cache: the text of the last call's
+    prompt and reply, and of each slot's last call, so ``last_call`` says
+    how much of a prompt a real model could have reused.
     """
 
     name = "scripted"
@@ -52,10 +62,14 @@ class ScriptedModel(LanguageModel):
         self.default = default
         self.chunk_chars = chunk_chars
         self.calls: list[Call] = []
+        self.started: list[Call] = []
+        self.interrupted = 0
         self._replies: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.block = threading.Event()
         self.block.set()
+        self._cached = ""
+        self._slots: dict[str, str] = {}
 
     def last(self, kind: str = "stream") -> Call:
         """The latest call of one kind ("stream" is a GM turn), whatever background jobs asked since."""
@@ -69,9 +83,11 @@ class ScriptedModel(LanguageModel):
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         return self._answer(Call("generate", list(messages), max_tokens))
 
-    def stream(self, messages: Messages, *, max_tokens: int) -> Iterator[str]:
-        text = self._answer(Call("stream", list(messages), max_tokens))
+    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot))
         for start in range(0, len(text), self.chunk_chars):
+            if self.stop is not None and self.stop.is_set():
+                raise Interrupted()
             yield text[start : start + self.chunk_chars]
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
@@ -82,12 +98,38 @@ class ScriptedModel(LanguageModel):
         return (len(text) + 3) // 4
 
     def _answer(self, call: Call) -> str:
-        self.block.wait()
+        started = time.perf_counter()
+        with self._lock:
+            self.started.append(call)
+        while not self.block.wait(0.005):
+            if self.stop is not None and self.stop.is_set():
+                self.interrupted += 1
+                raise Interrupted()
         with self._lock:
             self.calls.append(call)
             reply = self._replies.popleft() if self._replies else self.default
         if isinstance(reply, Exception):
             raise reply
-        if callable(reply):
-            return reply(call.messages)
-        return reply
+        text = reply(call.messages) if callable(reply) else reply
+        self._remember(call, text, started)
+        return text
+
+    def _remember(self, call: Call, reply: str, started: float) -> None:
+        """Figures as a prefix-caching model would have them: what of the prompt it already held."""
+        prompt = "".join(f"<{m.role}>{m.content}</{m.role}>" for m in call.messages) + "<assistant>"
+        live = len(os.path.commonprefix([self._cached, prompt]))
+        saved = len(os.path.commonprefix([self._slots.get(call.slot or "", ""), prompt])) if call.slot else 0
+        total = self.count_tokens(prompt)
+        reused_tokens = min(total, self.count_tokens(prompt[: max(live, saved)]))
+        self._cached = prompt + reply
+        if call.slot is not None:
+            self._slots[call.slot] = self._cached
+        self.last_call = CallStats(
+            prompt_tokens=total,
+            reused_tokens=reused_tokens,
+            evaluated_tokens=total - reused_tokens,
+            generated_tokens=self.count_tokens(reply),
+            first_token_seconds=time.perf_counter() - started,
+            seconds=time.perf_counter() - started,
+            state_restored=saved > live,
+        )

@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bot.model.base import ChatMessage, LanguageModel, Messages, schema_for
+from bot.model.base import ChatMessage, Interrupted, LanguageModel, Messages, schema_for
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +48,8 @@ def generate_object(
     for attempt in range(1, ATTEMPTS + 1):
         try:
             raw = model.generate_json(chat, schema, max_tokens=max_tokens)
+        except Interrupted:
+            raise  # not a failure: the worker runs the whole call again later
         except Exception as exc:  # a model that raises is one more failed attempt
             log.warning("Structured %s: attempt %d raised", schema_type.__name__, attempt, exc_info=True)
             errors.append(f"model error: {exc}")

@@ -1,4 +1,10 @@
-"""One worker owns the model and runs its jobs, most urgent first, off the loop."""
+"""One worker owns the model and runs its jobs, most urgent first, off the loop.
+
+Background work never holds a player up: a maintenance job that is running
+when a more urgent one arrives is stopped at the model's next safe point
+(between prompt chunks, between tokens), put back in the queue in its old
+place among the maintenance jobs, and run again once nobody waits.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ import asyncio
 import itertools
 import logging
 import threading
+import time
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -13,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot.model.base import LanguageModel, Messages
+from bot.model.base import CallStats, Interrupted, LanguageModel, Messages
 from bot.model.structured import Structured, generate_object
 
 log = logging.getLogger(__name__)
@@ -36,9 +44,33 @@ class _Job:
     seq: int
     run: Callable[[], Any] = field(compare=False)
     future: asyncio.Future = field(compare=False)
+    interruptible: bool = field(default=False, compare=False)
+    label: str = field(default="", compare=False)
+    queued_at: float = field(default_factory=time.perf_counter, compare=False)
+    interruptions: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """One finished model job, for benchmarks and status."""
+
+    priority: Priority
+    label: str
+    queued_at: float
+    started_at: float  # of the run that finished it
+    ended_at: float
+    busy_seconds: float  # the model's time on it, interrupted runs included
+    interruptions: int
+    stats: CallStats | None
+    ok: bool
+
+    @property
+    def waited(self) -> float:
+        return self.started_at - self.queued_at
 
 
 _DONE = object()
+RECORDS_KEPT = 10_000
 
 
 class ModelWorker:
@@ -52,6 +84,11 @@ class ModelWorker:
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._seq = itertools.count()
         self._task: asyncio.Task | None = None
+        self._running: _Job | None = None
+        self._stop: threading.Event | None = None
+        self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
+        self.records: deque[JobRecord] = deque(maxlen=RECORDS_KEPT)
+        self.interruptions = 0
 
     async def __aenter__(self) -> ModelWorker:
         self.start()
@@ -81,16 +118,33 @@ class ModelWorker:
     def pending(self) -> int:
         return self._queue.qsize()
 
-    async def run(self, fn: Callable[[], R], *, priority: Priority) -> R:
-        """Run ``fn`` (which calls the model) when its turn comes; return its result."""
+    async def run(
+        self, fn: Callable[[], R], *, priority: Priority, label: str = "", interruptible: bool | None = None
+    ) -> R:
+        """Run ``fn`` (which calls the model) when its turn comes; return its result.
+
+        Maintenance jobs may be interrupted and run again from the start, so
+        ``fn`` must have no effect beyond its return value; a job that feeds
+        a caller as it goes (a stream) is never interrupted.
+        """
         if self._task is None:
             raise RuntimeError("the model worker is not running")
+        if interruptible is None:
+            interruptible = priority >= Priority.MAINTENANCE
         future: asyncio.Future = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(_Job(int(priority), next(self._seq), fn, future))
+        job = _Job(int(priority), next(self._seq), fn, future, interruptible, label or priority.name.lower())
+        self._queue.put_nowait(job)
+        running, stop = self._running, self._stop
+        if running is not None and stop is not None and job.priority < running.priority:
+            stop.set()  # the running background call stops at its next safe point
         return await future
 
-    async def generate(self, messages: Messages, *, max_tokens: int, priority: Priority = Priority.PLAYER) -> str:
-        return await self.run(lambda: self.model.generate(messages, max_tokens=max_tokens), priority=priority)
+    async def generate(
+        self, messages: Messages, *, max_tokens: int, priority: Priority = Priority.PLAYER, label: str = "generate"
+    ) -> str:
+        return await self.run(
+            lambda: self.model.generate(messages, max_tokens=max_tokens), priority=priority, label=label
+        )
 
     async def generate_object(
         self,
@@ -100,30 +154,115 @@ class ModelWorker:
         fallback: T,
         max_tokens: int = 256,
         priority: Priority = Priority.MAINTENANCE,
+        label: str = "",
     ) -> Structured[T]:
         return await self.run(
             lambda: generate_object(self.model, messages, schema_type, fallback=fallback, max_tokens=max_tokens),
             priority=priority,
+            label=label or schema_type.__name__,
         )
 
-    async def stream(
-        self, messages: Messages, *, max_tokens: int, priority: Priority = Priority.PLAYER
-    ) -> AsyncIterator[str]:
-        """The reply piece by piece. Leaving the loop early stops the model."""
+    def stream(
+        self,
+        messages: Messages,
+        *,
+        max_tokens: int,
+        priority: Priority = Priority.PLAYER,
+        slot: str | None = None,
+        label: str = "turn",
+    ) -> ModelStream:
+        """The reply piece by piece (``async for``). Leaving the loop early stops the model.
+
+        ``slot`` names the game: its model state is kept for its next turn.
+        """
+        return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label)
+
+    def count_tokens(self, text: str) -> int:
+        # Tokenizing reads only the vocabulary, so it needs no turn in the queue.
+        return self.model.count_tokens(text)
+
+    def busy_seconds(self, priority: Priority | None = None) -> float:
+        """Model time of the finished jobs kept in ``records`` (of one priority, if given)."""
+        return sum(r.busy_seconds for r in self.records if priority is None or r.priority == priority)
+
+    async def _serve(self) -> None:
+        while True:
+            job = await self._queue.get()
+            if job.future.cancelled():
+                continue
+            stop = threading.Event() if job.interruptible else None
+            self._running, self._stop = job, stop
+            self.model.stop = stop
+            self.model.last_call = None
+            started = time.perf_counter()
+            outcome: tuple[bool, Any]
+            try:
+                outcome = (True, await asyncio.to_thread(job.run))
+            except Interrupted:
+                job.interruptions += 1
+                self.interruptions += 1
+                self._busy[job.seq] = self._busy.get(job.seq, 0.0) + time.perf_counter() - started
+                log.debug("%s interrupted for a more urgent job; it runs again later", job.label)
+                self._queue.put_nowait(job)  # same priority and sequence: first of its kind again
+                continue
+            except Exception as exc:
+                outcome = (False, exc)
+            finally:
+                self._running, self._stop = None, None
+                self.model.stop = None
+            ended = time.perf_counter()
+            self.records.append(
+                JobRecord(
+                    priority=Priority(job.priority), label=job.label, queued_at=job.queued_at, started_at=started,
+                    ended_at=ended, busy_seconds=self._busy.pop(job.seq, 0.0) + ended - started,
+                    interruptions=job.interruptions, stats=self.model.last_call, ok=outcome[0],
+                )
+            )  # fmt: skip
+            if job.future.done():
+                continue
+            if outcome[0]:
+                job.future.set_result(outcome[1])
+            else:
+                job.future.set_exception(outcome[1])
+
+
+class ModelStream:
+    """One streamed reply: iterate it for the pieces; ``stats`` holds the call's figures once it has ended."""
+
+    def __init__(
+        self, worker: ModelWorker, messages: Messages, *, max_tokens: int, priority: Priority, slot: str | None,
+        label: str,
+    ):  # fmt: skip
+        self.worker = worker
+        self.messages = messages
+        self.max_tokens = max_tokens
+        self.priority = priority
+        self.slot = slot
+        self.label = label
+        self.stats: CallStats | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._pieces()
+
+    async def _pieces(self) -> AsyncIterator[str]:
+        model = self.worker.model
         loop = asyncio.get_running_loop()
         pieces: asyncio.Queue = asyncio.Queue()
         stop = threading.Event()
 
         def produce() -> None:
             try:
-                for piece in self.model.stream(messages, max_tokens=max_tokens):
+                for piece in model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot):
                     if stop.is_set():
                         break
                     loop.call_soon_threadsafe(pieces.put_nowait, piece)
+                self.stats = model.last_call
             finally:
                 loop.call_soon_threadsafe(pieces.put_nowait, _DONE)
 
-        job = asyncio.ensure_future(self.run(produce, priority=priority))
+        job = asyncio.ensure_future(
+            self.worker.run(produce, priority=self.priority, label=self.label, interruptible=False)
+        )
         try:
             while not job.done() or not pieces.empty():
                 getter = asyncio.ensure_future(pieces.get())
@@ -143,21 +282,3 @@ class ModelWorker:
             stop.set()
             if not job.done():
                 job.cancel()
-
-    def count_tokens(self, text: str) -> int:
-        # Tokenizing reads only the vocabulary, so it needs no turn in the queue.
-        return self.model.count_tokens(text)
-
-    async def _serve(self) -> None:
-        while True:
-            job = await self._queue.get()
-            if job.future.cancelled():
-                continue
-            try:
-                result = await asyncio.to_thread(job.run)
-            except Exception as exc:
-                if not job.future.done():
-                    job.future.set_exception(exc)
-            else:
-                if not job.future.done():
-                    job.future.set_result(result)

@@ -417,7 +417,11 @@ def test_entries_render_as_a_chat_the_model_can_follow():
         ("assistant", "The boat bumps against the landing stage."),
         ("user", "Maya: I jump ashore.\n[Maya rolls 1d20: 12]\nTom: I tie up the boat."),
         ("assistant", "The rope is frayed."),
-        ("user", "[Tom left the game]\n(private) Maya: I pocket the key.\nMaya: I walk to the tower."),
+        (
+            "user",
+            "[Tom left the game]\n(private) Maya: I pocket the key.\n"
+            "(Answer Maya privately: your whole reply goes to them alone.)\nMaya: I walk to the tower.",
+        ),
     ]
 
 

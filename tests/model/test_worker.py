@@ -82,3 +82,74 @@ async def test_jobs_waiting_at_close_are_cancelled():
     with pytest.raises(asyncio.CancelledError):
         await waiting
     running.cancel()
+
+
+async def _until(condition, tries: int = 1000) -> None:
+    for _ in range(tries):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never came true")
+
+
+async def test_a_player_job_interrupts_running_maintenance_which_runs_again_afterwards():
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    async with ModelWorker(model) as worker:
+        model.block.clear()
+        summary = asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content="summary")], max_tokens=8, priority=Priority.MAINTENANCE)
+        )
+        await _until(lambda: len(model.started) == 1)  # the summary holds the model
+        turn = asyncio.create_task(worker.generate([ChatMessage(role="user", content="turn")], max_tokens=8))
+        # The summary gives way while it is still held: the player's call starts before the summary ends.
+        await _until(lambda: [c.messages[-1].content for c in model.started] == ["summary", "turn"])
+        assert model.interrupted == 1 and not summary.done()
+        model.block.set()
+        assert await turn == "turn"
+        assert await summary == "summary", "the interrupted job is run again and its caller gets its answer"
+    assert [c.messages[-1].content for c in model.calls] == ["turn", "summary"]
+    [summary_record] = [r for r in worker.records if r.label == "generate" and r.priority is Priority.MAINTENANCE]
+    assert summary_record.interruptions == 1 and summary_record.ok
+
+
+async def test_player_turns_keep_arrival_order_and_interrupted_jobs_keep_theirs():
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    async with ModelWorker(model) as worker:
+        model.block.clear()
+        background = [
+            asyncio.create_task(
+                worker.generate([ChatMessage(role="user", content=name)], max_tokens=8, priority=Priority.MAINTENANCE)
+            )
+            for name in ("facts-1", "facts-2")
+        ]
+        await _until(lambda: len(model.started) == 1)
+        turns = []
+        for name in ("game-a", "game-b", "game-a-again"):
+            turns.append(asyncio.create_task(worker.generate([ChatMessage(role="user", content=name)], max_tokens=8)))
+            await asyncio.sleep(0.01)
+        await _until(lambda: model.interrupted == 1)
+        model.block.set()
+        await asyncio.gather(*turns, *background)
+    order = [c.messages[-1].content for c in model.calls]
+    assert order == ["game-a", "game-b", "game-a-again", "facts-1", "facts-2"]
+
+
+async def test_a_stream_is_never_interrupted_even_at_maintenance_priority():
+    model = ScriptedModel(chunk_chars=2)
+    model.enqueue("A long slow answer.")
+    async with ModelWorker(model) as worker:
+        model.block.clear()
+        pieces: list[str] = []
+
+        async def read() -> None:
+            async for piece in worker.stream(HELLO, max_tokens=32, priority=Priority.MAINTENANCE):
+                pieces.append(piece)
+
+        reading = asyncio.create_task(read())
+        await _until(lambda: len(model.started) == 1)
+        turn = asyncio.create_task(worker.generate(HELLO, max_tokens=8))
+        await asyncio.sleep(0.05)
+        assert model.interrupted == 0
+        model.block.set()
+        await asyncio.gather(reading, turn)
+    assert "".join(pieces) == "A long slow answer."

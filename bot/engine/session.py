@@ -1,0 +1,52 @@
+"""What the process keeps for each game between turns; everything lasting is in the store.
+
+One :class:`GameSession` per game owns its locks, the last prompt it sent
+the model (to measure what the next one reuses), its round timer and its
+background upkeep, as Red-DiscordBot's trivia keeps one session per channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from bot.model.base import ChatMessage
+
+
+@dataclass(eq=False)
+class GameSession:
+    game_id: int
+    # One turn, join, roll or edit at a time: the log's order is the story's.
+    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # One memory job writing summaries at a time (compaction, chapters, rebuilds).
+    memory_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # The last GM prompt with the reply that followed it: what the model's cache holds for this game.
+    last_prompt: list[ChatMessage] | None = None
+    round_timer: asyncio.Task | None = None
+    upkeep: asyncio.Task | None = None
+    upkeep_again: bool = False
+
+    @property
+    def slot(self) -> str:
+        """The name the model keeps this game's state under."""
+        return f"game:{self.game_id}"
+
+    @property
+    def upkeep_running(self) -> bool:
+        return self.upkeep is not None and not self.upkeep.done()
+
+
+class Sessions:
+    """The sessions of every game this process has touched, made on first use."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[int, GameSession] = {}
+
+    def __getitem__(self, game_id: int) -> GameSession:
+        session = self._sessions.get(game_id)
+        if session is None:
+            session = self._sessions[game_id] = GameSession(game_id)
+        return session
+
+    def __iter__(self):
+        return iter(list(self._sessions.values()))

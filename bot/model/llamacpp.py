@@ -1,0 +1,160 @@
+"""llama-cpp-python's ``Llama``, made to stop when asked, count what it reads, and keep one state per game.
+
+Imported only by :class:`bot.model.llama.LlamaModel`, since importing
+``llama_cpp`` loads the native library. Three changes to the stock class:
+
+- ``eval`` reads the prompt in chunks and checks a stop event before each
+  chunk and before each generated token, so background work can give the
+  model up to a player within a fraction of a second;
+- it counts the prompt tokens actually read, so a turn's cost can be
+  compared with its floor;
+- saved states hold the KV cache and the token ids only. The stock
+  ``save_state`` also copies the score buffer (``n_batch`` rows of the
+  vocabulary, about 100 MB for SmolLM2), which sampling no longer needs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import llama_cpp
+import numpy as np
+
+from bot.model.base import Interrupted
+
+# Prompt tokens read between two checks of the stop event, for calls that may be interrupted: at
+# about 250 tokens a second on two cores, a player waits at most a quarter of a second.
+INTERRUPTIBLE_CHUNK = 64
+
+
+@dataclass
+class Reading:
+    """The figures of the call in progress."""
+
+    prompt_tokens: int = 0
+    evaluated: int = 0
+    prompt_evaluated: int | None = None  # set when the first token is sampled
+    generated: int = 0
+    started: float = 0.0
+    first_token: float | None = None
+    restored: bool = False
+
+
+class GameStates:
+    """One saved model state per slot (a game), least recently used first out, within a byte budget."""
+
+    def __init__(self, capacity_bytes: int):
+        self.capacity_bytes = capacity_bytes
+        self._states: OrderedDict[str, llama_cpp.LlamaState] = OrderedDict()
+        self.saved = 0
+        self.restored = 0
+        self.evicted = 0
+
+    @property
+    def size(self) -> int:
+        return sum(state.llama_state_size for state in self._states.values())
+
+    def get(self, slot: str) -> llama_cpp.LlamaState | None:
+        state = self._states.get(slot)
+        if state is not None:
+            self._states.move_to_end(slot)
+        return state
+
+    def put(self, slot: str, state: llama_cpp.LlamaState) -> None:
+        self._states.pop(slot, None)
+        if state.llama_state_size > self.capacity_bytes:
+            return
+        self._states[slot] = state
+        self.saved += 1
+        while self.size > self.capacity_bytes:
+            self._states.popitem(last=False)
+            self.evicted += 1
+
+
+class _SlotCache(llama_cpp.BaseLlamaCache):
+    """What ``Llama._create_completion`` looks up and saves into: one slot of :class:`GameStates`."""
+
+    def __init__(self, states: GameStates, slot: str):
+        super().__init__(states.capacity_bytes)
+        self.states = states
+        self.slot = slot
+
+    @property
+    def cache_size(self) -> int:
+        return self.states.size
+
+    def __getitem__(self, key: Sequence[int]) -> llama_cpp.LlamaState:
+        state = self.states.get(self.slot)
+        if state is None:
+            raise KeyError(self.slot)
+        return state
+
+    def __contains__(self, key: Sequence[int]) -> bool:
+        return self.states.get(self.slot) is not None
+
+    def __setitem__(self, key: Sequence[int], value: llama_cpp.LlamaState) -> None:
+        self.states.put(self.slot, value)
+
+
+class GameLlama(llama_cpp.Llama):
+    def __init__(self, *args, states: GameStates, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.states = states
+        self.stop_event: threading.Event | None = None
+        self.reading = Reading()
+
+    def begin(self, *, slot: str | None, stop: threading.Event | None) -> None:
+        """Set up the next call: whose saved state it may use, and whether it may be interrupted."""
+        self.cache = _SlotCache(self.states, slot) if slot is not None and self.states.capacity_bytes else None
+        self.stop_event = stop
+        self.reading = Reading(started=time.perf_counter())
+
+    def eval(self, tokens: Sequence[int]) -> None:
+        step = INTERRUPTIBLE_CHUNK if self.stop_event is not None else self.n_batch
+        for start in range(0, len(tokens), step):
+            if self.stop_event is not None and self.stop_event.is_set():
+                raise Interrupted()
+            chunk = tokens[start : start + step]
+            super().eval(chunk)
+            self.reading.evaluated += len(chunk)
+
+    def generate(self, tokens: Sequence[int], *args, **kwargs) -> Iterator[int]:
+        self.reading.prompt_tokens = len(tokens)
+        for token in super().generate(tokens, *args, **kwargs):
+            if self.reading.first_token is None:
+                self.reading.first_token = time.perf_counter()
+                self.reading.prompt_evaluated = self.reading.evaluated
+            self.reading.generated += 1
+            yield token
+
+    def save_state(self) -> llama_cpp.LlamaState:
+        size = llama_cpp.llama_state_get_size(self._ctx.ctx)
+        buffer = (ctypes.c_uint8 * int(size))()
+        written = int(llama_cpp.llama_state_get_data(self._ctx.ctx, buffer, size))
+        if written > size:
+            raise RuntimeError("llama.cpp wrote more state than it said it would")
+        return llama_cpp.LlamaState(
+            input_ids=self.input_ids[: self.n_tokens].copy(),
+            scores=np.empty((0, 0), dtype=np.single),
+            n_tokens=self.n_tokens,
+            llama_state=buffer,
+            llama_state_size=written,
+            seed=self._seed,
+        )
+
+    def load_state(self, state: llama_cpp.LlamaState) -> None:
+        if llama_cpp.llama_state_set_data(self._ctx.ctx, state.llama_state, state.llama_state_size) != (
+            state.llama_state_size
+        ):
+            raise RuntimeError("llama.cpp did not take the saved state")
+        self.input_ids[: state.n_tokens] = state.input_ids
+        self.n_tokens = state.n_tokens
+        self._requires_eval = True  # the logits are not saved: the last token is read again before sampling
+        self._seed = state.seed
+        self.reading.restored = True
+        self.states.restored += 1
