@@ -3,7 +3,7 @@
 python -m bot play WORLD [--resume] [--db PATH]
 python -m bot check [PATH ...]
 python -m bot run
-python -m bot bench context|locomo|leaks
+python -m bot bench context|locomo|leaks|turns
 """
 
 from __future__ import annotations
@@ -180,6 +180,13 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 
         leaks.run(settings, args.model, sys.stdout)
         return 0
+    if args.bench == "turns":
+        from bot.bench import turns
+
+        if args.games < 1 or args.turns < 1:
+            raise UserError("--games and --turns must be at least 1.")
+        turns.run(settings, args.games, args.turns, sys.stdout)
+        return 0
     from bot.bench import context
 
     context.run(settings, args.turns, args.seed, args.world, sys.stdout)
@@ -213,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
         "--model", choices=("bundled", "leaky"), default="bundled",
         help="the configured model (default), or a scripted GM that leaks every secret it is given",
     )  # fmt: skip
+    turns_parser = benches.add_parser("turns", help="time to first text per turn against the floor, jobs on and off")
+    turns_parser.add_argument("--games", type=int, default=2, help="games played at once (default 2)")
+    turns_parser.add_argument("--turns", type=int, default=12, help="GM turns per game (default 12)")
     args = parser.parse_args(argv)
 
     try:

@@ -553,8 +553,9 @@ class Engine:
             if text and on_text is not None and not await _show(on_text, text):
                 on_text = None  # the front end failed; it still gets the whole reply
 
+        slot = self.sessions[game_id].slot
         stream = self.worker.stream(
-            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=self.sessions[game_id].slot
+            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
         )
         try:
             async for piece in stream:

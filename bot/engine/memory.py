@@ -113,6 +113,17 @@ class MemoryKeeper:
         self.ledger = Ledger(store, worker, world_of, self.settings)
         self.players = PlayerMemories(store, worker, world_of)
         self._casts: dict[str, tuple[World, Cast]] = {}
+        self.held: set[int] | None = None  # games whose upkeep waits for release()
+
+    def hold(self) -> None:
+        """Keep upkeep back until :meth:`release` (``bench turns`` measures turns without it)."""
+        self.held = set() if self.held is None else self.held
+
+    def release(self) -> None:
+        """Run the upkeep held back since :meth:`hold`."""
+        held, self.held = self.held or set(), None
+        for game_id in sorted(held):
+            self.schedule(game_id)
 
     # What a prompt is built from
 
@@ -173,6 +184,9 @@ class MemoryKeeper:
 
     def schedule(self, game_id: int) -> None:
         session = self.sessions[game_id]
+        if self.held is not None:
+            self.held.add(game_id)
+            return
         if session.upkeep_running:
             session.upkeep_again = True  # the running upkeep goes round once more and takes this in too
             return

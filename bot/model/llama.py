@@ -89,6 +89,13 @@ class LlamaModel(LanguageModel):
             raise UserError(f"Model file {path} could not be loaded: {exc}") from None
         log.info("Model %s loaded in %.2fs (n_ctx=%d)", self.name, time.perf_counter() - started, config.n_ctx)
 
+    def forget(self) -> None:
+        """Drop every saved game state and what the context holds (for measuring from cold)."""
+        from bot.model.llamacpp import GameStates
+
+        self.states = self._llama.states = GameStates(self.config.cache_bytes)
+        self._llama.reset()
+
     @property
     def n_ctx(self) -> int:
         return self._llama.n_ctx()

@@ -1,0 +1,318 @@
+"""``bench turns``: how long players wait for the GM, against what the model physically needs.
+
+Scripted players play the shipped worlds through the real engine, memory
+and model (the configured one: the bundled model by default), several games
+at once, each acting as soon as the GM's last reply is in, as a table at
+full speed does. Before that, it measures this machine's reading and
+writing speed with the same model, which gives each turn a floor: the
+prompt tokens it actually had to read at reading speed plus the tokens it
+wrote at writing speed. The whole script runs twice, with the background
+memory work on and with it held back until the end, so what the memory
+costs a player shows as a ratio measured side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from bot.engine import Engine, EngineConfig
+from bot.model.base import ChatMessage, LanguageModel
+from bot.model.worker import JobRecord, ModelWorker, Priority
+from bot.settings import Settings
+from bot.store import Store
+from bot.worlds import WorldLibrary
+
+WORLDS = ("hollow-manor", "ember-road")
+
+# Each world's players and what they do, in order; a game longer than the list starts it again.
+SCRIPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "hollow-manor": (
+        ("Maya", "Tom", "Ines"),
+        (
+            "I knock on the front door and wait under the porch.",
+            "I ask the housekeeper who else is staying in the house tonight.",
+            "I look at the portraits along the hall, one by one.",
+            "I ask Dr. Pike when he last saw Lord Ashcombe alive.",
+            "I try the handle of the study door.",
+            "I kneel and look through the keyhole of the study.",
+            "I ask Meg Wren who keeps the key to the study.",
+            "I light a candle and go up the main stair.",
+            "I listen at the door of the room where the noise came from.",
+            "I search the library shelves for anything out of place.",
+            "I ask Hester Crane what she argued about with her father.",
+            "I go down to the kitchen and talk to the cook.",
+        ),
+    ),
+    "ember-road": (
+        ("Rook", "Sable"),
+        (
+            "I climb onto the lead wagon and ask Dessa how far to the first camp.",
+            "I walk beside Pell and ask what the stones tell her.",
+            "I help Old Marrow count the water casks and ask about the red wax one.",
+            "I keep my boots on the black stones and watch the ash for movement.",
+            "I ask Sarn why the road was built in six-sided stones.",
+            "I feed Duchess a cabbage and check her harness.",
+            "I look back toward Brinewell to see if anyone follows us.",
+            "I ask Dessa what happened to her eye.",
+            "I put my hand near the ash to feel how hot it is, without touching it.",
+            "I ask Orrin Thale what he is carrying to Kettle.",
+            "I take the first watch at camp and keep the fire low.",
+            "I wake the others when the ash starts to glow at the edge of the road.",
+        ),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Speeds:
+    """Reading and writing speed measured at a few prompt lengths: both slow down as the context fills."""
+
+    points: tuple[tuple[int, float, float], ...]  # (prompt tokens, read tokens/s, write tokens/s), shortest first
+
+    def read(self, tokens: int) -> float:
+        return self._at(tokens, 1)
+
+    def write(self, tokens: int) -> float:
+        return self._at(tokens, 2)
+
+    def _at(self, tokens: int, column: int) -> float:
+        points = self.points
+        if tokens <= points[0][0]:
+            return points[0][column]
+        for low, high in zip(points, points[1:], strict=False):
+            if tokens <= high[0]:
+                share = (tokens - low[0]) / (high[0] - low[0])
+                return low[column] + share * (high[column] - low[column])
+        return points[-1][column]
+
+
+@dataclass
+class Turn:
+    game: int
+    turn: int
+    first_text: float  # from the action to the first text a player sees
+    reply: float  # from the action to the whole reply
+    prompt: int
+    reused: int
+    evaluated: int
+    written: int
+    model_time: float  # waiting for and running the model, this turn's calls
+    floor: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        return self.reply / self.floor if self.floor else 0.0
+
+
+@dataclass
+class Run:
+    name: str
+    turns: list[Turn] = field(default_factory=list)
+    player_busy: float = 0.0
+    background_busy: float = 0.0
+    background_calls: int = 0
+    interruptions: int = 0
+    state_restores: int = 0
+    wall: float = 0.0
+
+    def pct(self, attribute: str, q: float) -> float:
+        return _percentile([getattr(t, attribute) for t in self.turns], q)
+
+    @property
+    def live_reuse(self) -> float:
+        prompt = sum(t.prompt for t in self.turns)
+        return sum(t.reused for t in self.turns) / prompt if prompt else 0.0
+
+    @property
+    def engine_share(self) -> float:
+        total = sum(t.reply for t in self.turns)
+        return sum(max(0.0, t.reply - t.model_time) for t in self.turns) / total if total else 0.0
+
+    @property
+    def calls_per_turn(self) -> float:
+        return self.background_calls / len(self.turns) if self.turns else 0.0
+
+
+def _percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    rank = q * (len(ordered) - 1)
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def measure_speeds(model: LanguageModel, n_ctx: int) -> Speeds:
+    """This machine's reading and writing speed with ``model``, from cold, at a quarter, half and three quarters
+    of the context."""
+    points = []
+    for share in (0.25, 0.5, 0.75):
+        forget = getattr(model, "forget", None)
+        if forget is not None:
+            forget()
+        sentences = int(n_ctx * share / 13)  # each sentence is about 13 tokens
+        text = " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(sentences))
+        model.generate([ChatMessage(role="user", content=text + " Retell this at length.")], max_tokens=48)
+        stats = model.last_call
+        if stats is None or not stats.evaluated_tokens or stats.generated_tokens < 2:
+            raise RuntimeError("the model reported no figures to measure its speed with")
+        read = stats.evaluated_tokens / max(stats.first_token_seconds, 1e-6)
+        write = (stats.generated_tokens - 1) / max(stats.seconds - stats.first_token_seconds, 1e-6)
+        points.append((stats.prompt_tokens, read, write))
+    return Speeds(tuple(sorted(points)))
+
+
+def _stamp(shown: list[float]):
+    """An ``on_text`` that notes when each piece of the reply was shown."""
+    return lambda _piece: shown.append(time.perf_counter())
+
+
+async def _play_game(engine: Engine, index: int, world_id: str, turns: int, run: Run) -> None:
+    names, actions = SCRIPTS[world_id]
+    started = await engine.start_game(f"bench-turns:{index}", world_id)
+    game_id = started.game.id
+    for name in names:
+        await engine.join(game_id, name.lower(), name)
+    for n in range(turns):
+        who = names[n % len(names)].lower()
+        shown: list[float] = []
+        began = time.perf_counter()
+        result = await engine.act(game_id, who, actions[n % len(actions)], on_text=_stamp(shown))
+        ended = time.perf_counter()
+        records = [
+            r
+            for r in engine.worker.records
+            if r.label == engine.sessions[game_id].slot and r.queued_at >= began and r.ended_at <= ended
+        ]
+        stats = result.model
+        run.turns.append(
+            Turn(
+                game=index,
+                turn=result.turn,
+                first_text=(shown[0] if shown else ended) - began,
+                reply=ended - began,
+                prompt=stats.prompt_tokens if stats else 0,
+                reused=stats.reused_tokens if stats else 0,
+                evaluated=sum(r.stats.evaluated_tokens for r in records if r.stats) if records else 0,
+                written=sum(r.stats.generated_tokens for r in records if r.stats) if records else 0,
+                model_time=sum(r.ended_at - r.queued_at for r in records),
+            )
+        )
+
+
+async def play(
+    model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, hold: bool
+) -> Run:
+    run = Run("background held to the end" if hold else "background on")
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "bench.sqlite3")
+        try:
+            async with ModelWorker(model) as worker:
+                engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+                if hold:
+                    engine.memory.hold()
+                began = time.perf_counter()
+                await asyncio.gather(
+                    *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, run) for i in range(games))
+                )
+                run.wall = time.perf_counter() - began
+                engine.memory.release()
+                await engine.memory.idle()
+                _account(run, list(worker.records), worker.interruptions)
+                run.state_restores = sum(1 for r in worker.records if r.stats and r.stats.state_restored)
+                await engine.close()
+        finally:
+            await store.close()
+    return run
+
+
+def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
+    run.player_busy = sum(r.busy_seconds for r in records if r.priority is Priority.PLAYER)
+    run.background_busy = sum(r.busy_seconds for r in records if r.priority is Priority.MAINTENANCE)
+    run.background_calls = sum(1 for r in records if r.priority is Priority.MAINTENANCE)
+    run.interruptions = interruptions
+
+
+def run(settings: Settings, games: int, turns: int, out: TextIO, model: LanguageModel | None = None) -> dict:
+    from bot.__main__ import load_model
+
+    model = model or load_model(settings)
+    config = EngineConfig(
+        n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, max_action_chars=settings.max_action_chars,
+        memory=settings.memory,
+    )  # fmt: skip
+    speeds = measure_speeds(model, settings.n_ctx)
+    runs = []
+    for hold in (False, True):
+        forget = getattr(model, "forget", None)
+        if forget is not None:
+            forget()  # each run starts from a cold model
+        played = asyncio.run(play(model, settings.worlds_dir, config, games=games, turns=turns, hold=hold))
+        for t in played.turns:
+            t.floor = t.evaluated / speeds.read(t.prompt) + t.written / speeds.write(t.prompt)
+        runs.append(played)
+    return report(model.name, settings, speeds, runs, games, turns, out)
+
+
+def report(name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, out: TextIO) -> dict:
+    on, off = runs
+    w = out.write
+    w(
+        f"bench turns: {games} games of {turns} turns at once ({', '.join(WORLDS[: games if games < 2 else 2])}), "
+        f"model {name}, n_ctx {settings.n_ctx}, reply up to {settings.reply_tokens} tokens\n"
+        "this machine with this model, from cold: "
+        + ", ".join(f"{n} prompt tokens read at {r:.0f}/s, then written at {wr:.1f}/s" for n, r, wr in speeds.points)
+        + "\n\n"
+    )
+    for played in runs:
+        w(f"{played.name}:\n")
+        w("game turn  first   reply  prompt reused  read  wrote   floor  reply/floor\n")
+        for t in played.turns:
+            w(
+                f"{t.game:>4} {t.turn:>4} {t.first_text:>6.2f}s {t.reply:>6.2f}s {t.prompt:>7} {t.reused:>6} "
+                f"{t.evaluated:>5} {t.written:>6} {t.floor:>6.2f}s {t.ratio:>8.2f}\n"
+            )
+        w("\n")
+    rows = [
+        ("first text p50 (s)", lambda r: f"{r.pct('first_text', 0.5):.2f}"),
+        ("first text p95 (s)", lambda r: f"{r.pct('first_text', 0.95):.2f}"),
+        ("reply p50 (s)", lambda r: f"{r.pct('reply', 0.5):.2f}"),
+        ("reply p95 (s)", lambda r: f"{r.pct('reply', 0.95):.2f}"),
+        ("reply / floor p50", lambda r: f"{r.pct('ratio', 0.5):.2f}"),
+        ("reply / floor p95", lambda r: f"{r.pct('ratio', 0.95):.2f}"),
+        ("prompt reused from cache", lambda r: f"{r.live_reuse:.1%}"),
+        ("game states restored", lambda r: f"{r.state_restores}"),
+        ("model busy: player turns (s)", lambda r: f"{r.player_busy:.1f}"),
+        ("model busy: background (s)", lambda r: f"{r.background_busy:.1f}"),
+        ("background calls per turn", lambda r: f"{r.calls_per_turn:.2f}"),
+        ("background calls interrupted", lambda r: f"{r.interruptions}"),
+        ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
+        ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
+    ]
+    w(f"{'':32}{on.name:>22}{off.name:>30}\n")
+    for label, value in rows:
+        w(f"{label:32}{value(on):>22}{value(off):>30}\n")
+    p95_off = off.pct("first_text", 0.95)
+    figures = {
+        "first_text_p50": round(on.pct("first_text", 0.5), 3),
+        "first_text_p95": round(on.pct("first_text", 0.95), 3),
+        "first_text_p95_no_jobs": round(p95_off, 3),
+        "jobs_delay_ratio": round(on.pct("first_text", 0.95) / p95_off, 3) if p95_off else 0.0,
+        "reply_p95": round(on.pct("reply", 0.95), 3),
+        "floor_ratio_p50": round(on.pct("ratio", 0.5), 3),
+        "live_reuse": round(on.live_reuse, 4),
+        "engine_share": round(on.engine_share, 4),
+        "calls_per_turn": round(on.calls_per_turn, 3),
+        "interruptions": on.interruptions,
+        "read_tps": round(speeds.points[0][1], 1),
+        "write_tps": round(speeds.points[0][2], 1),
+    }
+    w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
+    return figures
