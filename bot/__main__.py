@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
+from bot.memory.config import fitted
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
@@ -60,6 +61,18 @@ def load_model(settings: Settings) -> LanguageModel:
     return LlamaModel(config)
 
 
+def engine_config(settings: Settings, **changes: object) -> EngineConfig:
+    """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``)."""
+    fields: dict[str, object] = {
+        "n_ctx": settings.n_ctx,
+        "reply_tokens": settings.reply_tokens,
+        "max_action_chars": settings.max_action_chars,
+        "memory": fitted(settings.memory, settings.n_ctx),
+    }
+    fields.update(changes)
+    return EngineConfig(**fields)
+
+
 @dataclass
 class App:
     settings: Settings
@@ -81,13 +94,7 @@ async def open_app(
     try:
         model = model or await asyncio.to_thread(load_model, settings)
         async with ModelWorker(model) as worker:
-            config = EngineConfig(
-                n_ctx=settings.n_ctx,
-                reply_tokens=settings.reply_tokens,
-                max_action_chars=settings.max_action_chars,
-                memory=settings.memory,
-            )
-            engine = Engine(store, worker, worlds, config)
+            engine = Engine(store, worker, worlds, engine_config(settings))
             try:
                 yield App(settings, store, worker, engine)
             finally:

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from bot.engine import Engine, EngineConfig
+from bot.memory.config import MemoryConfig
 from bot.model import ModelWorker, ScriptedModel
 from bot.store import Store
 from bot.worlds import WorldLibrary
@@ -40,9 +41,17 @@ async def worker(scripted: ScriptedModel):
         yield worker
 
 
+# Engine tests fold a chunk as soon as it closes, as a tight context does: their messages are short, and
+# at the default (75% of the recent turns' room) a test would play a hundred turns to see one compaction.
+EAGER_FOLDING = MemoryConfig(fold_at_percent=10)
+# Hollow Manor's frozen layer and GM-only secrets take about 1,800 tokens: it is written for 4k and more.
+MANOR_CONTEXT = EngineConfig(n_ctx=4096, reply_tokens=128, memory=EAGER_FOLDING)
+
+
 @pytest.fixture
 async def engine(store: Store, worker: ModelWorker, worlds_dir: Path):
-    engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+    config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=EAGER_FOLDING)
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
     yield engine
     await engine.close()
 

@@ -9,7 +9,7 @@ import pytest
 
 from bot.engine import Engine
 from bot.model import ChatMessage, ScriptedModel
-from tests.conftest import PROJECT
+from tests.conftest import MANOR_CONTEXT, PROJECT
 from tests.engine.test_memory import scripted_memory
 
 CLUE = "The glass smells sharp and bitter under the brandy, like Dr. Pike's medicine."
@@ -45,6 +45,7 @@ async def manor(simcord_env, table, engine: Engine, scripted: ScriptedModel, wor
     channel, maya, tom, admin = table
     shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds_dir)
     engine.worlds.reload()
+    engine.config = MANOR_CONTEXT  # the manor's front alone nearly fills 2,048 tokens
     scripted.default = remembering
     await maya.slash(channel, "game start", world="hollow-manor")
     await maya.slash(channel, "join", name="Maya")

@@ -10,7 +10,7 @@ import pytest
 from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.terminal import TerminalGame, channel_key
-from tests.conftest import PROJECT
+from tests.conftest import MANOR_CONTEXT, PROJECT
 from tests.test_discord_hidden import remembering
 
 MAYA_CLUE = "Under the brandy the glass smells sharp and bitter, like medicine; the decanter smells only of brandy."
@@ -45,6 +45,7 @@ class Table:
 async def manor(engine: Engine, scripted: ScriptedModel, worlds_dir) -> Table:
     shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds_dir)
     engine.worlds.reload()
+    engine.config = MANOR_CONTEXT  # the manor's front alone nearly fills 2,048 tokens
     scripted.default = remembering
     world = engine.worlds.get("hollow-manor")
     started = await engine.start_game(channel_key(world), world.id)
@@ -98,6 +99,7 @@ async def test_two_players_through_the_hidden_clues_of_chapter_one(manor: Table)
 
     folded = await manor.line("/compact")
     assert "Folded " in folded
+    await manor.line("Tom: I follow Maya back down the stair.")  # a turn after it: the front holds the memories
     status = await manor.line("/memory-status")
     assert "Most recently (turns 0-" in status and "Maya lifts the glass and breathes in" in status
     recall = await manor.line("/recall")

@@ -120,23 +120,33 @@ async def _play_memory(world_dir: Path, config: EngineConfig, model: BenchModel,
 def _baseline(
     world: World, log: Sequence[LogEntry], budget: Budget, count: Callable[[str], int], turns: int
 ) -> tuple[dict[int, int], list[float]]:
-    """Prompt tokens per turn and prefix reuse, for a builder that sees only the raw log within ``budget``."""
+    """Prompt tokens per turn and prefix reuse, for a builder that sees only the raw log within ``budget``.
+
+    The window slides one message at a time: it keeps the newest messages that fit, as a plain sliding
+    window does, and reuse is measured against the last prompt and the reply the GM wrote to it.
+    """
     tokens, reuse = {}, []
     previous = None
     actions = [e for e in log if e.kind is EntryKind.ACTION]
     index = {e.id: i for i, e in enumerate(log)}
+    start = 0
     for action in actions[:turns]:
-        history = log[: index[action.id]]
-        context = build_context(world, MemoryView(hot=history), action, budget, count)
+        end = index[action.id]
+        while True:
+            context = build_context(world, MemoryView(hot=log[start:end]), action, budget, count)
+            if not context.trace.layer("hot").left_out or start >= end:
+                break
+            start += 1
         tokens[action.turn] = context.tokens
         if previous is not None:
             reuse.append(shared_prefix_share(previous, context.messages, count))
-        previous = context.messages
+        replies = [e for e in log[end:] if e.turn == action.turn and e.kind is EntryKind.GM][:1]
+        previous = [*context.messages, *(ChatMessage(role="assistant", content=e.content) for e in replies)]
     return tokens, reuse
 
 
 def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_model
+    from bot.__main__ import engine_config, load_model
 
     started = time.perf_counter()
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
@@ -144,7 +154,7 @@ def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO)
     library = WorldLibrary(settings.worlds_dir)
     world = library.from_command_line(world_name)
     world_dir = library.paths[world.id].parent
-    config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
+    config = engine_config(settings)
     model = BenchModel(count, seed)
     tokens, reuse, status, log, trace = asyncio.run(_play_memory(world_dir, config, model, turns, seed, world.id))
     played = time.perf_counter() - started
@@ -173,7 +183,8 @@ def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO)
         f"This memory at turn {turns}: {status.messages} messages, {status.messages_summarized} summarized into "
         f"{status.summaries_written} summaries; story summary {story_words} words; "
         f"hot window {status.messages - status.messages_summarized} messages.\n"
-        "Reuse: mean share of each prompt's tokens equal to the previous prompt's beginning. "
+        "Reuse: mean share of each prompt's tokens equal to the beginning of the previous prompt and its reply, "
+        "which is what the model's cache holds. "
         "The full history exceeds any real context long before the end; the window keeps the budget by "
         "forgetting, and its front shifts every turn.\n"
         f"Played and measured in {played:.1f}s (not a benchmark of the model: its words are scripted).\n"

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import reports
-from bot.engine import Engine, EngineConfig
+from bot.engine import Engine
 from bot.engine.game import REGENERATE
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.scripted import ScriptedModel, found_nothing
@@ -214,7 +214,9 @@ def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
 
 
 async def _run(settings: Settings, model: LanguageModel, out: TextIO) -> LeakReport:
-    config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=min(settings.reply_tokens, 160), memory=settings.memory)
+    from bot.__main__ import engine_config
+
+    config = engine_config(settings, reply_tokens=min(settings.reply_tokens, 160))
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "leaks.sqlite3")
         try:

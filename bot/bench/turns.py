@@ -241,13 +241,10 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
 
 
 def run(settings: Settings, games: int, turns: int, out: TextIO, model: LanguageModel | None = None) -> dict:
-    from bot.__main__ import load_model
+    from bot.__main__ import engine_config, load_model
 
     model = model or load_model(settings)
-    config = EngineConfig(
-        n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, max_action_chars=settings.max_action_chars,
-        memory=settings.memory,
-    )  # fmt: skip
+    config = engine_config(settings)
     speeds = measure_speeds(model, settings.n_ctx)
     runs = []
     for hold in (False, True):

@@ -436,9 +436,10 @@ class Engine:
         self.sessions[game.id].last_prompt = [*context.messages, ChatMessage(role="assistant", content=drafted.raw)]
         self.memory.schedule(game.id)
         _log_turn(game.id, turn, trace)
+        answered = Context(context.messages, trace, context.notes)
         return TurnResult(
-            await self.store.game(game.id), turn, action, stored[0], Context(context.messages, trace), seconds,
-            drafted.narration.first_text, private, drafted.draft, drafted.narration.stats,
+            await self.store.game(game.id), turn, action, stored[0], answered, seconds, drafted.narration.first_text,
+            private, drafted.draft, drafted.narration.stats,
         )  # fmt: skip
 
     async def _public_reply(
@@ -519,6 +520,8 @@ class Engine:
         context = squeeze_to_fit(context, budget.n_ctx, self.worker.count_tokens)
         if not remember:
             return context
+        if context.notes and action.id not in view.notes:  # kept with the action, so later prompts show it there
+            await self.store.save_turn_notes(game.id, action.id, context.notes)
         previous = self.sessions[game.id].last_prompt
         if previous is not None:
             context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)

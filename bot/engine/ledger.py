@@ -355,16 +355,20 @@ class Ledger:
     # What goes into the prompt
 
     async def layers(
-        self, game: Game, scene: Scene, exclude: set[str], config: MemoryConfig
+        self, game: Game, scene: Scene, exclude: set[str], config: MemoryConfig, *, glossary_through: int | None = None
     ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
-        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on."""
+        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on.
+
+        ``glossary_through`` keeps to the terms the prompt's front was fixed with (see FrontSnapshot).
+        """
         buckets = await self.buckets(game.id)
         pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
-        glossary = (
-            [MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}") for t in await self.store.glossary(game.id)]
-            if buckets.glossary
-            else []
-        )
+        terms = await self.store.glossary(game.id) if buckets.glossary else []
+        glossary = [
+            MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}")
+            for t in terms
+            if glossary_through is None or t.id <= glossary_through
+        ]
         lore = []
         if buckets.lore:
             entries = [item.entry for item in await self.lore(game.id)]

@@ -31,17 +31,18 @@ from bot.memory.compaction import (
     plan_compaction,
     render_entry,
 )
-from bot.memory.config import MemoryConfig
-from bot.memory.context import MemoryItem, MemoryView
+from bot.memory.config import Buckets, MemoryConfig
+from bot.memory.context import ContextTrace, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.base import Messages
 from bot.model.worker import ModelWorker, Priority
-from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
+from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind, TurnNote, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
 
 RECAP_MATERIAL_ENTRIES = 40
+FOLD_ANYWAY = 0.9  # how full the recent turns' room may get before an unclosed chunk is folded too
 
 
 class UpkeepFailed(Exception):
@@ -142,7 +143,10 @@ class MemoryKeeper:
         short = await self.store.summary(state.short_id)
         scene = Scene(action=action.content, recent=[e.line for e in hot[-config.lore_scan_depth :]])
         in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
-        pins, glossary, lore, recall = await self.ledger.layers(game, scene, in_prompt, config)
+        pins, glossary, lore, recall = await self.ledger.layers(
+            game, scene, in_prompt, config, glossary_through=state.front.glossary_through
+        )
+        buckets = await self.ledger.buckets(game.id)
         public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
         present = self.cast(game).present([*public, action.content])
         npcs = []
@@ -161,7 +165,8 @@ class MemoryKeeper:
             lore=lore,
             recall=recall,
             scene=npcs,
-            threads=await self.players.threads(game.id, list(players)),
+            threads=await self.players.threads(game.id, list(players), state.front.memories),
+            notes=_switched_on(await self.store.turn_notes(game.id, state.folded_through), buckets),
         )
 
     def cast(self, game: Game) -> Cast:
@@ -256,6 +261,13 @@ class MemoryKeeper:
             tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
             config = await self.settings.memory(game_id)
             chunks = plan_compaction(unsummarized, tokens, config, force=force)
+            fill = await self.fill(game_id)
+            if not force and fill < config.fold_at_percent / 100 and len(unsummarized) < config.history_limit:
+                chunks = []  # closed chunks wait until the recent turns need their room: the front stays put
+            elif not chunks and fill >= FOLD_ANYWAY:
+                # The room is about to run out before a chunk closed (a small context): fold what may be
+                # folded now, rather than cut the oldest turns off the prompt unsummarized.
+                chunks = plan_compaction(unsummarized, tokens, config, force=True)
             report = CompactionReport(
                 short_words_before=short_before.words if short_before else 0,
                 story_words_before=story_before.words if story_before else 0,
@@ -317,6 +329,7 @@ class MemoryKeeper:
                     "story_id": story_id,
                     "last_compaction_at": datetime.now().astimezone(),
                     "last_error": None,
+                    "front": await self.store.front_now(game_id),
                 }
             )
             await self.store.save_memory_state(db, updated)
@@ -428,6 +441,7 @@ class MemoryKeeper:
                             "chapter_started_after": last_id,
                             "beats_done": (),
                             "story_id": story_id,
+                            "front": await self.store.front_now(game_id),
                         }
                     ),
                 )
@@ -477,7 +491,10 @@ class MemoryKeeper:
                     )
                     await self.store.replace_summary(db, old.id, new_id)
                     previous_id = new_id
-                update = {"short_id": new_ids.get(current.short_id, current.short_id)}
+                update = {
+                    "short_id": new_ids.get(current.short_id, current.short_id),
+                    "front": await self.store.front_now(game_id),
+                }
                 if replayed:
                     update["story_id"] = previous_id
                 await self.store.save_memory_state(db, current.model_copy(update=update))
@@ -526,6 +543,13 @@ class MemoryKeeper:
             replayed.append(text)
         return chain, replayed
 
+    async def fill(self, game_id: int) -> float:
+        """How full the last prompt's room for recent turns was; full when no turn was played yet."""
+        traces = await self.store.traces(game_id, limit=1)
+        if not traces:
+            return 1.0
+        return ContextTrace.model_validate_json(traces[0]).fill
+
     # What /memory-status shows (F17)
 
     async def trigger(self, game_id: int):
@@ -533,6 +557,19 @@ class MemoryKeeper:
         unsummarized = await self.store.log_between(game_id, state.folded_through)
         tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
         return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
+
+
+def _switched_on(notes: dict[int, list[TurnNote]], buckets: Buckets) -> dict[int, list[TurnNote]]:
+    """Earlier turns' notes without the buckets switched off since: a switch takes effect in the next prompt."""
+
+    def on(note: TurnNote) -> bool:
+        if note.layer == "lore":
+            return buckets.lore
+        if note.layer == "recall":
+            return buckets.facts if note.ref.startswith("fact:") else buckets.recall
+        return True
+
+    return {entry_id: [n for n in entry_notes if on(n)] for entry_id, entry_notes in notes.items()}
 
 
 def _item(summary: Summary) -> MemoryItem:

@@ -99,14 +99,15 @@ class PlayerMemories:
             return await self._base(game_id, player_id, redo)
         return await self.store.player_memory(game_id, player_id)
 
-    async def threads(self, game_id: int, players: list[Player]) -> list[MemoryItem]:
-        """The seated players' private memories, as the GM-only layer of the prompt holds them."""
-        memories = {m.player_id: m for m in await self.store.player_memories(game_id)}
+    async def threads(self, game_id: int, players: list[Player], versions: dict[int, int]) -> list[MemoryItem]:
+        """The seated players' private memories as the prompt's front holds them: the ``versions`` fixed at the
+        last compaction (a version built from a message since edited or deleted gives way to the one before it).
+        """
         redo = await self.store.player_memory_redo(game_id)
         items = []
         for player in players:
-            memory = memories.get(player.id)
-            if player.id in redo:  # built from a message since edited or deleted: use the version before it
+            memory = await self.store.player_memory_version(versions[player.id]) if player.id in versions else None
+            if memory is not None and player.id in redo and min(redo[player.id]) <= memory.through_entry_id:
                 memory = await self._base(game_id, player.id, redo[player.id])
             if memory is None:
                 continue

@@ -39,6 +39,10 @@ class MemoryConfig(BaseModel):
     protected_tail: int = Field(default=4, ge=0, le=200, description="Newest messages never summarized.")
     trigger_messages: int = Field(default=20, ge=2, le=2000, description="Messages that make one chunk.")
     trigger_tokens: int = Field(default=1500, ge=100, le=100_000, description="Tokens that close a chunk early.")
+    fold_at_percent: int = Field(
+        default=75, ge=10, le=100,
+        description="How full the recent turns' room gets before closed chunks are folded (the front then changes).",
+    )  # fmt: skip
     short_words: int = Field(default=150, ge=20, le=2000, description="Soft ceiling of a short-term summary.")
     story_words: int = Field(default=400, ge=50, le=5000, description="Soft ceiling of the story summary.")
     recap_words: int = Field(default=70, ge=20, le=500, description="A chapter recap: 2 to 3 sentences.")
@@ -52,3 +56,31 @@ class MemoryConfig(BaseModel):
     scene_depth: int = Field(default=4, ge=1, le=50, description="Recent messages whose NPCs are in the scene.")
     glossary_terms_per_turn: int = Field(default=3, ge=0, le=10)
     budgets: Budgets = Field(default_factory=Budgets)
+
+
+# The context the defaults above are sized for.
+REFERENCE_CONTEXT = 8192
+SCALED = {"short_words": 20, "story_words": 50}  # with their floors
+
+
+def fitted(config: MemoryConfig, n_ctx: int) -> MemoryConfig:
+    """``config`` sized for a context of ``n_ctx`` tokens.
+
+    The defaults are for an 8k context. In a smaller one, the layer budgets
+    and the summaries' length that nobody set scale with it, so the recent
+    turns keep their share of the prompt. The GM-only layer does not: it
+    holds the world's truths. What an admin set stays as set.
+    """
+    factor = n_ctx / REFERENCE_CONTEXT
+    if factor >= 1:
+        return config
+    update: dict[str, object] = {
+        name: max(floor, int(getattr(config, name) * factor))
+        for name, floor in SCALED.items()
+        if name not in config.model_fields_set
+    }
+    chosen = config.budgets.model_fields_set | {"secrets"} if "budgets" in config.model_fields_set else {"secrets"}
+    update["budgets"] = config.budgets.model_copy(
+        update={name: int(value * factor) for name, value in config.budgets.model_dump().items() if name not in chosen}
+    )
+    return config.model_copy(update=update)

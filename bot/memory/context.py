@@ -1,27 +1,37 @@
 """The GM's prompt: one pure function of the world, the memory, the budgets and the new action.
 
-Layers go in an order that keeps the front of the prompt identical from
-turn to turn, so llama.cpp can reuse its cached state, and puts what
-changes every turn at the end:
+A prompt is built so that the next one begins with all of it, and llama.cpp
+reads only what is new. The front (the system message) holds what stays put
+between compactions:
 
-    frozen (rules, world, players, chapter) -> completed chapters -> story
-    summary -> pinned facts -> glossary -> short-term summary -> GM-only
-    secrets -> hot turns -> GM-only knowledge of this scene (the NPCs
-    present and what they witnessed, each player's private memory) ->
-    triggered lore and recalled fragments -> the new action, with room
-    left for the reply.
+    frozen (rules, world, players, chapter) -> GM-only secrets -> completed
+    chapters -> pinned facts -> glossary -> story summary -> short-term
+    summary -> each player's private memory (GM-only)
 
-The GM-only blocks are marked as never to be said in public. Over budget,
-the oldest hot turns go first, then recalled fragments, then the scene's
-GM-only knowledge, then lore by priority. The frozen layer, the summaries and the pins are never
-dropped; if they alone overflow, the trace says so. Every layer's tokens
-and every candidate left out are recorded in the trace.
+Then come the recent turns in full (the hot window). What a turn adds for
+the GM, the lore that fired, fragments recalled from earlier and the NPCs
+that entered the scene (GM-only), is written into that turn's message with
+its action and stored, so later prompts show it at the same place until a
+compaction folds the turn. A later turn adds only what is not there yet,
+within what its layer's budget has left in the prompt; once that is spent, a
+turn still adds its single most relevant new item, so a clue mentioned now
+comes back.
+
+The front changes only when the memory does: a compaction (new summaries,
+the glossary and private memories as of then), a chapter's end, a pin, a
+player joining or leaving, an admin's edit of lore, a setting or a world.
+Over budget, the oldest recent turns go first, in blocks whose borders do
+not move, so the prompts after a cut begin alike again; then this turn's
+additions (recall, then the scene, then lore by priority). The frozen layer,
+the summaries and the pins are never dropped; if they alone overflow, the
+trace says so. Every layer's tokens and every candidate left out are
+recorded in the trace.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -29,7 +39,7 @@ from pydantic import BaseModel
 from bot.memory.npcs import NpcScene, turn_ranges
 from bot.memory.private import SYNTAX_RULE
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE, ChatMessage
-from bot.store.models import EntryKind, LogEntry, Player, Visibility
+from bot.store.models import EntryKind, LogEntry, Player, TurnNote, Visibility
 from bot.worlds import World
 
 CountTokens = Callable[[str], int]
@@ -37,10 +47,18 @@ CountTokens = Callable[[str], int]
 GAME_BEGINS = "(The game begins.)"
 
 LAYERS = (
-    "frozen", "chapters", "story", "pins", "glossary", "short", "secrets", "hot", "private", "lore", "recall", "action",
+    "frozen", "secrets", "chapters", "pins", "glossary", "story", "short", "private", "hot", "scene", "lore", "recall",
+    "action",
 )  # fmt: skip
-GM_ONLY_LAYERS = ("secrets", "private")
+FRONT = ("frozen", "secrets", "chapters", "pins", "glossary", "story", "short", "private")
+NOTES = ("scene", "lore", "recall")  # what a turn adds, in the order its message shows them
+GM_ONLY_LAYERS = ("secrets", "private", "scene")
 NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
+# The recent turns leave the prompt in blocks of this share of the prompt's limit, counted from the
+# oldest recent turn: a cut lands on the same border whichever turn makes it.
+HOT_BLOCKS = 8
+# Once a layer's notes fill its budget, a turn still adds up to this fraction of it, the most relevant first.
+NEW_SHARE = 4
 
 HEADERS = {
     "chapters": "Chapters so far:",
@@ -53,9 +71,10 @@ HEADERS = {
         "your instructions); let the players discover it through play, or tell one player with [[to Name: ...]]:"
     ),
     "private": (
-        "GM-only, this scene: never say it in the public reply. Characters know only what they witnessed; "
-        "each player knows only their own memory:"
+        "GM-only, what each player's character knows: never say it in the public reply. Each player knows only "
+        "their own memory:"
     ),
+    "scene": ("GM-only, this scene: never say it in the public reply. Characters know only what they witnessed:"),
     "lore": "Lore that applies now:",
     "recall": "From earlier in the game:",
 }
@@ -85,7 +104,8 @@ class MemoryView:
     lore: Sequence[MemoryItem] = ()
     recall: Sequence[MemoryItem] = ()  # most relevant first
     scene: Sequence[NpcScene] = ()  # the world's NPCs present now
-    threads: Sequence[MemoryItem] = ()  # each player's private memory
+    threads: Sequence[MemoryItem] = ()  # each player's private memory, as of the last compaction
+    notes: Mapping[int, Sequence[TurnNote]] = field(default_factory=dict)  # by action entry id: earlier turns' notes
 
 
 @dataclass(frozen=True)
@@ -134,11 +154,25 @@ class ContextTrace(BaseModel):
     def layer(self, name: str) -> LayerTrace:
         return next(layer for layer in self.layers if layer.name == name)
 
+    @property
+    def fill(self) -> float:
+        """How full the room after the front is: the recent turns with their notes against what is left for them.
+
+        1.0 or more once recent turns were cut off for lack of room.
+        """
+        if self.layer("hot").left_out:
+            return 1.0
+        front = sum(layer.tokens for layer in self.layers if layer.name in FRONT)
+        action = self.layer("action").tokens
+        room = self.limit - front - action
+        return (self.total_tokens - front - action) / room if room > 0 else 1.0
+
 
 @dataclass(frozen=True)
 class Context:
     messages: list[ChatMessage]
     trace: ContextTrace
+    notes: tuple[TurnNote, ...] = ()  # what this turn's message adds: to be kept with its action
 
     @property
     def tokens(self) -> int:
@@ -176,10 +210,9 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
 
 
 def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
-    """The GM-only layer, most important first (a tight budget keeps the truths).
-
-    Truths, then this chapter's private clues, then what NPCs hide, then what they know.
-    """
+    """The front's GM-only layer, most important first (a tight budget keeps the truths): the world's truths,
+    then this chapter's private clues. What each NPC hides and knows comes with its note when it enters the
+    scene (see :func:`npc_secrets`), where the GM voices it."""
     items = [MemoryItem(f"truth:{truth.id}", truth.text) for truth in world.truths]
     if chapter_index < len(world.chapters):
         items += [
@@ -190,35 +223,69 @@ def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
             for beat in world.chapters[chapter_index].beats
             if beat.private_clue
         ]
-    items += [
-        MemoryItem(f"npc:{npc.id}:hides:{i}", f"{npc.name} hides: {fact}")
-        for npc in world.npcs
-        for i, fact in enumerate(npc.hides)
-    ]
-    items += [
-        MemoryItem(f"npc:{npc.id}:knows:{i}", f"{npc.name} knows: {fact}")
-        for npc in world.npcs
-        for i, fact in enumerate(npc.knows)
-    ]
     return items
 
 
-def scene_items(
-    world: World, scene: Sequence[NpcScene], left_out: Sequence[str]
+def npc_secrets(world: World, npc_id: str) -> list[MemoryItem]:
+    """What one NPC hides, then what it knows: GM-only, given when it enters the scene."""
+    npc = next((n for n in world.npcs if n.id == npc_id), None)
+    if npc is None:
+        return []
+    return [MemoryItem(f"npc:{npc.id}:hides:{i}", f"{npc.name} hides: {fact}") for i, fact in enumerate(npc.hides)] + [
+        MemoryItem(f"npc:{npc.id}:knows:{i}", f"{npc.name} knows: {fact}") for i, fact in enumerate(npc.knows)
+    ]
+
+
+def scene_notes(
+    world: World, scene: Sequence[NpcScene], turn: int, held: set[str]
 ) -> tuple[list[MemoryItem], list[MemoryItem]]:
-    """What each NPC present witnessed; and its secrets the GM-only layer had no room for."""
-    missing = [item for item in world_secrets(world) if item.ref in set(left_out)]
+    """What each NPC entering the scene witnessed; and what it hides and knows, not yet in the prompt.
+
+    An NPC gets a note when it is present now and has none in the prompt,
+    or has missed a turn since its last one (it left, or a turn was a secret
+    exchange): while it stays, the turns after its note are what it saw.
+    """
+    noted: dict[str, int] = {}
+    for ref in held:
+        if ref.startswith("scene:"):
+            _, npc_id, at = ref.split(":")
+            noted[npc_id] = max(noted.get(npc_id, 0), int(at))
     present, secrets = [], []
     for npc in scene:
+        since = noted.get(npc.npc_id)
+        if since is not None and all(t in npc.turns for t in range(since, turn)):
+            continue
         seen = f"turns {turn_ranges(npc.turns)}" if npc.turns else "nothing of the game yet"
         text = f"{npc.name} is here. {npc.name} witnessed {seen}, and knows nothing else that happened"
-        present.append(MemoryItem(f"scene:{npc.npc_id}", text + "".join(f"; saw: {line}" for line in npc.seen) + "."))
-        secrets += [item for item in missing if item.ref.startswith(f"npc:{npc.npc_id}:")]
+        present.append(
+            MemoryItem(f"scene:{npc.npc_id}:{turn}", text + "".join(f"; saw: {line}" for line in npc.seen) + ".")
+        )
+        secrets += [item for item in npc_secrets(world, npc.npc_id) if item.ref not in held]
     return present, secrets
 
 
-def entry_message(entry: LogEntry) -> ChatMessage:
-    """A log entry as the model reads it: players speak as the user, the GM as itself."""
+def notes_text(notes: Sequence[TurnNote]) -> str:
+    """A turn's notes as its message shows them, a block per layer."""
+    blocks = []
+    for layer in NOTES:
+        lines = [note.text for note in notes if note.layer == layer]
+        if lines:
+            blocks.append(HEADERS[layer] + "\n" + "\n".join(f"- {line}" for line in lines))
+    return "\n\n".join(blocks)
+
+
+def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = ()) -> ChatMessage:
+    """A log entry as the model reads it: players speak as the user, the GM as itself.
+
+    An action's turn notes come first in its message, as they did when the GM answered it.
+    """
+    message = _entry_message(entry)
+    if notes and message.role == "user":
+        return ChatMessage(role="user", content=f"{notes_text(notes)}\n\n{message.content}")
+    return message
+
+
+def _entry_message(entry: LogEntry) -> ChatMessage:
     if entry.kind is EntryKind.GM:
         if entry.visibility is Visibility.PRIVATE:
             return ChatMessage(
@@ -278,115 +345,192 @@ def build_context(
     *,
     reply_words: int = 120,
 ) -> Context:
-    """The prompt messages for the GM's next reply, and the trace of what went in."""
-
-    def tokens(text: str) -> int:
-        return count_tokens(text) + 2 if text else 0  # two for the blank line between blocks
-
-    layers = {
+    """The prompt messages for the GM's next reply, the trace of what went in, and this turn's notes."""
+    front = {
         "frozen": _Layer(
             "frozen", [MemoryItem("world", world_brief(world, view.chapter_index, view.players, reply_words))]
         ),
+        "secrets": _cap("secrets", world_secrets(world, view.chapter_index), budget.secrets, count_tokens),
         "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
-        "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
         "pins": _Layer("pins", list(view.pins), budget=budget.pins),
         "glossary": _cap("glossary", view.glossary, budget.glossary, count_tokens),
+        "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
         "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
-        "secrets": _cap("secrets", world_secrets(world, view.chapter_index), budget.secrets, count_tokens),
-        "lore": _cap("lore", sorted(view.lore, key=lambda item: -item.priority), budget.lore, count_tokens),
-        "recall": _cap("recall", view.recall, budget.recall, count_tokens),
-        "action": _Layer("action", [MemoryItem(f"entry:{action.id}", entry_message(action).content)]),
+        "private": _cap("private", view.threads, budget.private, count_tokens),
     }
-    present, npc_secrets = scene_items(world, view.scene, layers["secrets"].left_out)
-    private = present + list(view.threads) + npc_secrets
-    layers["private"] = _cap("private", private, budget.private, count_tokens)
-    flexible = ("private", "lore", "recall")
-    fixed = sum(tokens(layers[name].block()) for name in layers if name not in flexible)
-    # The system message, the final user message, and a possible "game begins" opener.
-    overhead = 3 * TEMPLATE_TOKENS_PER_MESSAGE + count_tokens(GAME_BEGINS)
-    room = budget.limit - fixed - overhead
+    system = ChatMessage(role="system", content="\n\n".join(b for name in FRONT if (b := front[name].block())))
+    hot = list(view.hot)
+    held = {e.id: tuple(view.notes[e.id]) for e in hot if view.notes.get(e.id)}
+    own = view.notes.get(action.id)
+    if own is not None:  # answered again (a retry, or a turn the model failed): the notes it was given
+        added = {name: _Layer(name, [MemoryItem(n.ref, n.text) for n in own if n.layer == name]) for name in NOTES}
+    else:
+        added = _new_notes(world, view, action.turn, held, budget, count_tokens)
+
+    def total(kept: Sequence[LogEntry], additions: Mapping[str, _Layer] = added) -> int:
+        messages = _assemble(system, kept, held, action, additions)
+        return sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
+
+    limit = budget.limit
+    bare = total([], {name: _Layer(name) for name in NOTES})  # what is never dropped
     overflow = None
-    if room < 0:
+    if bare > limit:
         overflow = (
-            f"the frozen layer, summaries, pins and the action need {-room} tokens "
-            f"more than the {budget.limit} available"
+            f"the frozen layer, summaries, pins and the action need {bare - limit} tokens "
+            f"more than the {limit} available"
         )
+    # Over budget: the oldest recent turns go first, a block at a time; then this turn's additions.
+    kept, dropped = _fit_hot(hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens)
+    if total(kept) > limit:
+        _trim_added(added, lambda: total(kept) > limit)
+    notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)
+    messages = _assemble(system, kept, held, action, added)
+    tokens = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
+    trace = _trace(front, kept, dropped, held, added, action, tokens, budget, count_tokens, overflow)
+    return Context(messages=messages, trace=trace, notes=notes)
 
-    # The scene's GM-only knowledge, lore and recall come before the oldest hot turns;
-    # over budget, recall goes first, then the scene's knowledge, then lore.
-    def flexible_tokens() -> int:
-        return sum(tokens(layers[name].block()) for name in flexible)
 
+def _new_notes(
+    world: World,
+    view: MemoryView,
+    turn: int,
+    held: Mapping[int, Sequence[TurnNote]],
+    budget: Budget,
+    count: CountTokens,
+) -> dict[str, _Layer]:
+    """This turn's additions: what is not in the prompt yet, each layer within what its budget has left."""
+    notes = [note for entry_notes in held.values() for note in entry_notes]
+    refs = {note.ref for note in notes}
+
+    def left(layer: str, limit: int) -> int:
+        # A layer's notes share its budget across the prompt, but a turn may always add its most relevant
+        # quarter of a budget: otherwise a long stretch between compactions would recall nothing new.
+        return max(limit // NEW_SHARE, limit - sum(count(note.text) + 2 for note in notes if note.layer == layer))
+
+    present, hidden = scene_notes(world, view.scene, turn, refs)
+    candidates = {
+        "scene": hidden,
+        "lore": sorted((i for i in view.lore if i.ref not in refs), key=lambda item: -item.priority),
+        "recall": [i for i in view.recall if i.ref not in refs],
+    }
+    limits = {"scene": budget.private, "lore": budget.lore, "recall": budget.recall}
+    added = {}
+    for name in NOTES:
+        # What each NPC present witnessed is never left out (F6); its secrets the front had no room for are.
+        room = left(name, limits[name]) - sum(count(item.text) + 2 for item in present) * (name == "scene")
+        layer = _cap(name, candidates[name], room, count)
+        if name == "scene":
+            layer.items[:0] = present
+        layer.budget = limits[name]
+        added[name] = layer
+    return added
+
+
+def _trim_added(added: dict[str, _Layer], too_big: Callable[[], bool]) -> None:
+    """Drop this turn's additions while ``too_big()``: recall from the least relevant, the scene, lore by priority."""
     for name, drop_order in (
         ("recall", lambda items: items[::-1]),
-        ("private", lambda items: items[::-1]),
+        ("scene", lambda items: [i for i in items[::-1] if not i.ref.startswith("scene:")]),
         ("lore", lambda items: sorted(items, key=lambda i: i.priority)),
     ):
-        layer = layers[name]
+        layer = added[name]
         for item in drop_order(list(layer.items)):
-            if flexible_tokens() <= max(room, 0):
-                break
+            if not too_big():
+                return
             layer.items.remove(item)
             layer.left_out.append(item.ref)
-    room -= flexible_tokens()
 
-    hot, dropped = _fit_hot(view.hot, max(room, 0), count_tokens)
-    messages = _assemble(layers, hot)
-    total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
-    while total > budget.limit and hot:  # block estimates are close; the whole count decides
-        dropped.append(hot.pop(0))
-        messages = _assemble(layers, hot)
-        total = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
 
-    trace_layers = []
+def _trace(
+    front: dict[str, _Layer],
+    kept: Sequence[LogEntry],
+    dropped: Sequence[LogEntry],
+    held: Mapping[int, Sequence[TurnNote]],
+    added: dict[str, _Layer],
+    action: LogEntry,
+    total: int,
+    budget: Budget,
+    count: CountTokens,
+    overflow: str | None,
+) -> ContextTrace:
+    shown = [note for e in kept for note in held.get(e.id, ())]
+    front_tokens = sum(count(layer.block()) + 2 for layer in front.values() if layer.items)
+    layers = []
     for name in LAYERS:
-        if name == "hot":
-            hot_tokens = sum(count_tokens(entry_message(e).content) + TEMPLATE_TOKENS_PER_MESSAGE for e in hot)
-            trace_layers.append(
+        if name in front:
+            layer = front[name]
+            layers.append(
+                LayerTrace(
+                    name=name, tokens=count(layer.block()) if layer.items else 0, budget=layer.budget,
+                    items=[i.ref for i in layer.items], left_out=layer.left_out,
+                )
+            )  # fmt: skip
+        elif name == "hot":
+            layers.append(
                 LayerTrace(
                     name="hot",
-                    tokens=hot_tokens,
-                    budget=max(room, 0),
-                    items=[f"entry:{e.id}" for e in hot],
+                    tokens=sum(count(entry_message(e).content) + TEMPLATE_TOKENS_PER_MESSAGE for e in kept),
+                    budget=max(0, budget.limit - front_tokens - count(entry_message(action).content)),
+                    items=[f"entry:{e.id}" for e in kept],
                     left_out=[f"entry:{e.id}" for e in dropped],
                 )
             )
-            continue
-        layer = layers[name]
-        trace_layers.append(
-            LayerTrace(
-                name=name,
-                tokens=count_tokens(layer.block()) if layer.items else 0,
-                budget=layer.budget,
-                items=[item.ref for item in layer.items],
-                left_out=layer.left_out,
+        elif name in NOTES:
+            earlier = [note for note in shown if note.layer == name]
+            layer = added[name]
+            layers.append(
+                LayerTrace(
+                    name=name,
+                    tokens=sum(count(n.text) + 2 for n in earlier) + sum(count(i.text) + 2 for i in layer.items),
+                    budget=layer.budget,
+                    items=[n.ref for n in earlier] + [i.ref for i in layer.items],
+                    left_out=layer.left_out,
+                )
             )
-        )
-    trace = ContextTrace(
-        layers=trace_layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow
+        else:
+            layers.append(LayerTrace(name="action", tokens=count(entry_message(action).content), budget=None,
+                                     items=[f"entry:{action.id}"]))  # fmt: skip
+    return ContextTrace(
+        layers=layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow
     )
-    return Context(messages=messages, trace=trace)
 
 
-def _fit_hot(hot: Sequence[LogEntry], room: int, count: CountTokens) -> tuple[list[LogEntry], list[LogEntry]]:
-    """The newest hot entries that fit ``room``; the older rest, oldest first."""
-    kept: list[LogEntry] = []
-    for entry in reversed(hot):
-        cost = count(entry_message(entry).content) + TEMPLATE_TOKENS_PER_MESSAGE
-        if cost > room:
-            break
-        room -= cost
-        kept.append(entry)
-    kept.reverse()
-    return kept, list(hot[: len(hot) - len(kept)])
+def _fit_hot(
+    hot: Sequence[LogEntry],
+    held: Mapping[int, Sequence[TurnNote]],
+    fits: Callable[[Sequence[LogEntry]], bool],
+    block: int,
+    count: CountTokens,
+) -> tuple[list[LogEntry], list[LogEntry]]:
+    """The recent turns that fit, and the older ones cut off, oldest first.
+
+    Cuts fall only where the tokens counted from the oldest recent entry
+    pass a multiple of ``block``: until the next cut, every prompt starts
+    its recent turns at the same entry, so each begins with the last one.
+    """
+    if fits(hot):
+        return list(hot), []
+    starts, position = [], 0
+    for entry in hot:
+        starts.append(position)
+        position += count(entry_message(entry, held.get(entry.id, ())).content) + TEMPLATE_TOKENS_PER_MESSAGE
+    borders = [i for i in range(1, len(hot)) if starts[i] // block != starts[i - 1] // block]
+    for border in [*borders, len(hot)]:
+        if fits(hot[border:]):
+            return list(hot[border:]), list(hot[:border])
+    return [], list(hot)
 
 
-def _assemble(layers: dict[str, _Layer], hot: Sequence[LogEntry]) -> list[ChatMessage]:
-    front = ("frozen", "chapters", "story", "pins", "glossary", "short", "secrets")
-    system = "\n\n".join(block for name in front if (block := layers[name].block()))
-    end = "\n\n".join(block for name in ("private", "lore", "recall", "action") if (block := layers[name].block()))
-    chat = [entry_message(e) for e in hot] + [ChatMessage(role="user", content=end)]
-    return [ChatMessage(role="system", content=system), *_alternate(chat)]
+def _assemble(
+    system: ChatMessage,
+    hot: Sequence[LogEntry],
+    held: Mapping[int, Sequence[TurnNote]],
+    action: LogEntry,
+    added: Mapping[str, _Layer],
+) -> list[ChatMessage]:
+    notes = [TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items]
+    chat = [entry_message(e, held.get(e.id, ())) for e in hot] + [entry_message(action, notes)]
+    return [system, *_alternate(chat)]
 
 
 def _alternate(messages: list[ChatMessage]) -> list[ChatMessage]:

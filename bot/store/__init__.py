@@ -4,6 +4,7 @@ from bot.store.models import (
     EntryKind,
     Fact,
     FactKind,
+    FrontSnapshot,
     Game,
     GameStatus,
     GlossaryTerm,
@@ -19,6 +20,7 @@ from bot.store.models import (
     RecallHit,
     Summary,
     SummaryKind,
+    TurnNote,
     Visibility,
 )
 from bot.store.store import Store
@@ -27,6 +29,7 @@ __all__ = [
     "EntryKind",
     "Fact",
     "FactKind",
+    "FrontSnapshot",
     "Game",
     "GlossaryTerm",
     "LeakHit",
@@ -43,5 +46,6 @@ __all__ = [
     "Store",
     "Summary",
     "SummaryKind",
+    "TurnNote",
     "Visibility",
 ]

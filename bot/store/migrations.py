@@ -247,6 +247,28 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE games ADD COLUMN started_by TEXT;
         """,
     ),
+    (
+        "m007_turn_notes_and_the_front",
+        """
+        -- What each turn's prompt added beside its action (lore, recall, NPCs entering), shown again
+        -- at that place in later prompts until a compaction folds the turn.
+        CREATE TABLE turn_notes (
+            entry_id INTEGER PRIMARY KEY REFERENCES turn_log (id),
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            notes TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX turn_notes_by_game ON turn_notes (game_id, entry_id);
+
+        -- Which private memories and glossary terms the prompt's front shows, fixed at each compaction.
+        ALTER TABLE memory_state ADD COLUMN front TEXT NOT NULL DEFAULT '{}';
+        UPDATE memory_state SET front = json_object(
+            'glossary_through', coalesce((SELECT max(id) FROM glossary g WHERE g.game_id = memory_state.game_id), 0),
+            'memories', json(coalesce((SELECT json_group_object(m.player_id, m.id) FROM player_memory m
+                WHERE m.game_id = memory_state.game_id AND m.replaced_by IS NULL), '{}'))
+        );
+        """,
+    ),
 ]
 
 

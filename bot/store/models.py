@@ -121,6 +121,30 @@ class Summary(NewSummary):
         return len(self.content.split())
 
 
+class FrontSnapshot(BaseModel):
+    """What the prompt's front shows of things that change every turn, fixed at the last compaction.
+
+    Private memories and the glossary are updated after every turn; shown
+    as they stood when the turns they cover left the recent window, the
+    front of the prompt stays the same until the next compaction.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    memories: dict[int, int] = Field(default_factory=dict, description="Player id -> private memory version id.")
+    glossary_through: int = Field(default=0, description="The last glossary term id the front shows.")
+
+
+class TurnNote(BaseModel):
+    """What the GM was given for one turn beside its action: kept with it for later prompts (F16)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    layer: str  # "scene", "lore" or "recall"
+    ref: str
+    text: str
+
+
 class MemoryState(_Row):
     """Where a game's memory stands: what is folded, which summaries are current, the chapter."""
 
@@ -134,6 +158,7 @@ class MemoryState(_Row):
     version: int = Field(default=0, description="Bumped by every edit or delete of a logged message.")
     last_compaction_at: datetime | None = None
     last_error: str | None = None
+    front: FrontSnapshot = Field(default_factory=FrontSnapshot)
 
 
 class Pin(_Row):

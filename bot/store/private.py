@@ -53,6 +53,10 @@ class PrivateStore:
         )
         return [_memory(r) for r in rows]
 
+    async def player_memory_version(self, memory_id: int) -> PlayerMemory | None:
+        row = await self._one("SELECT * FROM player_memory WHERE id = ?", (memory_id,))
+        return _memory(row) if row else None
+
     async def player_memory_history(self, game_id: int, player_id: int) -> list[PlayerMemory]:
         """Every version of a player's memory, oldest first."""
         rows = await self._all(

@@ -18,6 +18,7 @@ from bot.errors import UserError
 from bot.store.ledger import LedgerStore
 from bot.store.migrations import migrate
 from bot.store.models import (
+    FrontSnapshot,
     Game,
     LogEntry,
     MemoryState,
@@ -26,6 +27,7 @@ from bot.store.models import (
     Player,
     Summary,
     SummaryKind,
+    TurnNote,
     Visibility,
 )
 from bot.store.private import PrivateStore, entry_from_row
@@ -332,17 +334,50 @@ class Store(LedgerStore, PrivateStore):
             return MemoryState(game_id=game_id)
         data = dict(row)
         data["beats_done"] = tuple(json.loads(data["beats_done"]))
+        data["front"] = json.loads(data["front"] or "{}")
         return MemoryState.model_validate(data)
 
     async def save_memory_state(self, db: aiosqlite.Connection, state: MemoryState) -> None:
         """Write ``state`` inside a transaction the caller holds."""
         data = state.model_dump(mode="json")
         data["beats_done"] = json.dumps(list(state.beats_done))
+        data["front"] = json.dumps(data["front"])
         columns = list(data)
         await db.execute(
             f"INSERT OR REPLACE INTO memory_state ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
             [data[c] for c in columns],
         )
+
+    # Turn notes (F16): what each turn's prompt added beside its action
+
+    async def save_turn_notes(self, game_id: int, entry_id: int, notes: Iterable[TurnNote]) -> None:
+        payload = json.dumps([[n.layer, n.ref, n.text] for n in notes])
+        async with self.transaction() as db:
+            await db.execute(
+                "INSERT OR REPLACE INTO turn_notes (entry_id, game_id, notes, created_at) VALUES (?, ?, ?, ?)",
+                (entry_id, game_id, payload, _now()),
+            )
+
+    async def turn_notes(self, game_id: int, after_id: int) -> dict[int, list[TurnNote]]:
+        """The notes of the game's entries after ``after_id``, by entry id."""
+        rows = await self._all(
+            "SELECT entry_id, notes FROM turn_notes WHERE game_id = ? AND entry_id > ? ORDER BY entry_id",
+            (game_id, after_id),
+        )
+        return {
+            row["entry_id"]: [
+                TurnNote(layer=layer, ref=ref, text=text) for layer, ref, text in json.loads(row["notes"])
+            ]
+            for row in rows
+        }
+
+    async def front_now(self, game_id: int) -> FrontSnapshot:
+        """What the front would show if the prompt's front were fixed now: the latest memories and glossary."""
+        memories = await self._all(
+            "SELECT player_id, id FROM player_memory WHERE game_id = ? AND replaced_by IS NULL", (game_id,)
+        )
+        glossary = await self._one("SELECT max(id) FROM glossary WHERE game_id = ?", (game_id,))
+        return FrontSnapshot(memories={r["player_id"]: r["id"] for r in memories}, glossary_through=glossary[0] or 0)
 
     async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
         """Insert a summary inside a transaction the caller holds; return its id. Chunks are indexed for recall."""

@@ -103,10 +103,13 @@ async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine
     _, toms = await engine.private_memory(game.id, "tom")
     assert "cracked" not in toms.summary + " ".join(toms.facts)
 
+    # The front holds each player's memory as it stood at the last compaction: after one, the GM has Maya's.
+    await engine.compact(game.id)
     await engine.act(game.id, "tom", "I wait below.")
-    prompt = memory_model.last().messages[-1].content
-    assert "GM-only, this scene: never say it in the public reply" in prompt
-    assert "- Only Maya knows: One. Two. Three. Four. Five. Their key facts: Maya fact 0;" in prompt
+    front = memory_model.last().messages[0].content
+    assert "GM-only, what each player's character knows: never say it in the public reply" in front
+    assert "- Only Maya knows: One. Two. Three. Four. Five. Their key facts: Maya fact 0;" in front
+    assert "cracked" not in front.split("Only Tom knows")[-1].split("- Only")[0]
     trace = await engine.last_trace(game.id)
     assert f"private:{player.id}" in trace.layer("private").items
 
@@ -155,13 +158,14 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
 
     memory_model.enqueue("She nods.")
     await engine.act(game.id, "maya", "I ask Mrs. Crane and Tobias where they were.")
+    # Hester missed the secret turn, so she gets a new note; Tobias enters. Both go into this turn's message.
     prompt = memory_model.last().messages[-1].content
     assert "Hester Crane is here. Hester Crane witnessed turns 0-1, 3, and knows nothing else" in prompt
     assert "Tobias Crane is here. Tobias Crane witnessed turns 3, and knows nothing else" in prompt
     hester = next(line for line in prompt.splitlines() if line.startswith("- Hester Crane is here."))
     assert "pocket the key" not in hester and "Mrs. Crane unlocks the study" in hester, "she saw only the public scene"
     trace = await engine.last_trace(game.id)
-    assert {"scene:hester-crane", "scene:tobias-crane"} <= set(trace.layer("private").items)
+    assert {"scene:hester-crane:3", "scene:tobias-crane:3"} <= set(trace.layer("scene").items)
 
 
 async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(engine: Engine, memory_model):

@@ -166,7 +166,13 @@ async def test_the_glossary_defines_new_names_and_can_be_edited(engine: Engine, 
     await turn(engine, game.id, "I ask Wren where the boat came from.")
     [term] = await engine.glossary(game.id)
     assert term.term == "Saltmere" and term.source_entry_id is not None
+    # The prompt's front shows the glossary as it stood at the last compaction, so it stays put from turn to
+    # turn; the reply that coined the name is in the recent turns meanwhile.
     result = await turn(engine, game.id, "I nod.")
+    assert "Saltmere: The harbour town" not in result.context.messages[0].content
+    assert any("came from Saltmere" in m.content for m in result.context.messages[1:])
+    await engine.compact(game.id)
+    result = await turn(engine, game.id, "I nod again.")
     assert "Glossary:\n- Saltmere: The harbour town" in result.context.messages[0].content
     await engine.ledger.glossary_edit(game.id, "saltmere", "A fishing town.")
     assert [(t.term, t.definition, t.edited) for t in await engine.glossary(game.id)] == [

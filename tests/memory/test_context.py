@@ -14,6 +14,7 @@ from bot.memory.context import (
     build_context,
     shared_prefix_share,
 )
+from bot.memory.npcs import NpcScene
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
 from bot.store.models import EntryKind, LogEntry, Player, Visibility
 from bot.worlds import load_world
@@ -91,18 +92,18 @@ def test_layers_are_traced_in_order_and_placed_where_the_cache_can_reuse_them():
     markers = [
         'You are the game master (GM) of "The Lighthouse at Gull Rock"',  # frozen
         "Players: Maya (a diver); Tom.",  # frozen
+        HEADERS["secrets"],
+        "The keeper is alive",
         HEADERS["chapters"],
         "CHAPTERRECAP",
-        HEADERS["story"],
-        "STORYSUMMARY",
         HEADERS["pins"],
         "PINFACT",
         HEADERS["glossary"],
         "GLOSSTERM",
+        HEADERS["story"],
+        "STORYSUMMARY",
         HEADERS["short"],
         "SHORTSUMMARY",
-        HEADERS["secrets"],
-        "The keeper is alive",
     ]
     positions = [system.content.find(marker) for marker in markers]
     assert -1 not in positions, dict(zip(markers, positions, strict=True))
@@ -187,9 +188,10 @@ def test_capped_layers_keep_what_fits_and_record_the_rest():
     assert trace.layer("recall").left_out == ["fact:2"]
     assert "RECALL2" not in text
 
-    # Secrets: the truth is kept; the chapter's private clue and what the NPCs hide and know did not fit.
+    # Secrets: the truth is kept; the chapter's private clue did not fit. (What the NPCs hide and know comes
+    # with an NPC's note when it enters the scene, not in this layer.)
     assert trace.layer("secrets").items == ["truth:keeper-alive"]
-    assert trace.layer("secrets").left_out == ["clue:log-book", "npc:wren:hides:0", "npc:wren:knows:0"]
+    assert trace.layer("secrets").left_out == ["clue:log-book"]
     assert truth in context.messages[0].content
     assert "sold the keeper's oil" not in text
 
@@ -199,15 +201,29 @@ def test_capped_layers_keep_what_fits_and_record_the_rest():
         assert 0 < layer.tokens <= layer.budget, name
 
 
-def test_a_roomy_secrets_budget_carries_every_truth_clue_and_npc_secret():
+def test_the_front_carries_truths_and_clues_and_an_entering_npc_brings_what_it_hides_and_knows():
     context = build_context(WORLD, MemoryView(), act(1, "Hello."), ROOMY, words)
     system = context.messages[0].content
-    assert context.trace.layer("secrets").items == [
-        "truth:keeper-alive", "clue:log-book", "npc:wren:hides:0", "npc:wren:knows:0",
-    ]  # fmt: skip
+    assert context.trace.layer("secrets").items == ["truth:keeper-alive", "clue:log-book"]
     assert "tell one player alone with [[to Name: ...]]" in system
-    assert "Wren Tally hides: He sold the keeper's oil to smugglers." in system
-    assert "Wren Tally knows: The keeper quarrelled with the supply company." in system
+    assert "Wren Tally hides" not in system, "an NPC's secrets come when it is in the scene"
+
+    wren = NpcScene("wren", "Wren Tally", turns=(0, 1), seen=("GM: Wren mends a net.",))
+    context = build_context(WORLD, MemoryView(scene=[wren]), act(2, "I greet Wren."), ROOMY, words)
+    final = context.messages[-1].content
+    assert final.index(HEADERS["scene"]) < final.index("Wren Tally is here.") < final.index("Maya: I greet Wren.")
+    assert "Wren Tally hides: He sold the keeper's oil to smugglers." in final
+    assert "Wren Tally knows: The keeper quarrelled with the supply company." in final
+    assert [n.ref for n in context.notes] == ["scene:wren:2", "npc:wren:hides:0", "npc:wren:knows:0"]
+
+    # Once her note is in the prompt and she stays, a later turn adds nothing for her.
+    held = {2: list(context.notes)}
+    hot = [act(2, "I greet Wren."), gm(3, "Wren nods.")]
+    later = MemoryView(scene=[NpcScene("wren", "Wren Tally", turns=(0, 1, 2, 3))], hot=hot, notes=held)
+    again = build_context(WORLD, later, act(4, "I ask about the oil."), ROOMY, words)
+    assert again.notes == ()
+    assert again.messages[-3].content == final, "her note stays where it was given"
+    assert again.messages[-1].content == "Maya: I ask about the oil."
 
 
 # Over the total budget

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from bot.memory.compaction import apply_ceiling, next_trigger, plan_compaction
 from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget, MemoryItem, MemoryView, build_context, entry_message
+from bot.memory.npcs import NpcScene
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
 from bot.store.models import EntryKind, LogEntry, Player
 from bot.worlds import load_world
@@ -275,3 +276,66 @@ def test_the_oldest_hot_turns_go_first(scenario):
     for name, candidates in (("lore", view.lore), ("recall", view.recall), ("glossary", view.glossary)):
         layer = context.trace.layer(name)
         assert sorted(layer.items + layer.left_out) == sorted(c.ref for c in candidates)
+
+
+# The append-only rule (F16): between compactions, each prompt begins with the last one and its reply
+
+LORE_POOL = [MemoryItem(f"lore:l{i}", filler(f"LORE{i}", 12 + 3 * i), priority=10 * i) for i in range(6)]
+RECALL_POOL = [MemoryItem(f"entry:{900 + i}", filler(f"RECALL{i}", 8 + 5 * i)) for i in range(10)]
+NPCS = [("wren", "Wren Tally")]
+
+
+@st.composite
+def turn_sequences(draw):
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["Maya", "Tom"]),  # who acts
+                st.integers(1, 30),  # action words
+                st.integers(5, 80),  # reply words
+                st.booleans(),  # a roll first
+                st.lists(st.sampled_from(LORE_POOL), max_size=3, unique_by=lambda i: i.ref),
+                st.lists(st.sampled_from(RECALL_POOL), max_size=4, unique_by=lambda i: i.ref),
+                st.booleans(),  # Wren is in the scene
+            ),
+            min_size=2,
+            max_size=14,
+        )
+    )
+    n_ctx = draw(st.sampled_from([1200, 2000, 100_000]))
+    return steps, Budget(n_ctx=n_ctx, reply_tokens=100, lore=120, recall=150, private=150)
+
+
+@FAST
+@given(turn_sequences())
+def test_each_prompt_begins_with_the_last_prompt_and_its_reply(sequence):
+    steps, budget = sequence
+    log: list[LogEntry] = []
+    notes: dict[int, list] = {}
+    present: list[int] = []  # turns Wren witnessed
+    previous, compared = None, 0
+    for turn, (who, action_words, reply_words, roll, lore, recall, wren_here) in enumerate(steps, 1):
+        if roll:
+            log.append(LogEntry(id=len(log) + 1, game_id=1, turn=turn, kind=EntryKind.ROLL, author=who,
+                                content="1d20: 12", created_at=NOW))  # fmt: skip
+        action = LogEntry(id=len(log) + 1, game_id=1, turn=turn, kind=EntryKind.ACTION, author=who,
+                          content=filler(f"ACT{turn}", action_words), created_at=NOW)  # fmt: skip
+        if wren_here:
+            present.append(turn)
+        scene = [NpcScene("wren", "Wren Tally", turns=tuple(present))] if wren_here else []
+        view = MemoryView(hot=list(log), lore=lore, recall=recall, scene=scene, notes=notes)
+        context = build_context(WORLD, view, action, budget, words)
+        trace = context.trace
+        assert trace.total_tokens <= budget.limit or trace.overflow
+        if previous is not None and trace.layer("hot").left_out == previous[1]:
+            before = previous[0]
+            assert context.messages[: len(before)] == before, f"turn {turn}: the last prompt is not its beginning"
+            assert context.messages[len(before)].content.startswith(previous[2])
+            compared += 1
+        notes[action.id] = list(context.notes)
+        reply = filler(f"GM{turn}", reply_words)
+        log += [action, LogEntry(id=len(log) + 2, game_id=1, turn=turn, kind=EntryKind.GM, author="GM",
+                                 content=reply, created_at=NOW)]  # fmt: skip
+        previous = (context.messages, trace.layer("hot").left_out, reply)
+    if budget.n_ctx == 100_000:  # nothing is ever cut: every turn is checked
+        assert compared == len(steps) - 1
