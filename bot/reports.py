@@ -25,6 +25,32 @@ def _summary_line(label: str, summary: SummaryInfo | None) -> str:
     return f"{label} ({turns}, {summary.words} words): {summary.text}"
 
 
+def next_compaction(status: MemoryStatus) -> str:
+    """When the older turns will be summarized: a chunk closes, then waits for the recent turns to need room."""
+    nxt = status.next_compaction
+    kept = f"the newest {nxt.protected_tail} messages always kept whole"
+    filled = "" if status.room_filled is None else f", now {min(status.room_filled, 1.0):.0%}"
+    if nxt.messages_to_go == 0 or nxt.tokens_to_go == 0:
+        return (
+            f"a chunk is ready; it is folded when the recent turns fill {status.fold_at_percent}% of their room"
+            f"{filled} ({kept})"
+        )
+    return (
+        f"a chunk closes in {nxt.messages_to_go} messages or {nxt.tokens_to_go} tokens, and is folded when the "
+        f"recent turns fill {status.fold_at_percent}% of their room{filled} ({kept})"
+    )
+
+
+def last_turn(status: MemoryStatus) -> str:
+    """The last turn's wait and what the model read of its prompt."""
+    turn = status.last_turn
+    return (
+        f"first text after {turn.first_text_seconds:.1f}s, whole reply {turn.reply_seconds:.1f}s; the model read "
+        f"{turn.evaluated_tokens} of {turn.prompt_tokens} prompt tokens ({turn.reuse:.0%} reused from its cache) "
+        f"and wrote {turn.generated_tokens}"
+    )
+
+
 def status_text(status: MemoryStatus) -> str:
     chapter = (
         f"{status.chapter_title} ({len(status.beats_done)}/{status.beats_total} beats)"
@@ -40,17 +66,12 @@ def status_text(status: MemoryStatus) -> str:
         f"summaries written {status.summaries_written}; pins {status.pins}/{status.pin_cap}; "
         f"facts {status.facts}; lore entries {status.lore_entries}; glossary {status.glossary}",
     ]
-    nxt = status.next_compaction
-    if nxt.messages_to_go == 0 or nxt.tokens_to_go == 0:
-        lines.append("Next compaction: due now")
-    else:
-        lines.append(
-            f"Next compaction: in {nxt.messages_to_go} messages or {nxt.tokens_to_go} tokens "
-            f"({nxt.unsummarized_messages} unsummarized, the newest {nxt.protected_tail} always kept whole)"
-        )
+    lines.append(f"Next compaction: {next_compaction(status)}")
     when = status.last_compaction_at.strftime("%Y-%m-%d %H:%M") if status.last_compaction_at else "never"
     lines.append(f"Last compaction: {when}" + (" (upkeep running)" if status.upkeep_running else ""))
-    if status.cache_reuse is not None:
+    if status.last_turn is not None:
+        lines.append(f"Last turn: {last_turn(status)}")
+    elif status.cache_reuse is not None:
         lines.append(f"Prompt reused from the previous turn: {status.cache_reuse:.0%}")
     if status.last_error:
         lines.append(f"Last upkeep problem: {status.last_error}")

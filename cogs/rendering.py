@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 import discord
 
 from bot.memory.context import GM_ONLY_LAYERS
+from bot.reports import last_turn, next_compaction
 
 LIMIT = 2000
 EDIT_INTERVAL = 1.0  # Discord allows about five edits per five seconds per channel.
@@ -140,15 +141,10 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
         f"glossary {status.glossary}",
         inline=False,
     )
-    nxt = status.next_compaction
-    due = (
-        "due now"
-        if not nxt.messages_to_go or not nxt.tokens_to_go
-        else (f"in {nxt.messages_to_go} messages or {nxt.tokens_to_go} tokens")
-    )
     last = discord.utils.format_dt(status.last_compaction_at, "R") if status.last_compaction_at else "never"
-    reuse = f"; prompt reused from the last turn: {status.cache_reuse:.0%}" if status.cache_reuse is not None else ""
-    embed.add_field(name="Compaction", value=f"Next {due}; last {last}{reuse}", inline=False)
+    embed.add_field(name="Compaction", value=_clip(f"Next: {next_compaction(status)}. Last: {last}."), inline=False)
+    if status.last_turn is not None:
+        embed.add_field(name="Last turn", value=_clip(last_turn(status)), inline=False)
     layers = [layer for layer in status.layers if show_secrets or layer.name not in GM_ONLY_LAYERS]
     if layers:
         embed.add_field(

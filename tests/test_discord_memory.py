@@ -51,6 +51,23 @@ async def test_memory_status_and_recall_show_public_layers_to_players_and_secret
         assert as_admin.ephemeral and "secrets" in str(as_admin.response.embeds[0].to_dict()), command
 
 
+async def test_memory_status_shows_what_the_last_turn_cost(playing, engine: Engine):
+    channel, maya, _, _ = playing
+    await maya.slash(channel, "act", action="I climb to the lamp room.")
+    await maya.slash(channel, "act", action="I trim the wick.")
+    await engine.memory.idle()
+    status = await maya.slash(channel, "memory-status")
+    fields = {f.name: f.value for f in status.response.embeds[0].fields}
+    assert fields["Last turn"].startswith("first text after ")
+    assert "prompt tokens (" in fields["Last turn"] and "reused from its cache" in fields["Last turn"]
+    assert "of their room" in fields["Compaction"]
+    game = await engine.current_game(f"discord:{channel.id}")
+    turn = (await engine.memory_status(game.id)).last_turn
+    assert turn.prompt_tokens == turn.reused_tokens + turn.evaluated_tokens > 0
+    assert turn.reused_tokens > 0, "the second turn's prompt begins with the first's"
+    assert 0 <= turn.first_text_seconds <= turn.reply_seconds
+
+
 async def test_compact_reports_what_it_folded(playing, engine: Engine):
     channel, maya, _, _ = playing
     for n in range(5):

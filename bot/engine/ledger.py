@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
+from bot.memory.compaction import in_batches
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, merge, sources_for, to_new_fact
@@ -40,8 +41,6 @@ from bot.store import (
 from bot.worlds import LoreEntry, World, format_validation_error
 
 log = logging.getLogger(__name__)
-
-EXTRACTION_ENTRIES = 12  # newest entries one extraction call reads
 
 
 class LedgerFailed(Exception):
@@ -193,7 +192,9 @@ class Ledger:
         fresh = [e for e in await self.store.log_between(game_id, checked) if e.visibility is Visibility.PUBLIC]
         if not any(e.kind is EntryKind.GM for e in fresh):
             return written
-        written += await self._extract(game_id, world, fresh[-EXTRACTION_ENTRIES:], checked_through=fresh[-1].id)
+        # Behind by several turns (a busy table), the backlog is read in as few calls as fit, all of it.
+        for batch in in_batches(fresh, [self.worker.count_tokens(e.line) for e in fresh]):
+            written += await self._extract(game_id, world, batch, checked_through=batch[-1].id)
         return written
 
     async def _extract(

@@ -359,6 +359,9 @@ class MemoryKeeper:
         if open_beats:
             # Beats are judged on what happened in public: a whispered discovery must not open a truth.
             recent = [e for e in await self.store.recent_log(game_id, 24) if e.visibility is Visibility.PUBLIC][-6:]
+            checked = await self.store.checked_through("beats_checked", game_id)
+            if not recent or recent[-1].id <= checked:
+                return  # nothing new happened in public since the last judgement
             result = await self.worker.generate_object(
                 beats_messages(chapter, open_beats, recent),
                 beats_schema(open_beats),
@@ -369,11 +372,13 @@ class MemoryKeeper:
             if not result.ok:
                 raise UpkeepFailed(f"no usable beat judgement: {'; '.join(result.errors)}")
             newly = [b for b in open_beats if b in result.value.done]
-            if newly:
-                async with self.store.transaction() as db:
+            async with self.store.transaction() as db:
+                if newly:
                     current = await self.store.memory_state(game_id)
                     done = tuple(dict.fromkeys([*current.beats_done, *newly]))
                     await self.store.save_memory_state(db, current.model_copy(update={"beats_done": done}))
+                await self.store.set_checked_through(db, "beats_checked", game_id, recent[-1].id)
+            if newly:
                 log.info("Game %d: beats done in %s: %s", game_id, chapter.id, ", ".join(newly))
                 open_beats = [b for b in open_beats if b not in newly]
         if not open_beats:

@@ -28,6 +28,21 @@ class NextCompaction(BaseModel):
     protected_tail: int
 
 
+class LastTurn(BaseModel):
+    """What the last turn cost: how long the players waited, and how much of the prompt the model read."""
+
+    first_text_seconds: float
+    reply_seconds: float
+    prompt_tokens: int
+    reused_tokens: int
+    evaluated_tokens: int
+    generated_tokens: int
+
+    @property
+    def reuse(self) -> float:
+        return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
 class MemoryStatus(BaseModel):
     game_id: int
     turn: int
@@ -53,6 +68,9 @@ class MemoryStatus(BaseModel):
     last_error: str | None
     upkeep_running: bool
     cache_reuse: float | None
+    room_filled: float | None = None  # how full the recent turns' room was: closed chunks fold at fold_at_percent
+    fold_at_percent: int = 75
+    last_turn: LastTurn | None = None
 
 
 async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
@@ -98,4 +116,20 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         last_error=state.last_error,
         upkeep_running=engine.memory.pending(game.id),
         cache_reuse=trace.prefix_reuse if trace else None,
+        room_filled=trace.fill if trace else None,
+        fold_at_percent=config.fold_at_percent,
+        last_turn=_last_turn(trace),
+    )
+
+
+def _last_turn(trace) -> LastTurn | None:
+    if trace is None or trace.model_prompt_tokens is None:
+        return None
+    return LastTurn(
+        first_text_seconds=trace.first_text_seconds or 0.0,
+        reply_seconds=trace.reply_seconds or 0.0,
+        prompt_tokens=trace.model_prompt_tokens,
+        reused_tokens=trace.model_reused_tokens or 0,
+        evaluated_tokens=trace.model_evaluated_tokens or 0,
+        generated_tokens=trace.model_generated_tokens or 0,
     )

@@ -2,10 +2,11 @@
 
 The log after the fold marker is the hot window. The part of it before a
 protected tail is cut greedily into chunks, each closed when it reaches the
-message trigger or the token trigger. Only closed chunks are folded, so
-where the marker lands depends on the log alone, never on when compaction
-happened to run, and between compactions the hot window only grows at its
-end.
+message trigger or the token trigger, so chunk borders depend on the log
+alone. Closed chunks are folded together once the recent turns fill most of
+their room in the prompt (the engine decides when), so the prompt's front
+changes once for a block of turns rather than every few; only when the room
+is about to run out before a chunk closed is the open one folded too.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from bot.memory.config import MemoryConfig
 from bot.model.base import ChatMessage
 from bot.store.models import LogEntry, Visibility
+
+T = TypeVar("T")
 
 PRESERVE = (
     "Keep, in this order of priority: "
@@ -141,3 +145,24 @@ def apply_ceiling(text: str, words: int, *, slack: float = 1.5) -> str:
     cut = " ".join(tokens[:limit])
     ends = list(_SENTENCE_END.finditer(cut))
     return cut[: ends[-1].end()] if ends else cut + "…"
+
+
+MATERIAL_TOKENS = 1200  # the most one background call reads: a prompt that fits a 2k context with its answer
+
+
+def in_batches(items: Sequence[T], costs: Sequence[int], limit: int = MATERIAL_TOKENS) -> list[list[T]]:
+    """``items`` in order, cut into batches of at most ``limit`` tokens (an item bigger than that alone).
+
+    Background work that fell behind reads its backlog in as few calls as fit,
+    never in one prompt bigger than the model's context.
+    """
+    batches: list[list[T]] = []
+    used = 0
+    for item, cost in zip(items, costs, strict=True):
+        if batches and used + cost <= limit:
+            batches[-1].append(item)
+            used += cost
+        else:
+            batches.append([item])
+            used = cost
+    return batches

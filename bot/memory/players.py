@@ -8,17 +8,17 @@ at most 10 facts). The engine runs the updates; the store keeps versions.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated
 
 from pydantic import BaseModel, Field, StringConstraints
 
+from bot.memory.compaction import MATERIAL_TOKENS, in_batches
 from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, Player, PlayerMemory, Visibility
 
 MAX_FACTS = 10
 MAX_SENTENCES = 5
-MATERIAL_ENTRIES = 40  # the most one model call reads; more (a rebuild, a backlog) go in several calls
 
 FactText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=140)]
 
@@ -35,10 +35,17 @@ def witnessed(entries: Sequence[LogEntry], player_id: int) -> list[LogEntry]:
     return [e for e in entries if not e.deleted and e.seen_by(player_id)]
 
 
-def material(entries: Sequence[LogEntry], player_id: int, after_id: int) -> list[list[LogEntry]]:
-    """What an update reads: the player's witnessed entries after ``after_id``, in calls of ``MATERIAL_ENTRIES``."""
-    seen = witnessed([e for e in entries if e.id > after_id], player_id)
-    return [seen[i : i + MATERIAL_ENTRIES] for i in range(0, len(seen), MATERIAL_ENTRIES)]
+def material(
+    entries: Sequence[LogEntry],
+    player: Player,
+    after_id: int,
+    count: Callable[[str], int],
+    limit: int = MATERIAL_TOKENS,
+) -> list[list[LogEntry]]:
+    """What an update reads: the player's witnessed entries after ``after_id``, in calls of at most ``limit``
+    tokens (a backlog or a rebuild takes several)."""
+    seen = witnessed([e for e in entries if e.id > after_id], player.id)
+    return in_batches(seen, [count(entry_line(e, player)) for e in seen], limit)
 
 
 def entry_line(entry: LogEntry, player: Player) -> str:

@@ -260,6 +260,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         CREATE INDEX turn_notes_by_game ON turn_notes (game_id, entry_id);
 
+        -- The last entry the beat judge read: it is not asked again until something new happened in public.
+        CREATE TABLE beats_checked (
+            game_id INTEGER PRIMARY KEY REFERENCES games (id),
+            through_entry_id INTEGER NOT NULL
+        );
+
         -- Which private memories and glossary terms the prompt's front shows, fixed at each compaction.
         ALTER TABLE memory_state ADD COLUMN front TEXT NOT NULL DEFAULT '{}';
         UPDATE memory_state SET front = json_object(

@@ -171,8 +171,8 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
 async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(engine: Engine, memory_model):
     game = await start(engine, "Maya")
     first = None
-    for i in range(1, 26):  # 25 turns: 75 witnessed entries, more than one call reads
-        memory_model.enqueue(f"REPLY{i}Z. [[to Maya: ASIDE{i}Z]]")
+    for i in range(1, 26):  # 25 turns of long replies: more than one call reads (calls are bounded in tokens)
+        memory_model.enqueue(f"REPLY{i}Z {'and the tide runs cold ' * 12}. [[to Maya: ASIDE{i}Z]]")
         result = await engine.act(game.id, "maya", f"ACTION{i}Z")
         first = first or result.action
         await engine.memory.idle(game.id)

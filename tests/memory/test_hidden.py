@@ -19,7 +19,7 @@ from bot.memory.leaks import (
     world_public_runs,
 )
 from bot.memory.npcs import cast_of, turn_ranges
-from bot.memory.players import MATERIAL_ENTRIES, PrivateMemoryAnswer, material, tidy, update_messages
+from bot.memory.players import PrivateMemoryAnswer, entry_line, material, tidy, update_messages
 from bot.store.models import EntryKind, LogEntry, Player, PlayerMemory, Visibility
 from bot.worlds import load_world
 
@@ -58,14 +58,15 @@ def test_an_update_reads_only_what_the_player_witnessed(stream, pid, after):
         entry(i, f"EVENT{i}X", seen=tuple(sorted(w)), private=private)
         for i, (private, w) in enumerate(stream, 1)
     ]  # fmt: skip
-    batches = material(entries, pid, after)
+    batches = material(entries, player(pid, "P"), after, lambda text: len(text.split()), limit=60)
     prompts = ["\n".join(m.content for m in update_messages("T", player(pid, "P"), None, b)) for b in batches]
     witnessed = [e for e in entries if pid in e.visible_to and e.id > after]
     for e in entries:
         if pid not in e.visible_to or e.id <= after:
             assert not any(f"EVENT{e.id}X" in p for p in prompts), "an entry the player did not witness was read"
     assert [e.id for b in batches for e in b] == [e.id for e in witnessed], "every witnessed entry, once, in order"
-    assert all(0 < len(b) <= MATERIAL_ENTRIES for b in batches)
+    sizes = [sum(len(entry_line(e, player(pid, "P")).split()) for e in b) for b in batches]
+    assert all(size <= 60 or len(b) == 1 for size, b in zip(sizes, batches, strict=True)), "each call is bounded"
     for batch, prompt in zip(batches, prompts, strict=True):
         assert all(f"EVENT{e.id}X" in prompt for e in batch)
 
