@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
 from bot.memory.config import fitted
+from bot.memory.context import frozen_tokens
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
@@ -73,6 +74,34 @@ def engine_config(settings: Settings, **changes: object) -> EngineConfig:
     return EngineConfig(**fields)
 
 
+def check_context(settings: Settings, model: LanguageModel, worlds: WorldLibrary) -> None:
+    """Refuse a context the model or the worlds cannot work in, with the numbers, before any turn is played.
+
+    A world whose frozen layer alone overflows the prompt is left out (reported like a broken file);
+    with no world left, nothing can be played.
+    """
+    trained = getattr(model, "trained_context", None)
+    if trained and settings.n_ctx > trained:
+        raise UserError(
+            f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "
+            f"set GM_N_CTX to {trained} or less."
+        )
+    limit = settings.n_ctx - settings.reply_tokens
+    reply_words = max(30, settings.reply_tokens * 3 // 5)
+    for world in list(worlds.worlds.values()):
+        frozen = frozen_tokens(world, model.count_tokens, reply_words)
+        if frozen > limit:
+            worlds.leave_out(
+                world.id,
+                f"(context): its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than "
+                f"the {limit} a prompt may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS "
+                f"{settings.reply_tokens}); raise GM_N_CTX or shorten the world",
+            )
+    if not worlds.worlds:
+        problems = "\n".join(str(error) for error in worlds.errors)
+        raise UserError(f"No world can be played with these settings:\n{problems}")
+
+
 @dataclass
 class App:
     settings: Settings
@@ -93,6 +122,7 @@ async def open_app(
     store = await Store.open(settings.database)
     try:
         model = model or await asyncio.to_thread(load_model, settings)
+        check_context(settings, model, worlds)
         async with ModelWorker(model) as worker:
             engine = Engine(store, worker, worlds, engine_config(settings))
             try:
@@ -109,6 +139,7 @@ async def play(settings: Settings, world_name: str, resume: bool) -> None:
     worlds = WorldLibrary(settings.worlds_dir)
     world = worlds.from_command_line(world_name)  # an unknown or broken world fails before the model loads
     async with open_app(settings, worlds=worlds) as app:
+        world = worlds.get(world.id)  # still there: it fits the context
         key = channel_key(world)
         game = await app.engine.resume_game(key, world.id) if resume else None
         terminal = TerminalGame(app.engine, game, world) if game else None

@@ -156,9 +156,10 @@ def _unique_ids(items: list) -> list:
 class WorldFileError(UserError):
     """A world file that cannot be used, with one line per problem."""
 
-    def __init__(self, path: Path, problems: list[str]):
+    def __init__(self, path: Path, problems: list[str], world_id: str | None = None):
         self.path = path
         self.problems = problems
+        self.world_id = world_id
         super().__init__("\n".join(f"{path}: {problem}" for problem in problems))
 
 
@@ -240,6 +241,14 @@ class WorldLibrary:
     def names(self) -> list[str]:
         return sorted(self.worlds)
 
+    def leave_out(self, world_id: str, problem: str) -> None:
+        """Take a loaded world out of the library, reported like a broken file."""
+        self.worlds.pop(world_id, None)
+        path = self.paths.pop(world_id, None) or Path(f"{world_id}.yaml")
+        error = WorldFileError(path, [problem], world_id)
+        log.warning("World left out: %s", error)
+        self.errors.append(error)
+
     def get(self, name: str) -> World:
         """A world of this library by its id.
 
@@ -249,7 +258,7 @@ class WorldLibrary:
         if name in self.worlds:
             return self.worlds[name]
         for error in self.errors:
-            if error.path.stem == name:
+            if name in (error.path.stem, error.world_id):
                 raise error
         choices = ", ".join(self.names()) or "none"
         shown = name if len(name) <= 60 else name[:59] + "…"

@@ -136,6 +136,26 @@ def test_unwritable_database_is_one_line(tmp_path: Path, play_env):
     assert one_clear_line(result).startswith(f"Cannot open the database at {blocker / 'gm.sqlite3'}")
 
 
+def test_a_context_too_small_for_the_world_is_refused_at_start_with_the_numbers(tmp_path: Path, play_env):
+    shutil.copy(Path(__file__).parent.parent / "worlds" / "hollow-manor.yaml", play_env["GM_WORLDS_DIR"])
+    result = run_bot("play", "hollow-manor", cwd=tmp_path, **{**play_env, "GM_N_CTX": "1024", "GM_REPLY_TOKENS": "300"})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    problem = re.search(
+        r"hollow-manor\.yaml: \(context\): its frozen layer .* is (\d+) tokens, more than the 724 ", result.stderr
+    )
+    assert problem and int(problem.group(1)) > 724, result.stderr
+    assert "GM_N_CTX 1024 minus GM_REPLY_TOKENS 300" in result.stderr and "raise GM_N_CTX" in result.stderr
+    assert "==" not in result.stdout, "no game was started"
+
+
+def test_a_context_longer_than_the_model_was_trained_for_is_refused(tmp_path: Path, play_env):
+    line = run_bot("play", "lighthouse", cwd=tmp_path, **{**play_env, "GM_N_CTX": "16384"}).stderr.splitlines()[-1]
+    assert line == (
+        "GM_N_CTX is 16384, but SmolLM2-135M-Instruct.Q4_1 was trained for 8192 tokens of context; "
+        "set GM_N_CTX to 8192 or less."
+    )
+
+
 def test_a_bad_setting_names_the_setting(tmp_path: Path, play_env):
     play_env["GM_N_CTX"] = "lots"
     line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **play_env))

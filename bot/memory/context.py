@@ -209,6 +209,11 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
     return "\n\n".join(parts)
 
 
+def frozen_tokens(world: World, count: CountTokens, reply_words: int) -> int:
+    """The frozen layer's size at its largest (the chapter with the most beats), before any player joins."""
+    return max(count(world_brief(world, i, (), reply_words)) for i in range(len(world.chapters)))
+
+
 def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
     """The front's GM-only layer, most important first (a tight budget keeps the truths): the world's truths,
     then this chapter's private clues. What each NPC hides and knows comes with its note when it enters the

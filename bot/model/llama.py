@@ -100,6 +100,11 @@ class LlamaModel(LanguageModel):
     def n_ctx(self) -> int:
         return self._llama.n_ctx()
 
+    @property
+    def trained_context(self) -> int:
+        """The context the model was trained with: a longer one reads garbage past it."""
+        return self._llama._model.n_ctx_train()
+
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(

@@ -1,0 +1,118 @@
+"""Players first (F25): background work gives the model up to a waiting player and is redone, never lost."""
+
+from __future__ import annotations
+
+import asyncio
+
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker, ScriptedModel
+from bot.store import Store
+from bot.worlds import WorldLibrary
+from tests.engine.test_memory import scripted_memory, start
+
+
+async def until(condition, tries: int = 2000) -> None:
+    for _ in range(tries):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("the condition never came true")
+
+
+def private_memory_calls(model: ScriptedModel) -> list:
+    return [c for c in model.calls if c.messages[0].content.startswith("You keep the private memory")]
+
+
+async def test_a_turn_arriving_during_background_work_starts_before_it_ends_and_the_work_is_redone(
+    engine: Engine, memory_model: ScriptedModel
+):
+    game = await start(engine, "Maya")
+    memory_model.block.clear()  # every call waits: the first turn's background work will hold the model
+    memory_model.enqueue("FIRSTREPLY The fog rolls in.")
+    first = asyncio.create_task(engine.act(game.id, "maya", "FIRSTACTION I light the lamp."))
+    await until(lambda: any(c.kind == "stream" for c in memory_model.started))
+    memory_model.block.set()
+    await first
+    memory_model.block.clear()
+    await until(lambda: any(c.kind == "json" for c in memory_model.started))  # upkeep holds the model now
+    held = len(memory_model.started)
+
+    memory_model.enqueue("SECONDREPLY The lamp catches.")
+    second = asyncio.create_task(engine.act(game.id, "maya", "SECONDACTION I wait."))
+    # The turn's call starts while the background call is still held: it gave way.
+    await until(lambda: any(c.kind == "stream" for c in memory_model.started[held:]))
+    assert memory_model.interrupted >= 1 and not second.done()
+    memory_model.block.set()
+    result = await second
+    assert result.reply.content == "SECONDREPLY The lamp catches."
+    await engine.memory.idle(game.id)
+
+    # The interrupted update ran again: Maya's memory took in every entry of both turns, nothing was lost.
+    player = await engine.player(game.id, "maya")
+    read = {i for version in await engine.store.player_memory_history(game.id, player.id) for i in version.sources}
+    both_turns = [e.id for e in await engine.store.log(game.id) if e.turn in (1, 2) and e.author != "system"]
+    assert set(both_turns) <= read
+    assert (await engine.memory_status(game.id)).last_error is None
+    interrupted = [r for r in engine.worker.records if r.interruptions]
+    assert interrupted and all(r.ok for r in interrupted)
+
+
+async def test_two_games_turns_are_served_in_arrival_order_behind_held_background_work(
+    engine: Engine, memory_model: ScriptedModel
+):
+    one = await start(engine, "Maya")
+    two = (await engine.start_game("chan-2", "lighthouse")).game
+    await engine.join(two.id, "tom", "Tom")
+    await engine.act(one.id, "maya", "I climb.")  # leaves upkeep behind it
+    memory_model.block.clear()
+    await until(lambda: any(c.kind == "json" for c in memory_model.started[-1:]))
+    turns = []
+    for game_id, who, text in ((one.id, "maya", "GAMEONE-A"), (two.id, "tom", "GAMETWO-A")):
+        turns.append(asyncio.create_task(engine.act(game_id, who, text)))
+        await until(lambda: engine.worker.pending >= len(turns) or memory_model.interrupted)
+    memory_model.block.set()
+    await asyncio.gather(*turns)
+    streams = [c.messages[-1].content for c in memory_model.calls if c.kind == "stream"][-2:]
+    assert streams[0].endswith("GAMEONE-A") and streams[1].endswith("GAMETWO-A")
+    await engine.memory.idle()
+
+
+async def test_a_backlog_of_turns_is_taken_in_by_few_calls_that_cover_every_turn(
+    engine: Engine, memory_model: ScriptedModel
+):
+    game = await start(engine, "Maya")
+    engine.memory.hold()
+    for n in range(1, 7):
+        await engine.act(game.id, "maya", f"BACKLOG{n} I search the rock.")
+    before = len(memory_model.calls)
+    engine.memory.release()
+    await engine.memory.idle(game.id)
+    background = memory_model.calls[before:]
+    memories = [c for c in background if c.messages[0].content.startswith("You keep the private memory")]
+    assert len(memories) == 1, "six turns of private memory in one call"
+    assert all(f"BACKLOG{n}" in memories[0].prompt_text for n in range(1, 7))
+    assert len(background) <= 5, [c.messages[0].content[:40] for c in background]
+
+
+async def test_background_work_cut_off_by_shutdown_changes_nothing_and_is_done_after_a_restart(tmp_path, worlds_dir):
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    model = ScriptedModel(default=scripted_memory)
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+        game = await start(engine, "Maya")
+        await engine.act(game.id, "maya", "BEFORESHUTDOWN I bar the door.")
+        model.block.clear()
+        await until(lambda: any(c.kind == "json" for c in model.started))
+        await engine.close()  # the upkeep is cancelled while its model call is held
+    model.block.set()
+    assert await store.player_memory(game.id, (await store.players(game.id))[0].id) is None
+    assert (await store.memory_state(game.id)).last_error is None
+
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+        await engine.act(game.id, "maya", "AFTERRESTART I listen.")
+        await engine.memory.idle(game.id)
+        _, memory = await engine.private_memory(game.id, "maya")
+        assert "BEFORESHUTDOWN" in memory.summary and "AFTERRESTART" in memory.summary, "one update took in both"
+        await engine.close()
+    await store.close()
