@@ -57,7 +57,7 @@ def load_model(settings: Settings) -> LanguageModel:
         n_threads=settings.n_threads,
         chat_format=settings.chat_format,
         sampling=sampling,
-        cache_bytes=settings.cache_mib * 2**20,
+        cache_bytes=None if settings.cache_mib is None else settings.cache_mib * 2**20,
     )
     return LlamaModel(config)
 

@@ -47,7 +47,9 @@ class Settings(BaseSettings):
     min_p: float = Field(default=0.05, ge=0.0, le=1.0)
     repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
     seed: int | None = None
-    cache_mib: int = Field(default=512, ge=0, description="Prompt-state cache shared by games; 0 turns it off.")
+    cache_mib: int | None = Field(
+        default=None, ge=0, description="Memory for games' saved model states; empty: four full states; 0: none."
+    )
 
     # Turns.
     reply_tokens: int = Field(default=300, ge=16, le=4096)

@@ -103,11 +103,17 @@ class Turn:
     evaluated: int
     written: int
     model_time: float  # waiting for and running the model, this turn's calls
+    waited: float = 0.0  # in the queue before its first call ran: behind other games' turns, or background work
+    run: float = 0.0  # the model's own time on this turn's calls
     floor: float = 0.0
 
     @property
     def ratio(self) -> float:
         return self.reply / self.floor if self.floor else 0.0
+
+    @property
+    def run_ratio(self) -> float:
+        return self.run / self.floor if self.floor else 0.0
 
 
 @dataclass
@@ -203,6 +209,8 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, run:
                 evaluated=sum(r.stats.evaluated_tokens for r in records if r.stats) if records else 0,
                 written=sum(r.stats.generated_tokens for r in records if r.stats) if records else 0,
                 model_time=sum(r.ended_at - r.queued_at for r in records),
+                waited=records[0].waited if records else 0.0,
+                run=sum(r.busy_seconds for r in records),
             )
         )
 
@@ -270,11 +278,11 @@ def report(name: str, settings: Settings, speeds: Speeds, runs: list[Run], games
     )
     for played in runs:
         w(f"{played.name}:\n")
-        w("game turn  first   reply  prompt reused  read  wrote   floor  reply/floor\n")
+        w("game turn  first   reply  waited  prompt reused  read  wrote   floor  reply/floor  run/floor\n")
         for t in played.turns:
             w(
-                f"{t.game:>4} {t.turn:>4} {t.first_text:>6.2f}s {t.reply:>6.2f}s {t.prompt:>7} {t.reused:>6} "
-                f"{t.evaluated:>5} {t.written:>6} {t.floor:>6.2f}s {t.ratio:>8.2f}\n"
+                f"{t.game:>4} {t.turn:>4} {t.first_text:>6.2f}s {t.reply:>6.2f}s {t.waited:>6.2f}s {t.prompt:>7} "
+                f"{t.reused:>6} {t.evaluated:>5} {t.written:>6} {t.floor:>6.2f}s {t.ratio:>8.2f} {t.run_ratio:>10.2f}\n"
             )
         w("\n")
     rows = [
@@ -282,8 +290,10 @@ def report(name: str, settings: Settings, speeds: Speeds, runs: list[Run], games
         ("first text p95 (s)", lambda r: f"{r.pct('first_text', 0.95):.2f}"),
         ("reply p50 (s)", lambda r: f"{r.pct('reply', 0.5):.2f}"),
         ("reply p95 (s)", lambda r: f"{r.pct('reply', 0.95):.2f}"),
+        ("waited for the model p50 (s)", lambda r: f"{r.pct('waited', 0.5):.2f}"),
         ("reply / floor p50", lambda r: f"{r.pct('ratio', 0.5):.2f}"),
         ("reply / floor p95", lambda r: f"{r.pct('ratio', 0.95):.2f}"),
+        ("model run / floor p50", lambda r: f"{r.pct('run_ratio', 0.5):.2f}"),
         ("prompt reused from cache", lambda r: f"{r.live_reuse:.1%}"),
         ("game states restored", lambda r: f"{r.state_restores}"),
         ("model busy: player turns (s)", lambda r: f"{r.player_busy:.1f}"),
@@ -304,6 +314,8 @@ def report(name: str, settings: Settings, speeds: Speeds, runs: list[Run], games
         "jobs_delay_ratio": round(on.pct("first_text", 0.95) / p95_off, 3) if p95_off else 0.0,
         "reply_p95": round(on.pct("reply", 0.95), 3),
         "floor_ratio_p50": round(on.pct("ratio", 0.5), 3),
+        "run_floor_ratio_p50": round(on.pct("run_ratio", 0.5), 3),
+        "waited_p50": round(on.pct("waited", 0.5), 3),
         "live_reuse": round(on.live_reuse, 4),
         "engine_share": round(on.engine_share, 4),
         "calls_per_turn": round(on.calls_per_turn, 3),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,7 +39,23 @@ class LlamaConfig(BaseModel):
     n_threads: int | None = None
     chat_format: str | None = None
     sampling: Sampling = Field(default_factory=Sampling)
-    cache_bytes: int = 512 * 2**20
+    cache_bytes: int | None = None  # None: room for GAMES_KEPT games' states at full context (see state_cache_bytes)
+
+
+GAMES_KEPT = 4  # games whose model state the default cache holds at full context
+
+
+def state_cache_bytes(model: LlamaModel) -> int:
+    """The default cache for games' states: ``GAMES_KEPT`` full states, at most a quarter of this machine's memory.
+
+    A state grows with the model and the context: SmolLM2 at 4k is about 90 MB, a 7B model with grouped-query
+    attention at 4k about 512 MB, one without it about 2 GB.
+    """
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        memory = 8 * 2**30
+    return max(model.state_bytes, min(GAMES_KEPT * model.state_bytes, memory // 4))
 
 
 def bundled_model_path() -> Path:
@@ -73,7 +90,7 @@ class LlamaModel(LanguageModel):
         self.config = config
         self.name = path.stem
         started = time.perf_counter()
-        self.states = GameStates(config.cache_bytes)
+        self.states = GameStates(0)
         try:
             self._llama = GameLlama(
                 states=self.states,
@@ -87,18 +104,48 @@ class LlamaModel(LanguageModel):
             )
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"Model file {path} could not be loaded: {exc}") from None
-        log.info("Model %s loaded in %.2fs (n_ctx=%d)", self.name, time.perf_counter() - started, config.n_ctx)
+        self.cache_bytes = config.cache_bytes if config.cache_bytes is not None else state_cache_bytes(self)
+        self.states = self._llama.states = GameStates(self.cache_bytes)
+        log.info(
+            "Model %s loaded in %.2fs: n_ctx %d, %s; a game's state is up to %d MB, %d MB kept for them",
+            self.name, time.perf_counter() - started, config.n_ctx, self.placement,
+            self.state_bytes // 2**20, self.cache_bytes // 2**20,
+        )  # fmt: skip
 
     def forget(self) -> None:
         """Drop every saved game state and what the context holds (for measuring from cold)."""
         from bot.model.llamacpp import GameStates
 
-        self.states = self._llama.states = GameStates(self.config.cache_bytes)
+        self.states = self._llama.states = GameStates(self.cache_bytes)
         self._llama.reset()
 
     @property
     def n_ctx(self) -> int:
         return self._llama.n_ctx()
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """The KV cache's size per token of context: keys and values of every layer, in 16-bit floats."""
+        import llama_cpp
+
+        model = self._llama._model.model
+        layers = llama_cpp.llama_model_n_layer(model)
+        heads, kv_heads = llama_cpp.llama_model_n_head(model), llama_cpp.llama_model_n_head_kv(model)
+        kv_width = llama_cpp.llama_model_n_embd(model) // max(1, heads) * kv_heads
+        return layers * 2 * kv_width * 2
+
+    @property
+    def state_bytes(self) -> int:
+        """A game's saved state when its prompt fills the context."""
+        return self.kv_bytes_per_token * self.config.n_ctx
+
+    @property
+    def placement(self) -> str:
+        """Where the model runs, in words."""
+        layers = self.config.n_gpu_layers
+        if layers == 0:
+            return f"on the CPU ({self.config.n_threads or 'default'} threads)"
+        return "all layers on the GPU" if layers < 0 else f"{layers} layers on the GPU, the rest on the CPU"
 
     @property
     def trained_context(self) -> int:
