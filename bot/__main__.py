@@ -133,7 +133,7 @@ async def open_app(
         await store.close()
 
 
-async def play(settings: Settings, world_name: str, resume: bool) -> None:
+async def play(settings: Settings, world_name: str, resume: bool, log_file: Path | None = None) -> None:
     from bot.terminal import RECAP_ENTRIES, TerminalGame, channel_key, stdin_lines
 
     worlds = WorldLibrary(settings.worlds_dir)
@@ -142,7 +142,7 @@ async def play(settings: Settings, world_name: str, resume: bool) -> None:
         world = worlds.get(world.id)  # still there: it fits the context
         key = channel_key(world)
         game = await app.engine.resume_game(key, world.id) if resume else None
-        terminal = TerminalGame(app.engine, game, world) if game else None
+        terminal = TerminalGame(app.engine, game, world, log_file=log_file) if game else None
         if game is None:
             if resume:
                 print(f"No earlier game of {world.title}; starting a new one.")
@@ -150,12 +150,12 @@ async def play(settings: Settings, world_name: str, resume: bool) -> None:
             if current is not None:
                 await app.store.end_game(current.id)
             started = await app.engine.start_game(key, world.id)
-            terminal = TerminalGame(app.engine, started.game, world)
+            terminal = TerminalGame(app.engine, started.game, world, log_file=log_file)
             terminal.say(f"== {world.title} ==\n{world.pitch}\n")
-            terminal.show_entries([started.opening])
+            await terminal.show_entries([started.opening])
         else:
             terminal.say(f"== {world.title} (resumed, turn {game.turn}) ==\n")
-            terminal.show_entries(await app.engine.history(game.id, RECAP_ENTRIES))
+            await terminal.show_entries(await app.engine.history(game.id, RECAP_ENTRIES))
         interactive = sys.stdin.isatty()
         if interactive:
             terminal.say("Type /help for how to play.")
@@ -223,12 +223,40 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 
         if args.games < 1 or args.turns < 1:
             raise UserError("--games and --turns must be at least 1.")
-        turns.run(settings, args.games, args.turns, sys.stdout)
+        if args.pause < 0:
+            raise UserError("--pause is a number of seconds, 0 or more.")
+        turns.run(settings, args.games, args.turns, args.pause, sys.stdout)
         return 0
     from bot.bench import context
 
     context.run(settings, args.turns, args.seed, args.world, sys.stdout)
     return 0
+
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(settings: Settings, command: str) -> Path | None:
+    """Where the log goes; returns the file, for ``play``.
+
+    In ``play`` the terminal is a shared screen for the story: the log (which names what the leak guard
+    caught) goes to a file beside the database. Benches print figures, so their log keeps to warnings unless
+    asked. ``run`` logs to standard error, as a service does.
+    """
+    level = settings.log_level
+    if command in ("bench", "import-lore") and "GM_LOG_LEVEL" not in os.environ:
+        level = "WARNING"
+    if command == "play":
+        path = settings.database.parent / "play.log"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+        except OSError:
+            handler, path = logging.StreamHandler(sys.stderr), None
+        logging.basicConfig(level=level, format=LOG_FORMAT, handlers=[handler])
+        return path
+    logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -261,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     turns_parser = benches.add_parser("turns", help="time to first text per turn against the floor, jobs on and off")
     turns_parser.add_argument("--games", type=int, default=2, help="games played at once (default 2)")
     turns_parser.add_argument("--turns", type=int, default=12, help="GM turns per game (default 12)")
+    turns_parser.add_argument(
+        "--pause", type=float, default=3.0, help="seconds the players take after a reply before acting (default 3)"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -269,24 +300,16 @@ def main(argv: list[str] | None = None) -> int:
         for line in format_validation_error(exc):
             print(f"settings: {line}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if args.command in ("play", "bench", "import-lore"):
-        # The terminal is for the story (or the figures); the log keeps to warnings unless asked.
-        if "GM_LOG_LEVEL" not in os.environ:
-            logging.getLogger().setLevel(logging.WARNING)
-        if getattr(args, "db", None):
-            settings.database = args.db
+    if getattr(args, "db", None):
+        settings.database = args.db
+    log_to = configure_logging(settings, args.command)
     try:
         if args.command == "check":
             return check(args.paths, settings)
         if args.command == "import-lore":
             return import_lore(args.export, args.world)
         if args.command == "play":
-            asyncio.run(play(settings, args.world, args.resume))
+            asyncio.run(play(settings, args.world, args.resume, log_to))
         elif args.command == "bench":
             return bench(settings, args)
         else:

@@ -7,8 +7,9 @@ variable: ``GM_MODEL_PATH``, ``GM_N_CTX``, ``GM_DATABASE`` and so on.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.memory.config import MemoryConfig
@@ -58,4 +59,9 @@ class Settings(BaseSettings):
     # Memory (F8 to F16): GM_MEMORY__PROTECTED_TAIL=4, GM_MEMORY__BUDGETS__STORY=600, ...
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
-    log_level: str = "INFO"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value

@@ -20,7 +20,7 @@ from typing import TextIO
 from bot import reports
 from bot.engine import Engine
 from bot.errors import UserError
-from bot.store import EntryKind, Game, LogEntry, Player
+from bot.store import EntryKind, Game, LogEntry, Player, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -78,20 +78,28 @@ def parse_line(line: str, known: set[str]) -> _Line:
 
 
 class TerminalGame:
-    def __init__(self, engine: Engine, game: Game, world: World, out: TextIO = sys.stdout):
+    def __init__(
+        self, engine: Engine, game: Game, world: World, out: TextIO = sys.stdout, *, log_file: Path | None = None
+    ):
         self.engine = engine
         self.game = game
         self.world = world
         self.out = out
+        self.log_file = log_file  # where details go: the screen is shared
         self.current: Player | None = None
 
     def say(self, text: str = "") -> None:
         self.out.write(text + "\n")
         self.out.flush()
 
-    def show_entries(self, entries: list[LogEntry]) -> None:
+    async def show_entries(self, entries: list[LogEntry]) -> None:
+        """Logged messages as the live game printed them: a private one only on lines marked for its player."""
+        names = {p.id: p.name for p in await self.engine.store.players(self.game.id, include_left=True)}
         for entry in entries:
-            if entry.kind is EntryKind.GM:
+            if entry.visibility is Visibility.PRIVATE:
+                for player_id in entry.visible_to:
+                    self.say(_indent(names.get(player_id, "?"), _private_line(entry)))
+            elif entry.kind is EntryKind.GM:
                 self.say(f"GM: {entry.content}\n")
             elif entry.kind is EntryKind.ROLL:
                 self.say(f"[{entry.author} rolls {entry.content}]")
@@ -115,6 +123,10 @@ class TerminalGame:
                 self.prompt()
         self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id} --resume")
 
+    def _tell(self, player: Player, about: LogEntry, text: str) -> None:
+        """A line about ``about``: for its player's eyes alone when the entry was private."""
+        self.say(_indent(player.name, text) if about.visibility is Visibility.PRIVATE else text)
+
     def prompt(self) -> None:
         who = self.current.name if self.current else "Name"
         self.out.write(f"{who}> ")
@@ -128,7 +140,7 @@ class TerminalGame:
             self.say(f"! {exc}")
         except Exception:
             log.exception("Terminal line failed: %r", line)
-            self.say("! Something went wrong; the game is saved. Details are in the log.")
+            self.say(f"! Something went wrong; details are in {self.log_file or 'the log'}.")
         return True
 
     async def _handle(self, line: str) -> bool:
@@ -143,12 +155,14 @@ class TerminalGame:
             await self._roll(player, text.removeprefix("/roll"))
         elif text.startswith("/edit"):
             entry = await self.engine.last_action_of(self.game.id, player.user_key)
-            await self.engine.edit_entry(self.game.id, entry.id, text.removeprefix("/edit"), user_key=player.user_key)
-            self.say(f"[{player.name}'s last action now reads: {text.removeprefix('/edit').strip()}]")
+            edited = await self.engine.edit_entry(
+                self.game.id, entry.id, text.removeprefix("/edit"), user_key=player.user_key
+            )
+            self._tell(player, edited, f"[{player.name}'s last action now reads: {edited.content}]")
         elif text.startswith("/delete"):
             entry = await self.engine.last_action_of(self.game.id, player.user_key)
             await self.engine.delete_entry(self.game.id, entry.id, user_key=player.user_key)
-            self.say(f"[{player.name}'s last action is taken back: {entry.content}]")
+            self._tell(player, entry, f"[{player.name}'s last action is taken back: {entry.content}]")
         elif text.startswith("/whisper"):
             secret = text.removeprefix("/whisper")
             self.engine.check_action(secret)
@@ -283,15 +297,26 @@ class TerminalGame:
         finally:
             if shown:
                 self.say("\n")
-        if not shown and result.public:
+        if result.draft is not None:
+            # The leak guard stopped the draft and the GM wrote again: this is the reply that stands. What it
+            # caught is in the log file, not on this shared screen.
+            self.say("(The GM rewrote its reply: the first draft gave away something secret.)")
+            self.say(f"GM{' (again)' if shown else ''}: {result.text}\n")
+        elif not shown and result.public:
             self.say(f"GM: {result.text}\n")
-        elif result.draft is not None:
-            # The leak guard stopped the draft and the GM wrote again: this is the reply that stands.
-            self.say(f"GM (again): {result.text}\n")
         for aside in result.private:
             self.say(_indent(aside.player.name, f"GM: {aside.entry.content}") + "\n")
         if result.context.trace.overflow:
             self.say(f"! The memory is over budget: {result.context.trace.overflow}. Raise GM_N_CTX or lower budgets.")
+
+
+def _private_line(entry: LogEntry) -> str:
+    """A private entry as its player saw it when it happened."""
+    if entry.kind is EntryKind.GM:
+        return f"GM: {entry.content}"
+    if entry.kind is EntryKind.ROLL:
+        return f"[{entry.author} rolls {entry.content}]"
+    return f"{entry.author}, secretly: {entry.content}"
 
 
 def _indent(name: str, text: str) -> str:

@@ -73,6 +73,8 @@ def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     assert "[Maya rolls 2d6: 2d6 (" in out
     assert "Game saved" in out
     assert "Traceback" not in first.stderr
+    assert first.stderr.strip() == "", "the log goes to a file, not onto the shared screen"
+    assert "Game 1 turn 1: prompt" in (tmp_path / "data" / "play.log").read_text()
 
     again = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
     assert again.returncode == 0, again.stderr

@@ -29,6 +29,7 @@ from bot.store import Store
 from bot.worlds import WorldLibrary
 
 WORLDS = ("hollow-manor", "ember-road")
+BENCH_SEED = 7
 
 # Each world's players and what they do, in order; a game longer than the list starts it again.
 SCRIPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -180,13 +181,15 @@ def _stamp(shown: list[float]):
     return lambda _piece: shown.append(time.perf_counter())
 
 
-async def _play_game(engine: Engine, index: int, world_id: str, turns: int, run: Run) -> None:
+async def _play_game(engine: Engine, index: int, world_id: str, turns: int, pause: float, run: Run) -> None:
     names, actions = SCRIPTS[world_id]
     started = await engine.start_game(f"bench-turns:{index}", world_id)
     game_id = started.game.id
     for name in names:
         await engine.join(game_id, name.lower(), name)
     for n in range(turns):
+        if n:
+            await asyncio.sleep(pause)  # the players read the reply and type: background work gets the model
         who = names[n % len(names)].lower()
         shown: list[float] = []
         began = time.perf_counter()
@@ -216,7 +219,7 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, run:
 
 
 async def play(
-    model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, hold: bool
+    model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, pause: float, hold: bool
 ) -> Run:
     run = Run("background held to the end" if hold else "background on")
     with tempfile.TemporaryDirectory() as tmp:
@@ -228,7 +231,7 @@ async def play(
                     engine.memory.hold()
                 began = time.perf_counter()
                 await asyncio.gather(
-                    *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, run) for i in range(games))
+                    *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, pause, run) for i in range(games))
                 )
                 run.wall = time.perf_counter() - began
                 engine.memory.release()
@@ -248,10 +251,12 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.interruptions = interruptions
 
 
-def run(settings: Settings, games: int, turns: int, out: TextIO, model: LanguageModel | None = None) -> dict:
+def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO) -> dict:
     from bot.__main__ import engine_config, load_model
 
-    model = model or load_model(settings)
+    if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
+        settings = settings.model_copy(update={"seed": BENCH_SEED})
+    model = load_model(settings)
     config = engine_config(settings)
     speeds = measure_speeds(model, settings.n_ctx)
     runs = []
@@ -259,19 +264,22 @@ def run(settings: Settings, games: int, turns: int, out: TextIO, model: Language
         forget = getattr(model, "forget", None)
         if forget is not None:
             forget()  # each run starts from a cold model
-        played = asyncio.run(play(model, settings.worlds_dir, config, games=games, turns=turns, hold=hold))
+        played = asyncio.run(play(model, settings.worlds_dir, config, games=games, turns=turns, pause=pause, hold=hold))
         for t in played.turns:
             t.floor = t.evaluated / speeds.read(t.prompt) + t.written / speeds.write(t.prompt)
         runs.append(played)
-    return report(model.name, settings, speeds, runs, games, turns, out)
+    return report(model.name, settings, speeds, runs, games, turns, pause, out)
 
 
-def report(name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, out: TextIO) -> dict:
+def report(
+    name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, pause: float, out: TextIO
+) -> dict:
     on, off = runs
     w = out.write
     w(
         f"bench turns: {games} games of {turns} turns at once ({', '.join(WORLDS[: games if games < 2 else 2])}), "
-        f"model {name}, n_ctx {settings.n_ctx}, reply up to {settings.reply_tokens} tokens\n"
+        f"players acting {pause:g}s after each reply; model {name}, n_ctx {settings.n_ctx}, reply up to "
+        f"{settings.reply_tokens} tokens, seed {settings.seed}\n"
         "this machine with this model, from cold: "
         + ", ".join(f"{n} prompt tokens read at {r:.0f}/s, then written at {wr:.1f}/s" for n, r, wr in speeds.points)
         + "\n\n"

@@ -421,7 +421,7 @@ def _new_notes(
     limits = {"scene": budget.private, "lore": budget.lore, "recall": budget.recall}
     added = {}
     for name in NOTES:
-        # What each NPC present witnessed is never left out (F6); its secrets the front had no room for are.
+        # What each NPC entering witnessed is never left out (F6); what it hides and knows fits the budget.
         room = left(name, limits[name]) - sum(count(item.text) + 2 for item in present) * (name == "scene")
         layer = _cap(name, candidates[name], room, count)
         if name == "scene":

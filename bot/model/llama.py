@@ -202,7 +202,9 @@ class LlamaModel(LanguageModel):
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
     def _sampling(self) -> dict:
-        return self.config.sampling.model_dump(exclude={"seed"})
+        # With a seed set, every call samples from it: the same prompt gets the same reply, whatever ran before
+        # (llama-cpp-python otherwise derives each call's seed from the last one's).
+        return self.config.sampling.model_dump(exclude_none=True)
 
 
 def _as_dicts(messages: Messages) -> list[dict]:
