@@ -20,7 +20,7 @@ from bot.errors import UserError
 from bot.memory.compaction import in_batches
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import MemoryItem
-from bot.memory.facts import Extraction, extraction_messages, merge, sources_for, to_new_fact
+from bot.memory.facts import Extraction, extraction_messages, grounded, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import match_lore, scan_texts
 from bot.memory.recall import fragments, fuse, query_terms
@@ -216,16 +216,23 @@ class Ledger:
         if not result.ok:
             raise LedgerFailed(f"no usable facts from the extractor: {'; '.join(result.errors)}")
         turn = max((e.turn for e in entries), default=0)
-        new = [to_new_fact(f, sources_for(f, entries), turn) for f in result.value.facts] if entries else []
+        kept = [f for f in result.value.facts if grounded(f, entries)]
+        if len(kept) < len(result.value.facts):
+            log.info("Game %d: %d extracted facts name nothing in the events; left out", game_id,
+                     len(result.value.facts) - len(kept))  # fmt: skip
+        new = [to_new_fact(f, sources_for(f, entries), turn) for f in kept] if entries else []
         async with self.store.transaction() as db:
             plan = merge(await self.store.facts(game_id), new)
-            for step in plan:
-                if step.duplicate_of is not None:
-                    await self.store.merge_fact_sources(db, step.duplicate_of, step.fact.sources)
+            added: dict[int, int] = {}  # plan step -> the id of the fact it added
+            for index, step in enumerate(plan):
+                if step.duplicate_of is not None or step.duplicate_of_step is not None:
+                    target = step.duplicate_of.id if step.duplicate_of else added[step.duplicate_of_step]
+                    await self.store.merge_fact_sources(db, target, step.fact.sources)
                     continue
-                fact_id = await self.store.add_fact(db, game_id, step.fact)
-                if step.supersedes is not None:
-                    await self.store.supersede_fact(db, step.supersedes.id, fact_id, step.fact.turn)
+                added[index] = fact_id = await self.store.add_fact(db, game_id, step.fact)
+                if step.supersedes is not None or step.supersedes_step is not None:
+                    replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
+                    await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
             if checked_through is not None:
                 await self.store.set_checked_through(db, "facts_checked", game_id, checked_through)
             if done_redo:

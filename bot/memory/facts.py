@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -49,27 +50,52 @@ def sources_for(fact: ExtractedFact, entries: Sequence[LogEntry]) -> tuple[int, 
 
 @dataclass(frozen=True)
 class Merge:
-    """What to do with one new fact: add it, add it in place of a contradicted one, or fold it into a duplicate."""
+    """What to do with one new fact: add it, add it in place of a contradicted one, or fold it into a duplicate.
+
+    The fact it replaces or repeats is a stored one, or (``*_step``) one added by an earlier step of the same
+    plan: an extractor may name one subject and attribute twice in one answer.
+    """
 
     fact: NewFact
     supersedes: Fact | None = None
     duplicate_of: Fact | None = None
+    supersedes_step: int | None = None
+    duplicate_of_step: int | None = None
+
+    @property
+    def adds(self) -> bool:
+        return self.duplicate_of is None and self.duplicate_of_step is None
 
 
 def merge(active: Sequence[Fact], new: Sequence[NewFact]) -> list[Merge]:
-    """Same subject and attribute with the same value is a duplicate; with another value, a contradiction."""
-    by_key = {fact.key: fact for fact in active}
+    """Same subject and attribute with the same value is a duplicate; with another value, a contradiction.
+
+    Within one answer the last value wins; the ones it replaces are kept as superseded, with their sources.
+    """
+    holders: dict[tuple[str, str], Fact | int] = {fact.key: fact for fact in active}  # a stored fact, or a step
     plan: list[Merge] = []
     for fact in new:
-        old = by_key.get(fact.key)
-        if old is not None and _same(old.value, fact.value):
-            plan.append(Merge(fact, duplicate_of=old))
-        elif old is not None:
-            plan.append(Merge(fact, supersedes=old))
+        holder = holders.get(fact.key)
+        value = holder.value if isinstance(holder, Fact) else plan[holder].fact.value if holder is not None else None
+        if holder is None:
+            step = Merge(fact)
+        elif _same(value, fact.value):
+            step = (
+                Merge(fact, duplicate_of=holder) if isinstance(holder, Fact) else Merge(fact, duplicate_of_step=holder)
+            )
         else:
-            plan.append(Merge(fact))
-        by_key[fact.key] = old if plan[-1].duplicate_of else fact  # type: ignore[assignment]
+            step = Merge(fact, supersedes=holder) if isinstance(holder, Fact) else Merge(fact, supersedes_step=holder)
+        plan.append(step)
+        if step.adds:
+            holders[fact.key] = len(plan) - 1
     return plan
+
+
+def grounded(fact: ExtractedFact, entries: Sequence[LogEntry]) -> bool:
+    """Whether the events name the fact's subject: a small model copies its prompt's example otherwise."""
+    text = " ".join(e.content for e in entries).casefold()
+    words = [w for w in re.findall(r"[^\W_]+", fact.subject.casefold()) if len(w) > 2]
+    return any(re.search(rf"(?<!\w){re.escape(w)}", text) for w in words) if words else False
 
 
 def _same(a: str, b: str) -> bool:

@@ -88,9 +88,12 @@ class LedgerStore:
         await db.execute("UPDATE facts SET superseded_by = ?, superseded_turn = ? WHERE id = ?", (new_id, turn, old_id))
         await self.unindex(db, f"fact:{old_id}")
 
-    async def merge_fact_sources(self, db: aiosqlite.Connection, fact: Fact, sources: tuple[int, ...]) -> None:
-        merged = sorted(set(fact.sources) | set(sources))
-        await db.execute("UPDATE facts SET sources = ? WHERE id = ?", (json.dumps(merged), fact.id))
+    async def merge_fact_sources(self, db: aiosqlite.Connection, fact_id: int, sources: tuple[int, ...]) -> None:
+        """Add ``sources`` to a fact's, inside a transaction the caller holds (it may have been added in it)."""
+        async with db.execute("SELECT sources FROM facts WHERE id = ?", (fact_id,)) as cursor:
+            row = await cursor.fetchone()
+        merged = sorted(set(json.loads(row[0])) | set(sources))
+        await db.execute("UPDATE facts SET sources = ? WHERE id = ?", (json.dumps(merged), fact_id))
 
     async def retract_facts_from(self, db: aiosqlite.Connection, game_id: int, entry_id: int) -> list[int]:
         """Retract the active facts that cite ``entry_id``; return their ids."""

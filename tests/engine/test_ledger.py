@@ -223,3 +223,23 @@ async def test_switched_off_buckets_leave_the_prompt_and_keep_their_data(engine:
     assert [f.value for f in await engine.facts(game.id)] == ["under the mat"]
     with pytest.raises(UserError, match="Unknown memory bucket 'dreams'"):
         await engine.set_bucket(game.id, "dreams", False)
+
+
+async def test_one_answer_naming_a_key_twice_keeps_the_last_and_the_job_does_not_break(engine: Engine, extractor):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat"), key_fact("in the chapel bell"), key_fact("in the chapel bell")]]
+    await turn(engine, game.id, "I move the brass key from under the mat to the chapel bell.")
+    status = await engine.memory_status(game.id)
+    assert status.last_error is None
+    [active] = await engine.facts(game.id)
+    assert active.value == "in the chapel bell"
+    every = await engine.facts(game.id, include_superseded=True)
+    assert [f.value for f in every if not f.active] == ["under the mat"], "kept, superseded by the last value"
+
+
+async def test_the_extractors_copy_of_its_prompt_example_is_not_recorded(engine: Engine, extractor):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat"), {"kind": "character", "subject": "Wren", "attribute": "mood",
+                                                     "value": "wary"}]]  # fmt: skip
+    await turn(engine, game.id, "I ask Wren about the storm.")
+    assert [(f.subject, f.value) for f in await engine.facts(game.id)] == [("Wren", "wary")]
