@@ -75,6 +75,7 @@ def status_text(status: MemoryStatus) -> str:
         lines.append(f"Prompt reused from the previous turn: {status.cache_reuse:.0%}")
     if status.last_error:
         lines.append(f"Last upkeep problem: {status.last_error}")
+    lines += [f"Parked: {line}" for line in status.parked]
     if status.layers:
         lines.append("Last prompt, per layer:")
         lines += [f"  {layer.name:<9} {bar(layer.tokens, layer.budget)}" for layer in status.layers]

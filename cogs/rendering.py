@@ -145,6 +145,8 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
     embed.add_field(name="Compaction", value=_clip(f"Next: {next_compaction(status)}. Last: {last}."), inline=False)
     if status.last_turn is not None:
         embed.add_field(name="Last turn", value=_clip(last_turn(status)), inline=False)
+    if status.parked:
+        embed.add_field(name="Parked background jobs", value=_clip("\n".join(status.parked)), inline=False)
     layers = [layer for layer in status.layers if show_secrets or layer.name not in GM_ONLY_LAYERS]
     if layers:
         embed.add_field(

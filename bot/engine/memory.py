@@ -36,12 +36,25 @@ from bot.memory.context import ContextTrace, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.base import Messages
 from bot.model.worker import ModelWorker, Priority
-from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind, TurnNote, Visibility
+from bot.store import (
+    Game,
+    JobFailure,
+    LogEntry,
+    MemoryState,
+    NewSummary,
+    Store,
+    Summary,
+    SummaryKind,
+    TurnNote,
+    Visibility,
+)  # fmt: skip
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
 
 RECAP_MATERIAL_ENTRIES = 40
+PARK_AFTER = 3  # failures on the same input before a background job is parked
+RETRY_PARKED_AFTER = 10  # turns before a parked job is tried again
 FOLD_ANYWAY = 0.9  # how full the recent turns' room may get before an unclosed chunk is folded too
 
 
@@ -223,7 +236,12 @@ class MemoryKeeper:
                 return
 
     async def upkeep(self, game_id: int) -> None:
-        """After a turn: players' private memories, the chapter's beats, facts, glossary, stale rebuilds, compaction."""
+        """After a turn: players' private memories, the chapter's beats, facts, glossary, stale rebuilds, compaction.
+
+        A job that fails on the same input ``PARK_AFTER`` times is parked: it is tried again only once the game
+        has gone ``RETRY_PARKED_AFTER`` turns further, or its input changed, or someone asks for /compact;
+        /memory-status shows why.
+        """
         jobs = (
             self.players.update_private_memories,
             self.judge_beats,
@@ -232,14 +250,50 @@ class MemoryKeeper:
             self.rebuild_stale,
             self.compact,
         )
+        turn = (await self.store.game(game_id)).turn
+        failures = await self.store.job_failures(game_id)
         for job in jobs:
+            name = job.__name__
+            record = failures.get(name)
+            key = await self._input_of(name, game_id)
+            if record and record.parked_at_turn is not None and record.input == key:
+                if turn < record.parked_at_turn + RETRY_PARKED_AFTER:
+                    continue
             try:
                 await job(game_id)
-            except (UpkeepFailed, LedgerFailed, PrivateMemoryFailed) as exc:
-                await self._record_error(game_id, f"{job.__name__}: {exc}")
             except Exception as exc:
-                log.exception("Game %d: %s failed", game_id, job.__name__)
-                await self._record_error(game_id, f"{job.__name__}: {exc}")
+                if not isinstance(exc, UpkeepFailed | LedgerFailed | PrivateMemoryFailed):
+                    log.exception("Game %d: %s failed", game_id, name)
+                count = record.failures + 1 if record and record.input == key else 1
+                reason = f"{name}: {exc}"
+                await self.store.save_job_failure(
+                    JobFailure(game_id=game_id, job=name, input=key, failures=count, reason=str(exc)[:500],
+                               parked_at_turn=turn if count >= PARK_AFTER else None)
+                )  # fmt: skip
+                if count >= PARK_AFTER:
+                    log.warning("Game %d: %s parked after %d failures on the same input", game_id, name, count)
+                await self._record_error(game_id, reason)
+            else:
+                if record is not None:
+                    await self.store.clear_job_failures(game_id, name)
+
+    async def _input_of(self, job: str, game_id: int) -> str:
+        """What ``job`` would read next, so the same failure twice is known as such."""
+        state = await self.store.memory_state(game_id)
+        if job == "update_private_memories":
+            memories = {m.player_id: m.through_entry_id for m in await self.store.player_memories(game_id)}
+            return repr((sorted(memories.items()), sorted(await self.store.player_memory_redo(game_id))))
+        if job == "judge_beats":
+            return repr((state.chapter_index, await self.store.checked_through("beats_checked", game_id)))
+        if job == "extract_facts":
+            return repr(
+                (await self.store.checked_through("facts_checked", game_id), await self.store.facts_to_redo(game_id))
+            )
+        if job == "define_terms":
+            return repr(await self.store.checked_through("glossary_checked", game_id))
+        if job == "rebuild_stale":
+            return repr(sorted(s.id for s in await self.store.summaries(game_id) if s.stale))
+        return repr((state.folded_through, state.version))
 
     async def _record_error(self, game_id: int, error: str) -> None:
         log.warning("Game %d upkeep: %s (will retry after the next turn)", game_id, error)
@@ -250,7 +304,13 @@ class MemoryKeeper:
     # Compaction (F8, F9, F18)
 
     async def compact(self, game_id: int, *, force: bool = False) -> CompactionReport:
-        """Fold every closed chunk of the hot window (``force``: everything but the protected tail)."""
+        """Fold every closed chunk of the hot window (``force``: everything but the protected tail).
+
+        Asked for by someone (``force``), it also gives parked background jobs another try.
+        """
+        if force:
+            await self.store.clear_job_failures(game_id)
+            self.schedule(game_id)
         async with self.sessions[game_id].memory_lock:
             game = await self.store.game(game_id)
             world = self.world_of(game)

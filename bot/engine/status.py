@@ -28,6 +28,16 @@ class NextCompaction(BaseModel):
     protected_tail: int
 
 
+JOB_NAMES = {
+    "update_private_memories": "players' private memories",
+    "judge_beats": "the chapter's beats",
+    "extract_facts": "facts",
+    "define_terms": "glossary",
+    "rebuild_stale": "rebuilding edited summaries",
+    "compact": "compaction",
+}
+
+
 class LastTurn(BaseModel):
     """What the last turn cost: how long the players waited, and how much of the prompt the model read."""
 
@@ -71,6 +81,7 @@ class MemoryStatus(BaseModel):
     room_filled: float | None = None  # how full the recent turns' room was: closed chunks fold at fold_at_percent
     fold_at_percent: int = 75
     last_turn: LastTurn | None = None
+    parked: list[str] = []  # background jobs that failed on the same input until parked, and why
 
 
 async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
@@ -119,6 +130,12 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         room_filled=trace.fill if trace else None,
         fold_at_percent=config.fold_at_percent,
         last_turn=_last_turn(trace),
+        parked=[
+            f"{JOB_NAMES.get(f.job, f.job)}: failed {f.failures} times on the same input since turn {f.parked_at_turn} "
+            f"({f.reason}); tried again in a few turns, or now with /compact"
+            for f in (await store.job_failures(game.id)).values()
+            if f.parked_at_turn is not None
+        ],
     )
 
 

@@ -266,6 +266,17 @@ MIGRATIONS: list[tuple[str, str]] = [
             through_entry_id INTEGER NOT NULL
         );
 
+        -- A background job that failed on what it would read next; parked after three failures on the same.
+        CREATE TABLE job_failures (
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            job TEXT NOT NULL,
+            input TEXT NOT NULL,
+            failures INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            parked_at_turn INTEGER,
+            PRIMARY KEY (game_id, job)
+        );
+
         -- Which private memories and glossary terms the prompt's front shows, fixed at each compaction.
         ALTER TABLE memory_state ADD COLUMN front TEXT NOT NULL DEFAULT '{}';
         UPDATE memory_state SET front = json_object(

@@ -135,6 +135,17 @@ class FrontSnapshot(BaseModel):
     glossary_through: int = Field(default=0, description="The last glossary term id the front shows.")
 
 
+class JobFailure(_Row):
+    """A background job's failures on one input: what it would read next, and why it failed."""
+
+    game_id: int
+    job: str
+    input: str
+    failures: int
+    reason: str
+    parked_at_turn: int | None = None
+
+
 class TurnNote(BaseModel):
     """What the GM was given for one turn beside its action: kept with it for later prompts (F16)."""
 

@@ -20,6 +20,7 @@ from bot.store.migrations import migrate
 from bot.store.models import (
     FrontSnapshot,
     Game,
+    JobFailure,
     LogEntry,
     MemoryState,
     NewEntry,
@@ -370,6 +371,27 @@ class Store(LedgerStore, PrivateStore):
             ]
             for row in rows
         }
+
+    # Background jobs that keep failing (parked, not retried after every turn)
+
+    async def job_failures(self, game_id: int) -> dict[str, JobFailure]:
+        rows = await self._all("SELECT * FROM job_failures WHERE game_id = ? ORDER BY job", (game_id,))
+        return {row["job"]: JobFailure.model_validate(dict(row)) for row in rows}
+
+    async def save_job_failure(self, failure: JobFailure) -> None:
+        data = failure.model_dump()
+        async with self.transaction() as db:
+            await db.execute(
+                f"INSERT OR REPLACE INTO job_failures ({', '.join(data)}) VALUES ({', '.join('?' for _ in data)})",
+                list(data.values()),
+            )
+
+    async def clear_job_failures(self, game_id: int, job: str | None = None) -> None:
+        async with self.transaction() as db:
+            if job is None:
+                await db.execute("DELETE FROM job_failures WHERE game_id = ?", (game_id,))
+            else:
+                await db.execute("DELETE FROM job_failures WHERE game_id = ? AND job = ?", (game_id, job))
 
     async def front_now(self, game_id: int) -> FrontSnapshot:
         """What the front would show if the prompt's front were fixed now: the latest memories and glossary."""

@@ -116,3 +116,32 @@ async def test_background_work_cut_off_by_shutdown_changes_nothing_and_is_done_a
         assert "BEFORESHUTDOWN" in memory.summary and "AFTERRESTART" in memory.summary, "one update took in both"
         await engine.close()
     await store.close()
+
+
+async def test_a_job_failing_on_the_same_input_is_parked_shown_and_retried_later(engine: Engine, memory_model):
+    game = await start(engine, "Maya")
+
+    def broken_facts(messages):
+        if messages[0].content.startswith("You record the facts"):
+            raise RuntimeError("the extractor is out of order")
+        return scripted_memory(messages)
+
+    memory_model.default = broken_facts
+    for n in range(1, 4):  # three failures: the third parks the job
+        await engine.act(game.id, "maya", f"Turn {n}: I watch the sea.")
+        await engine.memory.idle(game.id)
+    status = await engine.memory_status(game.id)
+    assert [line.split(":")[0] for line in status.parked] == ["facts"]
+    assert "failed 3 times on the same input" in status.parked[0] and "out of order" in status.parked[0]
+
+    tried = sum(1 for c in memory_model.calls if c.messages[0].content.startswith("You record the facts"))
+    await engine.act(game.id, "maya", "Turn 4: I watch the sea.")
+    await engine.memory.idle(game.id)
+    again = sum(1 for c in memory_model.calls if c.messages[0].content.startswith("You record the facts"))
+    assert again == tried, "a parked job is not tried after every turn"
+
+    memory_model.default = scripted_memory  # mended; /compact gives it another try
+    await engine.compact(game.id)
+    await engine.memory.idle(game.id)
+    assert (await engine.memory_status(game.id)).parked == []
+    assert sum(1 for c in memory_model.calls if c.messages[0].content.startswith("You record the facts")) > again
