@@ -1,6 +1,7 @@
 """The composition root: settings -> store -> model -> engine -> terminal or Discord.
 
-python -m bot play WORLD [--resume] [--db PATH]
+python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
+python -m bot games
 python -m bot check [PATH ...]
 python -m bot run
 python -m bot bench context|locomo|leaks|turns
@@ -12,6 +13,7 @@ import argparse
 import asyncio
 import logging
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_settings import SettingsError
 
 from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
@@ -27,8 +30,9 @@ from bot.memory.context import frozen_tokens
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
-from bot.store import Store
-from bot.worlds import WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
+from bot.store import Game, LogEntry, Store
+from bot.store.lock import DatabaseLock
+from bot.worlds import World, WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
 
 log = logging.getLogger("bot")
 
@@ -119,48 +123,99 @@ async def open_app(
         worlds = WorldLibrary(settings.worlds_dir)
         for error in worlds.errors:
             print(error, file=sys.stderr)
-    store = await Store.open(settings.database)
-    try:
-        model = model or await asyncio.to_thread(load_model, settings)
-        check_context(settings, model, worlds)
-        async with ModelWorker(model) as worker:
-            engine = Engine(store, worker, worlds, engine_config(settings))
-            try:
-                yield App(settings, store, worker, engine)
-            finally:
-                await engine.close()
-    finally:
-        await store.close()
+    with DatabaseLock(settings.database):  # one process per database; the lock goes when the process does
+        store = await Store.open(settings.database)
+        try:
+            model = model or await asyncio.to_thread(load_model, settings)
+            check_context(settings, model, worlds)
+            async with ModelWorker(model) as worker:
+                engine = Engine(store, worker, worlds, engine_config(settings))
+                try:
+                    yield App(settings, store, worker, engine)
+                finally:
+                    await engine.close()
+        finally:
+            await store.close()
 
 
-async def play(settings: Settings, world_name: str, resume: bool, log_file: Path | None = None) -> None:
-    from bot.terminal import RECAP_ENTRIES, TerminalGame, channel_key, stdin_lines
+async def play(
+    settings: Settings,
+    world_name: str | None,
+    *,
+    new: bool = False,
+    game_id: int | None = None,
+    log_file: Path | None = None,
+) -> None:
+    """A game in the terminal: the world's current game, resumed (``new``: another; ``game_id``: that one)."""
+    from bot.terminal import TerminalGame, stdin_lines
 
     worlds = WorldLibrary(settings.worlds_dir)
-    world = worlds.from_command_line(world_name)  # an unknown or broken world fails before the model loads
+    if world_name is not None:  # an unknown or broken world fails before the model loads
+        worlds.from_command_line(world_name)
     async with open_app(settings, worlds=worlds) as app:
-        world = worlds.get(world.id)  # still there: it fits the context
-        key = channel_key(world)
-        game = await app.engine.resume_game(key, world.id) if resume else None
-        terminal = TerminalGame(app.engine, game, world, log_file=log_file) if game else None
-        if game is None:
-            if resume:
-                print(f"No earlier game of {world.title}; starting a new one.")
-            current = await app.store.active_game(key)
-            if current is not None:
-                await app.store.end_game(current.id)
-            started = await app.engine.start_game(key, world.id)
-            terminal = TerminalGame(app.engine, started.game, world, log_file=log_file)
-            terminal.say(f"== {world.title} ==\n{world.pitch}\n")
-            await terminal.show_entries([started.opening])
-        else:
-            terminal.say(f"== {world.title} (resumed, turn {game.turn}) ==\n")
-            await terminal.show_entries(await app.engine.history(game.id, RECAP_ENTRIES))
+        game, world, notices, recap = await _choose_game(app, worlds, world_name, new=new, game_id=game_id)
+        terminal = TerminalGame(app.engine, game, world, log_file=log_file)
+        for line in notices:
+            terminal.say(line)
+        await terminal.show_entries(recap)
         interactive = sys.stdin.isatty()
         if interactive:
             terminal.say("Type /help for how to play.")
             terminal.prompt()
         await terminal.run(stdin_lines(), interactive=interactive)
+
+
+async def _choose_game(
+    app: App, worlds: WorldLibrary, world_name: str | None, *, new: bool, game_id: int | None
+) -> tuple[Game, World, list[str], list[LogEntry]]:
+    """Which game to play, what to tell the players about it (never a game ended without a word), and the
+    messages to show again."""
+    from bot.terminal import RECAP_ENTRIES, channel_key
+
+    engine, store = app.engine, app.store
+    if game_id is not None:
+        game = await store.game(game_id)
+        world = worlds.get(game.world_id)
+        if game.status != "active":
+            game = await store.reactivate_game(game.id)
+        where = "" if game.channel_key.startswith("terminal:") else f" (its home is {game.channel_key})"
+        notice = f"== {world.title}: game {game.id}, turn {game.turn}{where} ==\n"
+        return game, world, [notice], await engine.history(game.id, RECAP_ENTRIES)
+    world = worlds.get(worlds.from_command_line(world_name).id)  # still loaded: it fits the context
+    key = channel_key(world)
+    current = await store.active_game(key)
+    if current is not None and not new:
+        notice = f"== {world.title}: resuming game {current.id} at turn {current.turn} (--new starts another) ==\n"
+        return current, world, [notice], await engine.history(current.id, RECAP_ENTRIES)
+    notices = []
+    if current is not None:
+        await store.end_game(current.id)
+        notices.append(
+            f"[Game {current.id} of {world.title} (turn {current.turn}) is kept: --game {current.id} resumes it.]"
+        )
+    started = await engine.start_game(key, world.id)
+    notices.append(f"== {world.title}: game {started.game.id} ==\n{world.pitch}\n")
+    return started.game, world, notices, [started.opening]
+
+
+async def list_games(settings: Settings) -> int:
+    """``python -m bot games``: every game in the database, to resume with ``play --game ID``."""
+    with DatabaseLock(settings.database):
+        store = await Store.open(settings.database)
+        try:
+            games = await store.games()
+            if not games:
+                print("No games yet: python -m bot play WORLD starts one.")
+                return 0
+            print(f"{'id':>4}  {'world':<16} {'status':<7} {'turn':>5}  {'players':<28} where")
+            for game in games:
+                names = ", ".join(p.name for p in await store.players(game.id)) or "-"
+                print(f"{game.id:>4}  {game.world_id:<16} {game.status:<7} {game.turn:>5}  {names[:28]:<28} "
+                      f"{game.channel_key}")  # fmt: skip
+            print("\nResume one in the terminal: python -m bot play --game ID")
+        finally:
+            await store.close()
+    return 0
 
 
 def check(paths: list[Path], settings: Settings) -> int:
@@ -263,9 +318,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord game master with a long memory.")
     commands = parser.add_subparsers(dest="command", required=True)
     play_parser = commands.add_parser("play", help="play a game in the terminal")
-    play_parser.add_argument("world", help="a world name from worlds/, or the path of a world file")
-    play_parser.add_argument("--resume", action="store_true", help="continue this world's last game")
+    play_parser.add_argument("world", nargs="?", help="a world name from worlds/, or the path of a world file")
+    play_parser.add_argument(
+        "--resume", action="store_true", help="continue this world's current game (what play does anyway)"
+    )
+    play_parser.add_argument("--new", action="store_true", help="start another game of the world; the current is kept")
+    play_parser.add_argument("--game", type=int, help="resume this game (its id from `python -m bot games`)")
     play_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
+    games_parser = commands.add_parser("games", help="list the games in the database")
+    games_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     check_parser = commands.add_parser("check", help="validate world files")
     check_parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: worlds/)")
     commands.add_parser("run", help="serve Discord (needs DISCORD_TOKEN)")
@@ -300,6 +361,15 @@ def main(argv: list[str] | None = None) -> int:
         for line in format_validation_error(exc):
             print(f"settings: {line}", file=sys.stderr)
         return 2
+    except SettingsError as exc:  # a nested setting (GM_MEMORY) that is not JSON
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = f"GM_{field.group(1).upper() if field else 'MEMORY'}"
+        print(
+            f"settings: {name} is not valid JSON; give an object like '{{\"pin_cap\": 10}}', "
+            f"or set {name}__NAME variables one by one.",
+            file=sys.stderr,
+        )
+        return 2
     if getattr(args, "db", None):
         settings.database = args.db
     log_to = configure_logging(settings, args.command)
@@ -309,7 +379,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "import-lore":
             return import_lore(args.export, args.world)
         if args.command == "play":
-            asyncio.run(play(settings, args.world, args.resume, log_to))
+            if args.world is None and args.game is None:
+                raise UserError("Name a world to play (python -m bot play hollow-manor), or a game with --game ID.")
+            if args.game is not None and args.new:
+                raise UserError("--new starts another game of a world; --game resumes one. Give one of them.")
+            asyncio.run(play(settings, args.world, new=args.new, game_id=args.game, log_file=log_to))
+        elif args.command == "games":
+            return asyncio.run(list_games(settings))
         elif args.command == "bench":
             return bench(settings, args)
         else:

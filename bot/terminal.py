@@ -121,7 +121,7 @@ class TerminalGame:
                 break
             if interactive:
                 self.prompt()
-        self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id} --resume")
+        self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id}")
 
     def _tell(self, player: Player, about: LogEntry, text: str) -> None:
         """A line about ``about``: for its player's eyes alone when the entry was private."""

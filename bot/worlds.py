@@ -17,6 +17,7 @@ from typing import Annotated
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from bot.cleantext import clean_tree
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, UnreadableFile, read_text
 
@@ -180,9 +181,11 @@ def load_world(path: Path) -> World:
     except UnreadableFile as exc:
         raise WorldFileError(path, [f"(file): {exc.reason}"]) from None
     try:
-        data = yaml.safe_load(text)
+        data = clean_tree(parse_yaml(text))
     except yaml.YAMLError as exc:
         raise WorldFileError(path, [_yaml_problem(exc)]) from None
+    except UserError as exc:
+        raise WorldFileError(path, [f"(yaml): {exc}"]) from None
     if not isinstance(data, dict):
         raise WorldFileError(path, ["(top level): a world file must be a mapping of keys to values"])
     data.setdefault("id", _slug_from_stem(path.stem))
@@ -190,6 +193,43 @@ def load_world(path: Path) -> World:
         return World.model_validate(data)
     except ValidationError as exc:
         raise WorldFileError(path, format_validation_error(exc)) from None
+
+
+MAX_YAML_DEPTH = 40  # a world file is a few levels deep
+MAX_YAML_VALUES = 100_000  # values after expanding aliases: a world file holds a few thousand
+
+
+def parse_yaml(text: str) -> object:
+    """YAML read safely: plain data only, at most ``MAX_YAML_DEPTH`` levels, at most ``MAX_YAML_VALUES`` values
+    once aliases are expanded (an alias bomb is refused before it is built), and no alias inside itself."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise UserError(f"nested more than {MAX_YAML_DEPTH} levels deep") from None
+    if node is None:
+        return None
+    _check_size(node)
+    return yaml.safe_load(text)
+
+
+def _check_size(root: yaml.Node) -> None:
+    """Walk the composed document without recursion, following aliases as the loader would expand them."""
+    count = 0
+    stack: list[tuple[yaml.Node, int, frozenset[int]]] = [(root, 1, frozenset())]
+    while stack:
+        node, depth, ancestors = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES:
+            raise UserError(f"expands to more than {MAX_YAML_VALUES:,} values (aliases repeating aliases?)")
+        if depth > MAX_YAML_DEPTH:
+            raise UserError(f"nested more than {MAX_YAML_DEPTH} levels deep")
+        if id(node) in ancestors:
+            raise UserError(f"an alias refers to itself (line {node.start_mark.line + 1})")
+        inside = ancestors | {id(node)}
+        if isinstance(node, yaml.SequenceNode):
+            stack += [(child, depth + 1, inside) for child in node.value]
+        elif isinstance(node, yaml.MappingNode):
+            stack += [(child, depth + 1, inside) for pair in node.value for child in pair]
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -65,7 +66,7 @@ def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     first = run_bot("play", "lighthouse", stdin=script + "\n", cwd=tmp_path, **play_env)
     out = first.stdout
     assert first.returncode == 0, first.stderr
-    assert "== The Lighthouse at Gull Rock ==" in out
+    assert "== The Lighthouse at Gull Rock: game 1 ==" in out
     assert "GM: The supply boat bumps" in out, "the opening scene comes first"
     assert "[Maya joins the game.]" in out and "[Tom joins the game.]" in out
     assert out.count("GM: ") == 3, "the opening and one reply per action"
@@ -76,11 +77,54 @@ def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     assert first.stderr.strip() == "", "the log goes to a file, not onto the shared screen"
     assert "Game 1 turn 1: prompt" in (tmp_path / "data" / "play.log").read_text()
 
-    again = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
+    again = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)
     assert again.returncode == 0, again.stderr
-    assert "(resumed, turn 2)" in again.stdout
+    assert "== The Lighthouse at Gull Rock: resuming game 1 at turn 2 (--new starts another) ==" in again.stdout
     assert "Maya: I step onto the landing stage and look up at the tower." in again.stdout
     assert "[Tom rolls 1d20+2: 1d20 (" in again.stdout
+
+
+def test_play_never_ends_a_game_silently_and_any_game_can_be_resumed(tmp_path: Path, play_env):
+    first = run_bot("play", "lighthouse", stdin="Maya: I row ashore.\n/quit\n", cwd=tmp_path, **play_env)
+    assert first.returncode == 0, first.stderr
+    fresh = run_bot("play", "lighthouse", "--new", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert "[Game 1 of The Lighthouse at Gull Rock (turn 1) is kept: --game 1 resumes it.]" in fresh.stdout
+    assert "== The Lighthouse at Gull Rock: game 2 ==" in fresh.stdout
+
+    listing = run_bot("games", cwd=tmp_path, **play_env)
+    rows = [line.split() for line in listing.stdout.splitlines() if line[:4].strip().isdigit()]
+    assert [(r[0], r[1], r[2], r[3]) for r in rows] == [
+        ("1", "lighthouse", "ended", "1"),
+        ("2", "lighthouse", "active", "0"),
+    ]
+    assert "Maya" in listing.stdout and "python -m bot play --game ID" in listing.stdout
+
+    back = run_bot("play", "--game", "1", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert "== The Lighthouse at Gull Rock: game 1, turn 1 ==" in back.stdout
+    assert "Maya: I row ashore." in back.stdout
+    neither = run_bot("play", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert one_clear_line(neither).startswith("Name a world to play")
+
+
+def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_env):
+    holder = subprocess.Popen(
+        [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
+    )  # fmt: skip
+    try:
+        lock = Path(play_env["GM_DATABASE"] + ".lock")
+        for _ in range(600):  # until the first process holds the database
+            if lock.exists() and lock.read_text().strip() == str(holder.pid):
+                break
+            time.sleep(0.05)
+        second = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)
+        line = one_clear_line(second)
+        assert line.startswith(f"Another bot process (pid {holder.pid}) is using ") and "--db" in line
+    finally:
+        holder.communicate("/quit\n", timeout=TIMEOUT)
+    after = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)
+    assert after.returncode == 0, "the lock went with the first process"
 
 
 def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
@@ -108,7 +152,7 @@ def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
     assert "[Maya rolls 1d4: 1d4 (" in out, "the game goes on after the errors"
     assert out.count("GM: ") == 1, "no bad input reached the model"
 
-    resumed = run_bot("play", "lighthouse", "--resume", stdin="/quit\n", cwd=tmp_path, **play_env)
+    resumed = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)
     assert "x" * 100 not in resumed.stdout and "banana" not in resumed.stdout
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot import dice
+from bot.cleantext import clean_text
 from bot.engine.guard import LeakGuards, TurnGuard
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
@@ -212,8 +213,8 @@ class Engine:
     # Players
 
     async def join(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
-        name = " ".join(name.split())
-        description = " ".join(description.split())
+        name = " ".join(clean_text(name).split())
+        description = " ".join(clean_text(description).split())
         if not name:
             raise UserError("Give your character a name.")
         if len(name) > MAX_NAME_CHARS:
@@ -261,7 +262,7 @@ class Engine:
 
     def check_action(self, text: str) -> str:
         """The action as it will be stored, or a :class:`UserError` saying what is wrong."""
-        text = text.strip()
+        text = clean_text(text).strip()
         if not text:
             raise UserError("Say what your character does.")
         if len(text) > self.config.max_action_chars:
@@ -739,7 +740,7 @@ class Engine:
         return list((await self.store.settings(f"notes:{game_id}")).get(user_key, []))
 
     async def add_note(self, game_id: int, user_key: str, text: str) -> list[str]:
-        text = " ".join(text.split())
+        text = " ".join(clean_text(text).split())
         if not text:
             raise UserError("Write the note after the command.")
         if len(text) > 500:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
+from bot.cleantext import clean_text, clean_tree
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.compaction import in_batches
@@ -131,7 +132,7 @@ class Ledger:
     # Pins (F11)
 
     async def pin(self, game_id: int, text: str, author: str) -> PinResult:
-        text = " ".join(text.split())
+        text = " ".join(clean_text(text).split())
         if not text:
             raise UserError("Say what to pin.")
         if len(text) > 300:
@@ -414,7 +415,7 @@ def _unique(base: str, taken: set[str]) -> str:
 
 def _lore_entry(fields: dict) -> LoreEntry:
     try:
-        return LoreEntry.model_validate(fields)
+        return LoreEntry.model_validate(clean_tree(fields))
     except ValidationError as exc:
         problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
         raise UserError("; ".join(problems)) from None

@@ -24,7 +24,7 @@ from bot.store.models import (
     TurnNote,
     Visibility,
 )
-from bot.store.store import Store
+from bot.store.store import StorageError, Store
 
 __all__ = [
     "EntryKind",
@@ -45,6 +45,7 @@ __all__ = [
     "Player",
     "PlayerMemory",
     "RecallHit",
+    "StorageError",
     "Store",
     "Summary",
     "SummaryKind",

@@ -40,6 +40,55 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+STORAGE_HINT = "An admin can find the details in the log."
+
+
+class StorageError(UserError):
+    """The database could not read or write: the message says so plainly, and whether anything was saved."""
+
+
+def storage_problem(exc: sqlite3.Error) -> str:
+    """What a SQLite error means, in words a player or an admin can act on."""
+    text = str(exc).lower()
+    if "full" in text:
+        return "The disk holding the game's database is full"
+    if "malformed" in text or "not a database" in text or "corrupt" in text:
+        return "The game's database is damaged (restore a backup: see the README's Backups)"
+    if "readonly" in text or "read-only" in text:
+        return "The game's database cannot be written (the file or its folder is read-only)"
+    if "locked" in text or "busy" in text:
+        return "The game's database is busy with another program"
+    return f"The game's database failed ({exc})"
+
+
+def check_database(path: Path) -> None:
+    """Refuse a database path that is not a usable file, or a file that fails SQLite's quick integrity check."""
+    if path.exists() and not path.is_file():
+        kind = "a folder" if path.is_dir() else "not a regular file"
+        raise UserError(f"The database path {path} is {kind}; set GM_DATABASE (or --db) to a file's path.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"Cannot open the database at {path}: {exc.strerror or exc}") from None
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    try:
+        con = sqlite3.connect(path)
+        try:
+            problems = [row[0] for row in con.execute("PRAGMA quick_check").fetchall()]
+        finally:
+            con.close()
+    except sqlite3.Error as exc:
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        detail = "; ".join(problems[:3])
+        raise UserError(
+            f"The database at {path} is damaged ({detail}); nothing was changed. Restore a backup "
+            f"(`python -m bot backup` makes them, GM_BACKUP_HOURS keeps them), or rescue what SQLite can with "
+            f"`sqlite3 {path} .recover | sqlite3 recovered.sqlite3` and point GM_DATABASE at the result."
+        )
+
+
 class Store(LedgerStore, PrivateStore):
     """The game database. Open with ``async with await Store.open(path)``.
 
@@ -55,8 +104,9 @@ class Store(LedgerStore, PrivateStore):
 
     @classmethod
     async def open(cls, path: Path) -> Store:
+        """Open (or create) the database, after checking the file is one and is sound."""
+        await asyncio.to_thread(check_database, path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
             db = await aiosqlite.connect(path, isolation_level=None)
         except (OSError, sqlite3.Error) as exc:
             raise UserError(f"Cannot open the database at {path}: {exc}") from None
@@ -68,7 +118,7 @@ class Store(LedgerStore, PrivateStore):
             await migrate(db)
         except sqlite3.Error as exc:
             await db.close()
-            raise UserError(f"Cannot use the database at {path}: {exc}") from None
+            raise UserError(f"Cannot use the database at {path}: {storage_problem(exc)}") from None
         return cls(db, path)
 
     async def close(self) -> None:
@@ -82,22 +132,35 @@ class Store(LedgerStore, PrivateStore):
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One write: all of it or none. A storage failure becomes a :class:`StorageError` saying nothing was saved."""
         async with self._write_lock:
-            await self._db.execute("BEGIN IMMEDIATE")
             try:
-                yield self._db
-            except BaseException:
-                await self._db.rollback()
-                raise
-            await self._db.commit()
+                await self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    await self._db.rollback()
+                    raise
+                await self._db.commit()
+            except sqlite3.IntegrityError:
+                raise  # a rule of the schema, for the caller to explain
+            except sqlite3.Error as exc:
+                log.error("Database write failed: %s", exc)
+                raise StorageError(f"{storage_problem(exc)}: this was not saved. {STORAGE_HINT}") from exc
 
     async def _one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
-        async with self._db.execute(sql, tuple(params)) as cursor:
-            return await cursor.fetchone()
+        try:
+            async with self._db.execute(sql, tuple(params)) as cursor:
+                return await cursor.fetchone()
+        except sqlite3.Error as exc:
+            raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
 
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        async with self._db.execute(sql, tuple(params)) as cursor:
-            return list(await cursor.fetchall())
+        try:
+            async with self._db.execute(sql, tuple(params)) as cursor:
+                return list(await cursor.fetchall())
+        except sqlite3.Error as exc:
+            raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
 
     async def journal_mode(self) -> str:
         row = await self._one("PRAGMA journal_mode")
