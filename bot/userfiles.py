@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 
 MAX_WORLD_BYTES = 1 * 2**20  # the shipped worlds are about 20 KB; 200 lore entries of 4,000 characters fit
-MAX_IMPORT_BYTES = 4 * 2**20  # a SillyTavern World Info export
+MAX_IMPORT_BYTES = 2 * 2**20  # a SillyTavern World Info export: 200 full entries with SillyTavern's fields fit
 
 
 class UnreadableFile(Exception):

@@ -22,9 +22,10 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from bot.cleantext import clean_tree
 from bot.errors import UserError
 from bot.userfiles import MAX_IMPORT_BYTES, MAX_WORLD_BYTES, UnreadableFile, read_text
-from bot.worlds import LoreEntry, World, WorldFileError, format_validation_error, load_world
+from bot.worlds import LoreEntry, World, WorldFileError, format_validation_error, load_world, parse_yaml
 
 log = logging.getLogger(__name__)
 
@@ -75,28 +76,36 @@ def read_world_info(export_path: Path) -> WorldInfoImport:
 
 
 def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImport:
-    """Append the entries of a World Info export to the ``lore`` of a world file.
+    """Add the entries of a World Info export to the ``lore`` of a world file, changing nothing else in it.
 
-    The world file is rewritten by PyYAML's safe dumper, so its comments and
-    hand formatting are lost (PyYAML does not keep them). Nothing is written
-    when no entry could be imported, or when the world would no longer load
-    with the new entries (say, past the lore limit): that raises
-    :class:`WorldFileError` and the file is left as it was.
+    The entries are written as YAML text after the file's last lore entry, at
+    its indentation (or as a new ``lore:`` list at the end), so the author's
+    comments, key order and formatting stay as they were. The result must
+    read back as the old document plus the new entries, and as a valid world;
+    otherwise (say, past the lore limit) :class:`WorldFileError` says why and
+    the file is left as it was. Nothing is written when nothing could be
+    imported.
     """
     data = _read_export(export_path)
     world = load_world(world_path)
     result = parse_world_info(data, str(export_path), existing_ids={entry.id for entry in world.lore})
     if not result.entries:
         return result
-    document = yaml.safe_load(read_text(world_path, MAX_WORLD_BYTES))
-    document["lore"] = [*document.get("lore", []), *(_as_yaml(entry) for entry in result.entries)]
+    original = read_text(world_path, MAX_WORLD_BYTES)
+    added = [_as_yaml(entry) for entry in result.entries]
+    text = _with_lore_appended(original, added)
+    document, before = parse_yaml(text), parse_yaml(original)
+    expected = {**before, "lore": [*(before.get("lore") or []), *added]}
+    if document != expected:
+        raise WorldFileError(world_path, ["(file): the entries could not be added without changing the rest of the "
+                                          "file; add them by hand, or import them into a running game"])  # fmt: skip
     try:
-        World.model_validate({"id": world.id, **document})
+        World.model_validate(clean_tree({"id": world.id, **document}))
     except ValidationError as exc:
         problems = format_validation_error(exc)
         suffix = f" (with the {len(result.entries)} imported entries; the file was not changed)"
         raise WorldFileError(world_path, [problem + suffix for problem in problems]) from None
-    _replace(world_path, yaml.dump(document, Dumper=_WorldDumper, sort_keys=False, allow_unicode=True))
+    _replace(world_path, text)
     log.info(
         "Imported %d lore entries from %s into %s (%d skipped)",
         len(result.entries),
@@ -105,6 +114,24 @@ def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImpo
         len(result.skipped),
     )
     return result
+
+
+def _with_lore_appended(text: str, entries: list[dict]) -> str:
+    """``text`` with ``entries`` appended to its top-level ``lore`` list as YAML, all else byte for byte."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    lore = next((value for key, value in root.value if key.value == "lore"), None)
+    block = yaml.dump(entries, Dumper=_WorldDumper, sort_keys=False, allow_unicode=True).rstrip("\n")
+    if lore is None or not isinstance(lore, yaml.SequenceNode) or lore.flow_style or not lore.value:
+        if lore is not None:  # `lore: []` or a flow list: the block list takes its place
+            start, end = lore.start_mark.index, lore.end_mark.index
+            return text[:start].rstrip(" ") + "\n" + block + text[end:]
+        return text.rstrip("\n") + "\n\nlore:\n" + block + "\n"
+    first_line = text.splitlines()[lore.value[0].start_mark.line]
+    indent = first_line[: first_line.index("-")] if "-" in first_line else ""
+    at = lore.value[-1].end_mark.index
+    while at > 0 and text[at - 1] == "\n":
+        at -= 1
+    return text[:at] + "\n" + "\n".join(indent + line if line else line for line in block.split("\n")) + text[at:]
 
 
 def _raw_entries(data: object, source: str) -> list[tuple[str, object]]:
@@ -132,6 +159,7 @@ def _parse_entry(label: str, raw: object, note: Note) -> tuple[LoreEntry, int] |
     if not isinstance(content, str) or not content.strip():
         note(f"{label}: empty content")
         return None
+    content = translate_macros(content, f"{label}.content", note)
     fields = {
         "keys": _keys(raw.get("key", raw.get("keys")), f"{label}.key", note),
         "secondary_keys": _secondary_keys(label, raw, note),
@@ -148,6 +176,24 @@ def _parse_entry(label: str, raw: object, note: Note) -> tuple[LoreEntry, int] |
             note(reason)
         return None
     return entry, _order(raw)
+
+
+# SillyTavern's macros: {{user}} is the player's persona, {{char}} the character speaking, which here is the GM.
+MACROS = {"user": "the player", "char": "the GM"}
+_MACRO = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+def translate_macros(text: str, label: str, note: Note) -> str:
+    """``{{user}}`` and ``{{char}}`` in words this game uses; any other macro (``{{random}}``) taken out, noted."""
+
+    def replace(match: re.Match) -> str:
+        name = match.group(1).lower()
+        if name in MACROS:
+            return MACROS[name]
+        note(f"{label}: the macro {match.group(0)} means nothing here; taken out")
+        return ""
+
+    return " ".join(_MACRO.sub(replace, text).split(" ")).strip()
 
 
 def _secondary_keys(label: str, raw: Mapping, note: Note) -> list[str]:

@@ -134,11 +134,32 @@ class World(_Strict):
 
     @model_validator(mode="after")
     def _known_beats(self) -> World:
-        beats = {beat.id for chapter in self.chapters for beat in chapter.beats}
+        seen: dict[str, str] = {}
+        for chapter in self.chapters:
+            for beat in chapter.beats:
+                if beat.id in seen:
+                    raise ValueError(
+                        f"beat {beat.id!r} of chapter {chapter.id!r} is also a beat of chapter {seen[beat.id]!r}; "
+                        "beat ids are the world's, not the chapter's"
+                    )
+                seen[beat.id] = chapter.id
         for truth in self.truths:
-            unknown = [b for b in truth.revealed_by if b not in beats]
+            unknown = [b for b in truth.revealed_by if b not in seen]
             if unknown:
                 raise ValueError(f"truth {truth.id!r}: revealed_by names no beat of this world: {', '.join(unknown)}")
+        return self
+
+    @model_validator(mode="after")
+    def _matchable_phrases(self) -> World:
+        from bot.memory.leaks import content_words  # the leak guard's own words: it imports this module
+
+        for truth in self.truths:
+            for phrase in truth.key_phrases:
+                if not content_words(phrase):
+                    raise ValueError(
+                        f"truth {truth.id!r}: key phrase {phrase!r} is made of common words only, so the leak "
+                        "guard could never match it; use the words that would give the truth away"
+                    )
         return self
 
     def chapter(self, index: int) -> Chapter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import json
 import shutil
 from pathlib import Path
@@ -177,7 +178,9 @@ def test_import_adds_the_entries_to_the_world_file(tmp_path: Path, world_path: P
 def test_multi_line_lore_is_written_as_a_readable_block(tmp_path: Path, world_path: Path):
     content = "The cave floods at high tide.\n\nA ledge stays dry."
     import_into_world_file(write_export(tmp_path, {"entries": [st_entry(0, "Cave", ["cave"], content)]}), world_path)
-    assert "  content: |-\n    The cave floods at high tide.\n\n    A ledge stays dry.\n" in world_path.read_text()
+    # At the file's own indentation: its lore items sit two spaces in.
+    block = "    content: |-\n      The cave floods at high tide.\n\n      A ledge stays dry.\n"
+    assert block in world_path.read_text()
     assert load_world(world_path).lore[-1].content == content
 
 
@@ -219,3 +222,24 @@ def test_a_broken_world_file_is_reported_as_such(tmp_path: Path):
     with pytest.raises(WorldFileError) as caught:
         import_into_world_file(write_export(tmp_path, dict_export()), world_path)
     assert str(caught.value).startswith(f"{world_path}: line")
+
+
+def test_an_import_changes_nothing_else_in_the_world_file(tmp_path: Path, world_path: Path):
+    before = world_path.read_text()
+    export = write_export(tmp_path, {"entries": [st_entry(0, "Cave", ["cave"], "{{char}} shows {{user}} the cave.")]})
+    result = import_into_world_file(export, world_path)
+    after = world_path.read_text()
+    changes = difflib.SequenceMatcher(a=before.splitlines(), b=after.splitlines()).get_opcodes()
+    assert {tag for tag, *_ in changes} == {"equal", "insert"}, "lines are only added: comments, order, format stay"
+    assert "# A small but complete world for tests" in after
+    assert [e.content for e in result.entries] == ["the GM shows the player the cave."], "macros are translated"
+    assert load_world(world_path).lore[-1].id == result.entries[0].id
+
+
+def test_an_import_into_a_world_without_lore_adds_the_list_at_the_end(tmp_path: Path):
+    world = tmp_path / "bare.yaml"
+    text = (FIXTURES / "worlds" / "lighthouse.yaml").read_text()
+    world.write_text(text.split("lore:")[0] + "opening: " + text.split("opening: ")[1])
+    before = world.read_text()
+    import_into_world_file(write_export(tmp_path, {"entries": [st_entry(0, "Cave", ["cave"], "A cave.")]}), world)
+    assert world.read_text().startswith(before.rstrip("\n") + "\n\nlore:\n- id: cave")

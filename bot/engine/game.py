@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -50,6 +51,9 @@ REGENERATE = (
     "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
 )
 NO_GAME = "There is no game here; start one first."
+# Names the log and the prompt give to the game's own voices: a player by one of them would read as narration.
+RESERVED_NAMES = frozenset({"gm", "the gm", "game master", "the game master", "dm", "system", "narrator", "bot"})
+NAME_PATTERN = re.compile(r"[^\W_][\w '’.-]*")
 MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
 
@@ -217,6 +221,10 @@ class Engine:
         description = " ".join(clean_text(description).split())
         if not name:
             raise UserError("Give your character a name.")
+        if name.casefold() in RESERVED_NAMES or name.casefold().startswith(("gm ", "gm:")):
+            raise UserError(f"{name!r} is a name the game itself uses; choose another for your character.")
+        if not NAME_PATTERN.fullmatch(name):
+            raise UserError("A character's name is letters, digits, spaces, apostrophes, hyphens and full stops.")
         if len(name) > MAX_NAME_CHARS:
             raise UserError(f"A character name is at most {MAX_NAME_CHARS} characters.")
         if len(description) > MAX_DESCRIPTION_CHARS:

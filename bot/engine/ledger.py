@@ -44,6 +44,10 @@ from bot.worlds import LoreEntry, World, format_validation_error
 log = logging.getLogger(__name__)
 
 
+MAX_GAME_LORE = 500  # entries in one game's world book, the world's and the game's own
+MAX_IMPORT_ENTRIES = 200  # entries one import may add
+
+
 class LedgerFailed(Exception):
     """A background ledger job could not finish; nothing was written."""
 
@@ -262,6 +266,7 @@ class Ledger:
 
     async def lore_add(self, game_id: int, **fields) -> LoreEntry:
         existing = {item.entry.id for item in await self.lore(game_id)}
+        _room_for(len(existing), 1)
         if not fields.get("id"):
             base = _slug(fields.get("keys", ["entry"])[0] if fields.get("keys") else "entry")
             fields["id"] = _unique(base, existing)
@@ -289,7 +294,14 @@ class Ledger:
         return current[entry_id]
 
     async def lore_import(self, game_id: int, entries: Sequence[LoreEntry]) -> list[LoreEntry]:
+        """Add imported entries to a game's world book, all of them or (past a limit) none."""
         existing = {item.entry.id for item in await self.lore(game_id)}
+        if len(entries) > MAX_IMPORT_ENTRIES:
+            raise UserError(
+                f"That export has {len(entries)} entries; at most {MAX_IMPORT_ENTRIES} are imported at once. "
+                "Nothing was added: split the export."
+            )
+        _room_for(len(existing), len(entries))
         added = []
         for entry in entries:
             entry = entry.model_copy(update={"id": _unique(entry.id, existing)})
@@ -399,6 +411,15 @@ class Ledger:
                 following = await self.store.following_entries(game.id, lead)
             recall = fragments(hits, exclude, kinds, following)
         return pins, glossary, lore, recall
+
+
+def _room_for(present: int, more: int) -> None:
+    """Refuse lore past the per-game limit: every entry is matched against every turn."""
+    if present + more > MAX_GAME_LORE:
+        raise UserError(
+            f"This game's world book has {present} entries; {more} more would pass the limit of {MAX_GAME_LORE}. "
+            "Nothing was added: remove some first."
+        )
 
 
 def _slug(text: str) -> str:
