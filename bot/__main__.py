@@ -1,7 +1,7 @@
 """The composition root: settings -> store -> model -> engine -> terminal or Discord.
 
 python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
-python -m bot games
+python -m bot games                python -m bot backup PATH
 python -m bot check [PATH ...]
 python -m bot run
 python -m bot bench context|locomo|leaks|turns
@@ -31,6 +31,7 @@ from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import Game, LogEntry, Store
+from bot.store.backup import back_up_every, backup_database
 from bot.store.lock import DatabaseLock
 from bot.worlds import World, WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
 
@@ -128,12 +129,19 @@ async def open_app(
         try:
             model = model or await asyncio.to_thread(load_model, settings)
             check_context(settings, model, worlds)
+            backups = None
+            if settings.backup_hours:
+                backups = asyncio.create_task(
+                    back_up_every(settings.database, settings.backup_hours, settings.backup_keep)
+                )
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, worlds, engine_config(settings))
                 try:
                     yield App(settings, store, worker, engine)
                 finally:
                     await engine.close()
+                    if backups is not None:
+                        backups.cancel()
         finally:
             await store.close()
 
@@ -325,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     play_parser.add_argument("--new", action="store_true", help="start another game of the world; the current is kept")
     play_parser.add_argument("--game", type=int, help="resume this game (its id from `python -m bot games`)")
     play_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
+    backup_parser = commands.add_parser("backup", help="copy the database (safe while the bot runs)")
+    backup_parser.add_argument("path", type=Path, help="a new file, or a folder for a dated copy")
+    backup_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     games_parser = commands.add_parser("games", help="list the games in the database")
     games_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     check_parser = commands.add_parser("check", help="validate world files")
@@ -386,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
             asyncio.run(play(settings, args.world, new=args.new, game_id=args.game, log_file=log_to))
         elif args.command == "games":
             return asyncio.run(list_games(settings))
+        elif args.command == "backup":
+            print(f"Backed up {settings.database} to {backup_database(settings.database, args.path)}")
         elif args.command == "bench":
             return bench(settings, args)
         else:

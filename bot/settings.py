@@ -34,6 +34,8 @@ class Settings(BaseSettings):
     gm_role: str | None = Field(default=None, description="Members of this role act as admins.")
 
     database: Path = Field(default=PROJECT_ROOT / "data" / "gm.sqlite3")
+    backup_hours: float = Field(default=0, ge=0, le=24 * 365, description="Copy the database this often; 0: never.")
+    backup_keep: int = Field(default=7, ge=1, le=1000, description="Dated copies kept in data/backups/.")
     worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
 
     # The model (F22). An empty path means the bundled SmolLM2 GGUF.

@@ -268,8 +268,11 @@ class TerminalGame:
         return self.current
 
     async def _roll(self, player: Player, expression: str) -> None:
-        secret = expression.strip().lower().startswith("secret ")
-        expression = expression.strip()[len("secret ") :] if secret else expression
+        first, _, rest = expression.strip().partition(" ")
+        secret = first.lower() == "secret"
+        expression = rest if secret else expression
+        if not expression.strip():
+            raise UserError("Say what to roll: /roll 1d20+2, or /roll secret 1d20 for you and the GM alone.")
         result = await self.engine.roll(self.game.id, player.user_key, expression, secret=secret)
         if secret:
             self.say(_indent(player.name, f"[{player.name} rolls {result.roll.text}]"))

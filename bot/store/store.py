@@ -81,7 +81,7 @@ def check_database(path: Path) -> None:
     except sqlite3.Error as exc:
         problems = [str(exc)]
     if problems != ["ok"]:
-        detail = "; ".join(problems[:3])
+        detail = "; ".join(" ".join(str(problem).split()) for problem in problems[:3])
         raise UserError(
             f"The database at {path} is damaged ({detail}); nothing was changed. Restore a backup "
             f"(`python -m bot backup` makes them, GM_BACKUP_HOURS keeps them), or rescue what SQLite can with "

@@ -1,0 +1,156 @@
+"""Storage under faults (F30): a full disk, a damaged file, backups, and kill -9 in the middle of play."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.errors import UserError
+from bot.model import ModelWorker
+from bot.store import StorageError, Store
+from bot.store.backup import back_up_every, backup_database, prune
+from bot.worlds import WorldLibrary
+from tests.engine.test_memory import start
+from tests.test_cli import TIMEOUT, run_bot
+
+
+async def test_a_full_disk_is_named_and_nothing_half_written(store: Store, worker: ModelWorker, worlds_dir):
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=64))
+    game = await start(engine)
+    await engine.act(game.id, "maya", "I climb.")
+    await engine.memory.idle()
+    before = [e.id for e in await store.log(game.id)]
+    pages = (await store._one("PRAGMA page_count"))[0]
+    await store._db.execute(f"PRAGMA max_page_count = {pages}")  # the disk is full: no page more
+    with pytest.raises(StorageError) as refused:
+        for n in range(40):  # one of these needs a page the file cannot grow
+            await engine.act(game.id, "maya", f"I write a long line in the log, {n}: " + "word " * 300)
+    assert str(refused.value).startswith("The disk holding the game's database is full: this was not saved.")
+    await engine.memory.close()
+    log = [e.id for e in await store.log(game.id)]
+    assert log[: len(before)] == before, "what was saved before stays"
+    await store._db.execute("PRAGMA max_page_count = 1073741823")  # space again: play goes on
+    result = await engine.act(game.id, "maya", "I look down.")
+    assert result.reply.content
+    await engine.close()
+
+
+async def test_a_full_disk_at_first_start_is_one_clear_line(tmp_path: Path, monkeypatch):
+    async def full(db):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr("bot.store.store.migrate", full)
+    with pytest.raises(UserError) as refused:
+        await Store.open(tmp_path / "gm.sqlite3")
+    assert str(refused.value) == (
+        f"Cannot use the database at {tmp_path / 'gm.sqlite3'}: The disk holding the game's database is full"
+    )
+
+
+def _damage(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+    data = bytearray(path.read_bytes())
+    assert len(data) > 3 * page
+    data[2 * page : 3 * page] = bytes(random.Random(1).randrange(256) for _ in range(page))  # a table's page
+    path.write_bytes(bytes(data))
+
+
+def test_a_damaged_database_is_refused_with_how_to_recover(tmp_path: Path):
+    env = _environment(tmp_path)
+    first = run_bot("play", "lighthouse", stdin="Maya: I row.\n/quit\n", cwd=tmp_path, **env)
+    assert first.returncode == 0, first.stderr
+    database = Path(env["GM_DATABASE"])
+    _damage(database)
+    second = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **env)
+    line = second.stderr.strip().splitlines()[-1]
+    assert second.returncode == 1 and "Traceback" not in second.stderr
+    assert line.startswith(f"The database at {database} is damaged (")
+    assert "Restore a backup" in line and ".recover" in line
+
+
+def test_a_backup_is_a_checked_copy_and_old_ones_are_pruned(tmp_path: Path):
+    env = _environment(tmp_path)
+    assert run_bot("play", "lighthouse", stdin="Maya: I row.\n/quit\n", cwd=tmp_path, **env).returncode == 0
+    folder = tmp_path / "copies"
+    folder.mkdir()
+    made = run_bot("backup", str(folder), cwd=tmp_path, **env)
+    assert made.returncode == 0, made.stderr
+    [copy] = folder.glob("gm-*.sqlite3")
+    with sqlite3.connect(copy) as db:
+        assert db.execute("SELECT count(*) FROM turn_log WHERE content = 'I row.'").fetchone()[0] == 1
+    again = run_bot("backup", str(copy), cwd=tmp_path, **env)
+    assert again.returncode == 1 and again.stderr.strip().endswith(
+        "exists already; give a new file's name or a folder."
+    )
+    for n in range(5):
+        (folder / f"gm-2026010{n}-000000.sqlite3").write_bytes(copy.read_bytes())
+    gone = prune(folder, keep=2)
+    assert len(gone) == 4 and len(list(folder.glob("gm-*.sqlite3"))) == 2
+
+
+async def test_periodic_backups_run_while_the_bot_does(tmp_path: Path):
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    await store.close()
+    task = asyncio.create_task(back_up_every(tmp_path / "gm.sqlite3", hours=0.0002, keep=2))
+    for _ in range(400):
+        if len(list((tmp_path / "backups").glob("gm-*.sqlite3"))) >= 1:
+            break
+        await asyncio.sleep(0.05)
+    task.cancel()
+    assert list((tmp_path / "backups").glob("gm-*.sqlite3"))
+    assert backup_database(tmp_path / "gm.sqlite3", tmp_path / "one.sqlite3").exists()
+
+
+def _environment(tmp_path: Path) -> dict[str, str]:
+    from tests.conftest import FIXTURES
+
+    worlds = tmp_path / "worlds"
+    worlds.mkdir(exist_ok=True)
+    (worlds / "lighthouse.yaml").write_text((FIXTURES / "worlds" / "lighthouse.yaml").read_text())
+    return {
+        "GM_WORLDS_DIR": str(worlds), "GM_DATABASE": str(tmp_path / "data" / "gm.sqlite3"), "GM_N_CTX": "2048",
+        "GM_REPLY_TOKENS": "16", "GM_SEED": "5",
+    }  # fmt: skip
+
+
+def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
+    """Five kills of `play` mid-game with the real model; after each, every action the GM answered is stored."""
+    import os
+
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **_environment(tmp_path)}
+    rng = random.Random(9)
+    answered: list[str] = []
+    for round_ in range(5):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env, bufsize=1,
+        )  # fmt: skip
+        sent = []
+        for n in range(3):
+            action = f"ROUND{round_}ACTION{n} I search the rock."
+            process.stdin.write(f"Maya: {action}\n")
+            process.stdin.flush()
+            sent.append(action)
+        time.sleep(rng.uniform(0.5, 6.0))  # somewhere in loading, reading, writing or storing
+        process.send_signal(signal.SIGKILL)
+        out, _ = process.communicate(timeout=TIMEOUT)
+        # An action is acknowledged once the GM's answer to it started: it was stored before the model ran.
+        replies = out.count("GM: ") - (1 if "== The Lighthouse" in out and ": game " in out else 0)
+        answered += sent[: max(0, replies)]
+        with sqlite3.connect(env["GM_DATABASE"]) as db:
+            assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok", f"round {round_}"
+            stored = {row[0] for row in db.execute("SELECT content FROM turn_log WHERE kind = 'action'")}
+        missing = [a for a in answered if a not in stored]
+        assert not missing, f"round {round_}: acknowledged actions lost: {missing}"
+    resumed = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **_environment(tmp_path))
+    assert resumed.returncode == 0 and "resuming game 1" in resumed.stdout, resumed.stderr
