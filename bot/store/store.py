@@ -53,7 +53,7 @@ def storage_problem(exc: sqlite3.Error) -> str:
     if "full" in text:
         return "The disk holding the game's database is full"
     if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return "The game's database is damaged (restore a backup: see the README's Backups)"
+        return "The game's database is damaged (restore a backup: python -m bot backup makes them)"
     if "readonly" in text or "read-only" in text:
         return "The game's database cannot be written (the file or its folder is read-only)"
     if "locked" in text or "busy" in text:

@@ -143,11 +143,16 @@ async def test_a_failed_summary_keeps_the_old_state_and_is_retried(engine: Engin
     assert status.folded_through == 0 and status.short_summary is None
     assert "out of memory" in status.last_error
     assert status.next_compaction.messages_to_go == 0, "the trigger is reached; only the model failed"
+    # Failing again and again on the same chunk, compaction is parked rather than tried after every turn.
+    assert [line.split(":")[0] for line in status.parked] == ["compaction"] and "out of memory" in status.parked[0]
 
     broken["on"] = False
     await play(engine, game.id, 1, start=16)
+    assert (await engine.memory_status(game.id)).folded_through == 0, "parked: not tried after this turn"
+    await engine.compact(game.id)  # an admin's /compact tries parked jobs again
+    await engine.memory.idle(game.id)
     status = await engine.memory_status(game.id)
-    assert status.folded_through > 0 and status.short_summary is not None and status.last_error is None
+    assert status.folded_through > 0 and status.short_summary is not None and status.parked == []
     # Nothing was lost: the first chunk starts at the first message of the game.
     first = (await engine.store.summaries(game.id, SummaryKind.CHUNK))[0]
     assert first.first_entry_id == (await engine.store.log(game.id))[0].id
