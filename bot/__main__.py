@@ -37,6 +37,11 @@ from bot.worlds import World, WorldFileError, WorldLibrary, format_validation_er
 
 log = logging.getLogger("bot")
 
+# A model under a billion parameters rambles and loops when given room: its replies are kept shorter.
+SMALL_MODEL = 10**9
+SMALL_MODEL_REPLY = 200
+REPLY_TOKENS = 300
+
 TOKEN_HELP = (
     "No DISCORD_TOKEN is set: create a bot at https://discord.com/developers/applications, "
     "put its token in .env as DISCORD_TOKEN=..., and run again; `make play` plays in the terminal without one."
@@ -44,6 +49,7 @@ TOKEN_HELP = (
 
 
 def load_model(settings: Settings) -> LanguageModel:
+    """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
     from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
 
     path = settings.model_path or bundled_model_path()
@@ -64,7 +70,16 @@ def load_model(settings: Settings) -> LanguageModel:
         sampling=sampling,
         cache_bytes=None if settings.cache_mib is None else settings.cache_mib * 2**20,
     )
-    return LlamaModel(config)
+    model = LlamaModel(config)
+    settle_for_model(settings, model)
+    return model
+
+
+def settle_for_model(settings: Settings, model: LanguageModel) -> None:
+    """Fill in the settings whose default depends on the model: a small model gets shorter replies."""
+    if settings.reply_tokens is None:
+        parameters = getattr(model, "parameters", None)
+        settings.reply_tokens = SMALL_MODEL_REPLY if parameters and parameters < SMALL_MODEL else REPLY_TOKENS
 
 
 def engine_config(settings: Settings, **changes: object) -> EngineConfig:

@@ -55,7 +55,12 @@ class Settings(BaseSettings):
     )
 
     # Turns.
-    reply_tokens: int = Field(default=300, ge=16, le=4096)
+    reply_tokens: int | None = Field(
+        default=None,
+        ge=16,
+        le=4096,
+        description="Longest GM reply; empty: 200 for a model under 1B parameters, else 300.",
+    )
     max_action_chars: int = Field(default=2000, ge=1, le=4000)
 
     # Memory (F8 to F16): GM_MEMORY__PROTECTED_TAIL=4, GM_MEMORY__BUDGETS__STORY=600, ...

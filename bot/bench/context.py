@@ -64,10 +64,16 @@ class BenchModel(ScriptedModel):
     def __init__(self, count_tokens: Callable[[str], int], seed: int):
         self._rng = random.Random(seed)
         self._count = count_tokens
+        self._max_tokens = 10**6
         super().__init__(default=self._reply)
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
+
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None):
+        """The scripted words, cut at ``max_tokens`` as a real model stops there."""
+        self._max_tokens = max_tokens
+        return super().stream(messages, max_tokens=max_tokens, slot=slot)
 
     def _reply(self, messages: list[ChatMessage]) -> str:
         system = messages[0].content
@@ -79,7 +85,15 @@ class BenchModel(ScriptedModel):
         if system.startswith("You keep the memory"):
             ceiling = int(re.search(r"[Aa]t most (\d+) words", system).group(1))
             return _prose(self._rng, int(ceiling * self._rng.uniform(0.7, 1.0)))
-        return _prose(self._rng, self._rng.randint(60, 140))
+        return _cut(_prose(self._rng, self._rng.randint(60, 140)), self._max_tokens, self._count)
+
+
+def _cut(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
+    """``text`` cut to its longest beginning of whole words within ``max_tokens``."""
+    words = text.split()
+    while words and count(" ".join(words)) > max_tokens:
+        words = words[: max(1, int(len(words) * 0.9))] if len(words) > 1 else []
+    return " ".join(words)
 
 
 def _action(rng: random.Random, turn: int) -> str:
@@ -146,10 +160,11 @@ def _baseline(
 
 
 def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import engine_config, load_model
+    from bot.__main__ import engine_config, load_model, settle_for_model
 
     started = time.perf_counter()
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
+    settle_for_model(settings, tokenizer)
     count = functools.lru_cache(maxsize=200_000)(tokenizer.count_tokens)
     library = WorldLibrary(settings.worlds_dir)
     world = library.from_command_line(world_name)

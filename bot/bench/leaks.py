@@ -207,9 +207,13 @@ class LeakyModel(ScriptedModel):
 
 def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
     """Run the bench with the bundled model (``bundled``) or the leaking scripted one (``leaky``)."""
-    from bot.__main__ import load_model
+    from bot.__main__ import load_model, settle_for_model
 
-    model: LanguageModel = LeakyModel() if model_name == "leaky" else load_model(settings)
+    if model_name == "leaky":
+        model: LanguageModel = LeakyModel()
+        settle_for_model(settings, model)
+    else:
+        model = load_model(settings)
     return asyncio.run(_run(settings, model, out))
 
 

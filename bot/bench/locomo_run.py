@@ -127,7 +127,7 @@ class MemoryRetriever:
 
 
 def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_model
+    from bot.__main__ import load_model, settle_for_model
 
     if not path.is_file():
         raise UserError(f"No LoCoMo file at {path}.")
@@ -135,6 +135,7 @@ def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict
         raise UserError("--budgets takes token budgets of at least 50, like 500,1000,2000,4000.")
     conversations = load_locomo(path)
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
+    settle_for_model(settings, tokenizer)
     count = functools.lru_cache(maxsize=500_000)(tokenizer.count_tokens)
     loop = asyncio.new_event_loop()
     with tempfile.TemporaryDirectory() as tmp:

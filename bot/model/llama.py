@@ -148,6 +148,13 @@ class LlamaModel(LanguageModel):
         return "all layers on the GPU" if layers < 0 else f"{layers} layers on the GPU, the rest on the CPU"
 
     @property
+    def parameters(self) -> int:
+        """The model's size in parameters."""
+        import llama_cpp
+
+        return llama_cpp.llama_model_n_params(self._llama._model.model)
+
+    @property
     def trained_context(self) -> int:
         """The context the model was trained with: a longer one reads garbage past it."""
         return self._llama._model.n_ctx_train()
