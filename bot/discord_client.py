@@ -29,7 +29,10 @@ class GameMasterBot(commands.Bot):
     def __init__(self, engine: Engine, settings: Settings):
         intents = discord.Intents.default()
         intents.message_content = settings.message_content
-        super().__init__(command_prefix=commands.when_mentioned, intents=intents)
+        # No message of the bot's ever pings: not a GM reply naming @everyone, not a character called <@&role>.
+        super().__init__(
+            command_prefix=commands.when_mentioned, intents=intents, allowed_mentions=discord.AllowedMentions.none()
+        )
         self.engine = engine
         self.settings = settings
 

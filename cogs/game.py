@@ -11,7 +11,7 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.errors import UserError
 from cogs.access import TableCog, channel_key, user_key
-from cogs.rendering import StreamedReply
+from cogs.rendering import StreamedReply, echo, plain
 
 log = logging.getLogger(__name__)
 
@@ -64,13 +64,13 @@ class GameCog(TableCog):
     async def join(self, interaction: discord.Interaction, name: str, description: str = "") -> None:
         game = await self._game_here(interaction)
         player = await self.engine.join(game.id, user_key(interaction.user), name, description)
-        await interaction.response.send_message(f"{interaction.user.mention} joins as **{player.name}**.")
+        await interaction.response.send_message(f"{interaction.user.mention} joins as **{plain(player.name)}**.")
 
     @app_commands.command(name="leave", description="Leave this channel's game")
     async def leave(self, interaction: discord.Interaction) -> None:
         game = await self._game_here(interaction)
         player = await self.engine.leave(game.id, user_key(interaction.user))
-        await interaction.response.send_message(f"**{player.name}** leaves the game.")
+        await interaction.response.send_message(f"**{plain(player.name)}** leaves the game.")
 
     @app_commands.command(name="act", description="Say what your character does")
     @app_commands.describe(action="What your character does or says")
@@ -83,7 +83,7 @@ class GameCog(TableCog):
         if await self.engine.turn_policy(game.id) == "round":
             await self._round(interaction, game.id, player.name, action)
             return
-        await interaction.response.send_message(f"**{player.name}**: {action.strip()}")
+        await interaction.response.send_message(echo(player.name, action))
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
@@ -99,7 +99,7 @@ class GameCog(TableCog):
             except discord.HTTPException:
                 log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
 
-        await interaction.response.send_message(f"**{name}**: {action.strip()}")
+        await interaction.response.send_message(echo(name, action))
         state = await self.engine.add_to_round(game_id, user_key(interaction.user), action, on_closed=post)
         if state.waiting:
             await interaction.followup.send(
@@ -163,7 +163,7 @@ class GameCog(TableCog):
         game = await self._game_here(interaction)
         rolled = await self.engine.roll(game.id, user_key(interaction.user), dice, secret=secret)
         if not secret:
-            await interaction.response.send_message(f"**{rolled.entry.author}** rolls {rolled.roll.text}")
+            await interaction.response.send_message(f"**{plain(rolled.entry.author)}** rolls {rolled.roll.text}")
             return
         await interaction.response.send_message("🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
         try:

@@ -17,6 +17,16 @@ EDIT_INTERVAL = 1.0  # Discord allows about five edits per five seconds per chan
 _FENCE = "```"
 
 
+def plain(text: str) -> str:
+    """Text a player typed, shown as typed: no bold, links or spoilers of its own."""
+    return discord.utils.escape_markdown(text)
+
+
+def echo(name: str, action: str) -> str:
+    """A player's action as the channel sees it."""
+    return f"**{plain(name)}**: {plain(action.strip())}"
+
+
 def split_message(text: str, limit: int = LIMIT) -> list[str]:
     """Pieces of at most ``limit`` characters, cut at paragraph, line, sentence or word ends.
 
