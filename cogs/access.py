@@ -77,3 +77,30 @@ class TableCog(commands.Cog):
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await check_access(self.engine, interaction)
         return True
+
+    async def wait_for_turn(self, interaction: discord.Interaction, game_id: int, what: str) -> None:
+        """Answer at once when a running turn holds the game: the work waits for it, past Discord's 3 seconds.
+
+        What the command then says goes in a followup (see :func:`say`).
+        """
+        if self.engine.sessions[game_id].turn_running and not interaction.response.is_done():
+            await interaction.response.send_message(
+                f"The GM is writing; {what} as soon as its reply is done.", ephemeral=True
+            )
+
+
+async def say(interaction: discord.Interaction, content: str | None = None, **kwargs) -> None:
+    """The command's answer: its response, or a followup once something was already said.
+
+    A followup is refused once the interaction is 15 minutes old; a public
+    answer then goes to the channel itself.
+    """
+    if not interaction.response.is_done():
+        await interaction.response.send_message(content, **kwargs)
+        return
+    try:
+        await interaction.followup.send(content, **kwargs)
+    except (discord.NotFound, discord.Forbidden):
+        if kwargs.get("ephemeral"):
+            raise
+        await interaction.channel.send(content, **kwargs)

@@ -10,7 +10,7 @@ from discord.ext import commands
 
 from bot.engine import Engine
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key, user_key
+from cogs.access import TableCog, channel_key, say, user_key
 from cogs.rendering import StreamedReply, echo, plain
 
 log = logging.getLogger(__name__)
@@ -47,8 +47,10 @@ class GameCog(TableCog):
 
     @game.command(name="end", description="End this channel's game (it is kept)")
     async def game_end(self, interaction: discord.Interaction) -> None:
+        game = await self._game_here(interaction)
+        await self.wait_for_turn(interaction, game.id, "the game ends")
         ended = await self.engine.end_game(channel_key(interaction.channel))
-        await interaction.response.send_message(f"The game ends after {ended.turn} turns. It is kept.")
+        await say(interaction, f"The game ends after {ended.turn} turns. It is kept.")
 
     @game.command(name="status", description="What is being played here, and by whom")
     async def game_status(self, interaction: discord.Interaction) -> None:
@@ -63,14 +65,16 @@ class GameCog(TableCog):
     @app_commands.describe(name="Your character's name", description="A few words about them")
     async def join(self, interaction: discord.Interaction, name: str, description: str = "") -> None:
         game = await self._game_here(interaction)
+        await self.wait_for_turn(interaction, game.id, "you join")
         player = await self.engine.join(game.id, user_key(interaction.user), name, description)
-        await interaction.response.send_message(f"{interaction.user.mention} joins as **{plain(player.name)}**.")
+        await say(interaction, f"{interaction.user.mention} joins as **{plain(player.name)}**.")
 
     @app_commands.command(name="leave", description="Leave this channel's game")
     async def leave(self, interaction: discord.Interaction) -> None:
         game = await self._game_here(interaction)
+        await self.wait_for_turn(interaction, game.id, "you leave")
         player = await self.engine.leave(game.id, user_key(interaction.user))
-        await interaction.response.send_message(f"**{plain(player.name)}** leaves the game.")
+        await say(interaction, f"**{plain(player.name)}** leaves the game.")
 
     @app_commands.command(name="act", description="Say what your character does")
     @app_commands.describe(action="What your character does or says")
@@ -161,11 +165,12 @@ class GameCog(TableCog):
     @app_commands.describe(secret="Only you (by DM) and the GM see the result")
     async def roll(self, interaction: discord.Interaction, dice: str, secret: bool = False) -> None:
         game = await self._game_here(interaction)
+        await self.wait_for_turn(interaction, game.id, "your dice roll")
         rolled = await self.engine.roll(game.id, user_key(interaction.user), dice, secret=secret)
         if not secret:
-            await interaction.response.send_message(f"**{plain(rolled.entry.author)}** rolls {rolled.roll.text}")
+            await say(interaction, f"**{plain(rolled.entry.author)}** rolls {rolled.roll.text}")
             return
-        await interaction.response.send_message("🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
+        await say(interaction, "🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
         try:
             await interaction.user.send(f"🎲 Your secret roll: {rolled.roll.text}")
         except discord.HTTPException:

@@ -32,6 +32,11 @@ class GameSession:
         return f"game:{self.game_id}"
 
     @property
+    def turn_running(self) -> bool:
+        """A turn, join, roll or edit holds the game: whatever comes next waits for it."""
+        return self.turn_lock.locked()
+
+    @property
     def upkeep_running(self) -> bool:
         return self.upkeep is not None and not self.upkeep.done()
 
