@@ -50,9 +50,9 @@ class GameMasterBot(commands.Bot):
         log.info("Synced %d slash commands", len(synced))
 
     async def on_app_command_error(
-        self, interaction: discord.Interaction, error: discord.app_commands.AppCommandError
+        self, interaction: discord.Interaction, error: discord.app_commands.AppCommandError | Exception
     ) -> None:
-        """One handler for every cog: a user's mistake gets its sentence, anything else one plain one."""
+        """One handler for every command and button: a user's mistake gets its sentence, anything else one plain one."""
         cause = getattr(error, "original", error)
         if isinstance(cause, UserError):
             text = str(cause)

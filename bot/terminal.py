@@ -40,7 +40,7 @@ Commands:
   Maya: /whisper TEXT   act in secret: only Maya and the GM know, and the answer is Maya's alone
   Maya: /my-memory      what Maya's character knows: her private memory, built from what she witnessed
   /edit TEXT       change your last action      /delete   take back your last action
-  /retry           have the GM write its last reply again
+  /retry           answer an action left unanswered, or write the last reply again
   /memory-status   what the GM remembers        /recall   what the GM was given last turn
                                                 /recall gm   with its GM-only layers (spoilers)
   /compact         summarize old turns now      /chapter next   finish the chapter now
@@ -112,6 +112,11 @@ class TerminalGame:
         players = await self.engine.players(self.game.id)
         if players:
             self.current = players[-1]
+        unanswered = await self.engine.unanswered(self.game.id)
+        if unanswered and await self.engine.turn_policy(self.game.id) != "round":
+            last = unanswered[-1]
+            who = next((p for p in players if p.id == last.player_id), self.current)
+            self._tell(who, last, "[The last action has no answer yet: /retry answers it.]")
         async for line in lines:
             if not line.strip():
                 if interactive:

@@ -44,9 +44,13 @@ class Refused(app_commands.CheckFailure):
     """The access table says no; the message says why and is shown to the asker alone."""
 
 
-async def check_access(engine: Engine, interaction: discord.Interaction) -> None:
-    """Raise :class:`Refused` unless the table lets this person use this command here."""
-    name = interaction.command.qualified_name if interaction.command else "?"
+async def check_access(engine: Engine, interaction: discord.Interaction, name: str | None = None) -> None:
+    """Raise :class:`Refused` unless the table lets this person use this command here.
+
+    ``name`` is the command a button stands for; a slash command names itself.
+    """
+    if name is None:
+        name = interaction.command.qualified_name if interaction.command else "?"
     rule = COMMANDS.get(name)
     if rule is None:
         log.error("Command %s has no row in bot.access.COMMANDS; refused", name)

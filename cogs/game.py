@@ -9,8 +9,10 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.engine import Engine
+from bot.engine.game import ModelFailed
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key, say, user_key
+from bot.store import Visibility
+from cogs.access import TableCog, channel_key, check_access, is_admin, say, user_key
 from cogs.rendering import StreamedReply, echo, plain
 
 log = logging.getLogger(__name__)
@@ -22,12 +24,73 @@ def world_choices(engine: Engine, current: str) -> list[app_commands.Choice[str]
     return [app_commands.Choice(name=engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
 
 
+RETRY_ID = "gm:retry"
+
+
+class RetryView(discord.ui.View):
+    """A Retry button under a turn the GM did not answer. Its fixed custom id keeps it working after a restart."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="Retry", emoji="🔁", style=discord.ButtonStyle.primary, custom_id=RETRY_ID)
+    async def retry(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
+        cog: GameCog = interaction.client.get_cog("GameCog")
+        try:
+            await check_access(cog.engine, interaction, "retry")
+            await cog.answer_again(interaction)
+        except (app_commands.CheckFailure, UserError) as refused:  # told to the presser, as for /retry
+            await interaction.client.on_app_command_error(interaction, refused)
+            return
+        try:
+            await interaction.message.edit(view=None)  # answered: the button has done its work
+        except discord.HTTPException:
+            log.info("Could not take the Retry button off message %s", interaction.message.id)
+
+    async def on_error(self, interaction: discord.Interaction, error: Exception, _item: discord.ui.Item) -> None:
+        await interaction.client.on_app_command_error(interaction, error)
+
+
+def unanswered_notice(name: str | None) -> str:
+    whose = f"**{plain(name)}**'s action" if name else "an action"
+    return f"⚠️ The GM could not answer {whose}; it is saved. Press Retry, or use /retry."
+
+
 class GameCog(TableCog):
     game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
 
     def __init__(self, bot: commands.Bot, engine: Engine):
         self.bot = bot
         self.engine = engine
+        self._resumed = False
+
+    async def cog_load(self) -> None:
+        self.bot.add_view(RetryView())
+
+    @commands.Cog.listener()
+    async def on_ready(self) -> None:
+        """Once a process: turns that a stop cut off are offered again, and open rounds keep their windows."""
+        if self._resumed:
+            return
+        self._resumed = True
+        for game in await self.engine.store.games("active"):
+            if game.channel_key.startswith("discord:"):
+                try:
+                    await self._resume(game)
+                except (discord.HTTPException, UserError) as exc:
+                    log.warning("Could not resume game %d in %s: %s", game.id, game.channel_key, exc)
+
+    async def _resume(self, game) -> None:
+        pending = await self.engine.unanswered(game.id)
+        if not pending:
+            return
+        channel = self.bot.get_partial_messageable(int(game.channel_key.removeprefix("discord:")))
+        if await self.engine.resume_round(game.id, self._round_poster(channel)) is not None:
+            return
+        if await self.engine.turn_policy(game.id) != "round":
+            last = pending[-1]
+            name = last.author if last.visibility is Visibility.PUBLIC else None  # nobody learns who whispered
+            await channel.send(unanswered_notice(name), view=RetryView())
 
     async def _game_here(self, interaction: discord.Interaction):
         return await self.engine.current_game(channel_key(interaction.channel))
@@ -89,12 +152,29 @@ class GameCog(TableCog):
             return
         await interaction.response.send_message(echo(player.name, action))
         reply = StreamedReply(interaction.channel.send)
-        async with interaction.channel.typing():
-            result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
+        try:
+            async with interaction.channel.typing():
+                result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
+        except ModelFailed:
+            await interaction.followup.send(unanswered_notice(player.name), view=RetryView())
+            return
         await self._finish(interaction, reply, result)
 
-    async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
-        channel = interaction.channel
+    async def answer_again(self, interaction: discord.Interaction) -> None:
+        """/retry and the Retry button: answer an action left unanswered, or write the last reply again."""
+        game = await self._game_here(interaction)
+        who = None if is_admin(interaction) else user_key(interaction.user)
+        await say(interaction, "The GM thinks again…", ephemeral=True)
+        reply = StreamedReply(interaction.channel.send)
+        async with interaction.channel.typing():
+            result = await self.engine.retry(game.id, on_text=reply.feed, user_key=who)
+        if not result.public:  # an answer to a secret action: to its player, by DM
+            await self.deliver_private(interaction.channel, result)
+            return
+        await self._finish(interaction, reply, result)
+
+    def _round_poster(self, channel: discord.abc.Messageable):
+        """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
 
         async def post(result) -> None:
             try:
@@ -103,6 +183,10 @@ class GameCog(TableCog):
             except discord.HTTPException:
                 log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
 
+        return post
+
+    async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
+        post = self._round_poster(interaction.channel)
         await interaction.response.send_message(echo(name, action))
         state = await self.engine.add_to_round(game_id, user_key(interaction.user), action, on_closed=post)
         if state.waiting:
@@ -220,6 +304,9 @@ class GameCog(TableCog):
                 result = await self.engine.act(
                     game.id, user_key(message.author), text, message_id=str(message.id), on_text=reply.feed
                 )
+        except ModelFailed:
+            await message.reply(unanswered_notice(message.author.display_name), view=RetryView(), mention_author=False)
+            return
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)
             return

@@ -9,7 +9,7 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.errors import UserError
 from cogs.access import TableCog, channel_key, is_admin, user_key
-from cogs.rendering import StreamedReply, private_memory_embed, status_embed, trace_embed
+from cogs.rendering import private_memory_embed, status_embed, trace_embed
 
 
 class MemoryCog(TableCog):
@@ -106,20 +106,9 @@ class MemoryCog(TableCog):
             )
         await interaction.followup.send(text, ephemeral=True)
 
-    @app_commands.command(name="retry", description="Have the GM write its last reply again")
+    @app_commands.command(name="retry", description="Answer an unanswered action, or write the GM's last reply again")
     async def retry(self, interaction: discord.Interaction) -> None:
-        game = await self._game(interaction)
-        admin = is_admin(interaction)
-        who = user_key(interaction.user)
-        await interaction.response.send_message("The GM thinks again…", ephemeral=True)
-        reply = StreamedReply(interaction.channel.send)
-        async with interaction.channel.typing():
-            result = await self.engine.retry(game.id, on_text=reply.feed, user_key=None if admin else who)
-        games = self.bot.get_cog("GameCog")
-        if not result.public:  # an answer to a secret action: to its player, by DM
-            await games.deliver_private(interaction.channel, result)
-            return
-        await games._finish(interaction, reply, result)
+        await self.bot.get_cog("GameCog").answer_again(interaction)
 
     @chapter.command(name="next", description="Finish the current chapter now")
     async def chapter_next(self, interaction: discord.Interaction) -> None:

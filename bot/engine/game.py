@@ -370,7 +370,24 @@ class Engine:
         )  # fmt: skip
         return game, action
 
-    async def _round_timer(self, game_id: int, seconds: int, on_closed: OnRoundClosed) -> None:
+    async def resume_round(self, game_id: int, on_closed: OnRoundClosed) -> float | None:
+        """After a restart, run the window of a round that had actions and no answer; ``None`` if there is none.
+
+        The window keeps its end: the seconds left from its first action (none, if it is already over).
+        """
+        policy, seconds = await self.settings.turns(game_id)
+        session = self.sessions[game_id]
+        pending = await self.unanswered(game_id)
+        if policy != "round" or not pending or session.round_open:
+            return None
+        opened = pending[0].created_at
+        opened = opened if opened.tzinfo else opened.replace(tzinfo=UTC)  # the store writes UTC
+        left = max(0.0, seconds - (datetime.now(UTC) - opened).total_seconds())
+        session.round_timer = asyncio.create_task(self._round_timer(game_id, left, on_closed))
+        log.info("Game %d: the open round closes in %.0f s", game_id, left)
+        return left
+
+    async def _round_timer(self, game_id: int, seconds: float, on_closed: OnRoundClosed) -> None:
         await asyncio.sleep(seconds)
         self.sessions[game_id].round_timer = None
         try:
@@ -680,25 +697,38 @@ class Engine:
         async with self.sessions[game_id].turn_lock:
             game = await self.store.game(game_id)
             recent = await self.store.recent_log(game_id, 200)
-            answers = [e for e in recent if e.kind is EntryKind.GM and e.turn == game.turn]
-            if not answers or game.turn == 0:
-                raise UserError("There is no GM reply to retry yet.")
-            first = answers[0]
-            action = next((e for e in reversed(recent) if e.id < first.id and e.kind is EntryKind.ACTION), None)
-            if action is None:
-                raise UserError("There is no action to answer again.")
+            unanswered = [e for e in recent if e.turn == game.turn + 1 and e.kind is EntryKind.ACTION]
+            if unanswered:  # the last turn failed or was cut off: answer it, and leave the reply before alone
+                if self.sessions[game_id].round_open:
+                    raise UserError("The round is still open: the GM answers once everyone has acted or time is up.")
+                action, first = unanswered[-1], None
+            else:
+                answers = [e for e in recent if e.kind is EntryKind.GM and e.turn == game.turn]
+                if not answers or game.turn == 0:
+                    raise UserError("There is no GM reply to retry yet.")
+                first = answers[0]
+                action = next((e for e in reversed(recent) if e.id < first.id and e.kind is EntryKind.ACTION), None)
+                if action is None:
+                    raise UserError("There is no action to answer again.")
             secret = action.visibility is Visibility.PRIVATE
             if secret and user_key is not None:
                 asker = await self.store.seated_player(game_id, user_key)
                 if asker is None or asker.id != action.player_id:
                     raise UserError("The last answer was to someone's secret action; only they can retry it.")
-            for old in answers:
-                await self.store.delete_entry(old.id)
-            context = await self._context(game, action, before_id=first.id)
+            if first is not None:
+                for old in answers:
+                    await self.store.delete_entry(old.id)
+            context = await self._context(game, action, before_id=first.id if first else None)
             if secret:
                 player = await self.store.player(action.player_id)
                 return await self._answer(game, action, context, None, private_to=player)
             return await self._answer(game, action, context, on_text)
+
+    async def unanswered(self, game_id: int) -> list[LogEntry]:
+        """Actions stored for the coming turn that no reply answers yet: a failed turn, a crash, an open round."""
+        game = await self.store.game(game_id)
+        recent = await self.store.recent_log(game_id, 200)
+        return [e for e in recent if e.turn == game.turn + 1 and e.kind is EntryKind.ACTION]
 
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
 

@@ -37,6 +37,11 @@ class GameSession:
         return self.turn_lock.locked()
 
     @property
+    def round_open(self) -> bool:
+        """A round's window is running: its actions wait for the others, not for a retry."""
+        return self.round_timer is not None and not self.round_timer.done()
+
+    @property
     def upkeep_running(self) -> bool:
         return self.upkeep is not None and not self.upkeep.done()
 

@@ -1,0 +1,144 @@
+"""A turn the GM did not answer is answered by /retry or its Retry button, also after a restart (F19, F29)."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+
+from bot.discord_client import GameMasterBot
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker, ScriptedModel
+from bot.settings import Settings
+from bot.store import EntryKind, NewEntry, Store
+from bot.worlds import WorldLibrary
+
+
+async def _a_failed_turn(channel, maya, engine: Engine, scripted: ScriptedModel):
+    """Turn 1 answered, then the model fails on turn 2's action."""
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The door opens onto a stair.")
+    await maya.slash(channel, "act", action="I open the door.")
+    await engine.memory.idle()
+    scripted.enqueue(RuntimeError("the model fell over"))
+    return await maya.slash(channel, "act", action="I climb the stair.")
+
+
+def _turns(log) -> list[tuple[EntryKind, int, str]]:
+    return [(e.kind, e.turn, e.content) for e in log if e.kind in (EntryKind.ACTION, EntryKind.GM) and e.turn]
+
+
+ANSWERED = [
+    (EntryKind.ACTION, 1, "I open the door."),
+    (EntryKind.GM, 1, "The door opens onto a stair."),
+    (EntryKind.ACTION, 2, "I climb the stair."),
+    (EntryKind.GM, 2, "The stair winds up into fog."),
+]
+
+
+async def test_retry_after_a_failed_turn_answers_the_unanswered_action(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, _tom, _admin = table
+    failed = await _a_failed_turn(channel, maya, engine, scripted)
+    notice = failed.followups[-1]
+    assert not notice.ephemeral and "could not answer **Maya**'s action" in notice.content
+    assert any(c["custom_id"] == "gm:retry" for row in notice.components for c in row["components"])
+    await engine.memory.idle()
+    scripted.enqueue("The stair winds up into fog.")
+    await maya.slash(channel, "retry")
+    assert channel.last_message.content == "The stair winds up into fog."
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert game.turn == 2
+    assert _turns(await engine.history(game.id, 20)) == ANSWERED, "turn 1's reply stays; turn 2 is answered"
+    assert "I climb the stair." in scripted.last().prompt_text.split("The door opens onto a stair.")[-1]
+
+
+async def test_the_retry_button_answers_it_and_goes_away(simcord_env, table, engine: Engine, scripted: ScriptedModel):
+    channel, maya, tom, _admin = table
+    failed = await _a_failed_turn(channel, maya, engine, scripted)
+    await engine.memory.idle()
+    refused = await tom.click(failed.followups[-1].message, label="Retry")
+    assert refused.ephemeral and "seated" in refused.response.content, "a non-player may not press it"
+    scripted.enqueue("The stair winds up into fog.")
+    pressed = await maya.click(failed.followups[-1].message, label="Retry")
+    assert pressed.acknowledged
+    assert channel.last_message.content == "The stair winds up into fog."
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert _turns(await engine.history(game.id, 20)) == ANSWERED
+    notice = next(m for m in channel.history() if m.id == failed.followups[-1].id)
+    assert not notice.components, "the button is gone once the turn is answered"
+
+
+async def test_retry_with_nothing_unanswered_still_writes_the_last_reply_again(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, _tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The door opens.")
+    await maya.slash(channel, "act", action="I open the door.")
+    await engine.memory.idle()
+    scripted.enqueue("The door creaks open.")
+    await maya.slash(channel, "retry")
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert _turns(await engine.history(game.id, 20)) == [
+        (EntryKind.ACTION, 1, "I open the door."),
+        (EntryKind.GM, 1, "The door creaks open."),
+    ]
+
+
+async def _restart(simcord_env, engine: Engine, worlds_dir, model: ScriptedModel, stack):
+    """A new process on the same database: store, worker, engine and bot."""
+    store = await stack.enter_async_context(await Store.open(engine.store.path))
+    worker = await stack.enter_async_context(ModelWorker(model))
+    fresh = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+    stack.push_async_callback(fresh.close)
+    await simcord_env.restart_bot(GameMasterBot(fresh, Settings(discord_token="simulated")))
+    return fresh
+
+
+async def test_after_a_restart_an_unanswered_action_is_offered_again(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel, worlds_dir
+):
+    channel, maya, _tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The door opens onto a stair.")
+    await maya.slash(channel, "act", action="I open the door.")
+    await engine.memory.idle()
+    game = await engine.current_game(f"discord:{channel.id}")
+    # The process stops between storing the action and the reply, as a crash or `docker kill` leaves it.
+    player = await engine.player(game.id, f"discord:{maya.id}")
+    await engine.store.append(
+        game.id,
+        NewEntry(turn=2, kind=EntryKind.ACTION, author="Maya", player_id=player.id, content="I climb the stair."),
+    )
+    async with AsyncExitStack() as stack:
+        model = ScriptedModel("The stair winds up into fog.")
+        fresh = await _restart(simcord_env, engine, worlds_dir, model, stack)
+        notice = channel.last_message
+        assert "could not answer **Maya**'s action" in notice.content
+        await maya.click(notice, label="Retry")
+        assert channel.last_message.content == "The stair winds up into fog."
+        assert _turns(await fresh.history(game.id, 20)) == ANSWERED
+
+
+async def test_after_a_restart_an_open_round_keeps_its_window(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel, worlds_dir
+):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    await admin.slash(channel, "config set", setting="turn_policy", value="round")
+    await admin.slash(channel, "config set", setting="round_seconds", value="60")
+    await maya.slash(channel, "act", action="I climb.")
+    async with AsyncExitStack() as stack:
+        model = ScriptedModel(lambda messages: "Round closed: " + messages[-1].content.splitlines()[-1])
+        fresh = await _restart(simcord_env, engine, worlds_dir, model, stack)
+        game = await fresh.current_game(f"discord:{channel.id}")
+        assert fresh.sessions[game.id].round_open, "the window runs again after the restart"
+        assert not [c for c in model.calls if c.kind == "stream"], "and the GM still waits for Tom"
+        await simcord_env.advance_time(61)
+        assert channel.last_message.content == "Round closed: Maya: I climb."
+        assert (await fresh.current_game(f"discord:{channel.id}")).turn == 1
