@@ -37,15 +37,16 @@ class Rule:
     access: Access
     in_dms: bool = False  # usable in a DM with the bot (everything else belongs to a server's channel)
     note: str = ""
+    posts: bool = False  # the bot posts in the channel (an opening, the GM's reply): refused where it cannot
 
 
 COMMANDS: dict[str, Rule] = {
-    "game start": Rule(Access.ANYONE, note="where no game is running"),
+    "game start": Rule(Access.ANYONE, note="where no game is running", posts=True),
     "game end": Rule(Access.STARTER_OR_ADMIN),
     "game status": Rule(Access.ANYONE),
     "join": Rule(Access.ANYONE),
     "leave": Rule(Access.PLAYER),
-    "act": Rule(Access.PLAYER),
+    "act": Rule(Access.PLAYER, posts=True),
     "whisper": Rule(Access.PLAYER),
     "roll": Rule(Access.PLAYER),
     "notes": Rule(Access.PLAYER, note="each player's own notes"),
@@ -57,7 +58,7 @@ COMMANDS: dict[str, Rule] = {
     ),
     "recall": Rule(Access.ANYONE, note="GM-only layers to admins only; a secret action's turn to its player"),
     "compact": Rule(Access.PLAYER_OR_ADMIN),
-    "retry": Rule(Access.PLAYER_OR_ADMIN, note="a secret action's answer: its player or an admin"),
+    "retry": Rule(Access.PLAYER_OR_ADMIN, note="a secret action's answer: its player or an admin", posts=True),
     "chapter next": Rule(Access.ADMIN),
     "lore list": Rule(Access.ANYONE),
     "lore add": Rule(Access.ADMIN),
@@ -78,6 +79,32 @@ REFUSALS = {
     Access.ADMIN: "That needs the Manage Server permission or the GM role.",
 }
 IN_A_SERVER = "That works in a server's channel, not in a DM."
+
+# What the bot needs in a game's channel, by discord.py's name for it: the game is shown there.
+CHANNEL_PERMISSIONS = {
+    "view_channel": "View Channel",
+    "send_messages": "Send Messages",
+    "embed_links": "Embed Links",
+}
+THREAD_PERMISSIONS = {**CHANNEL_PERMISSIONS, "send_messages_in_threads": "Send Messages in Threads"}
+del THREAD_PERMISSIONS["send_messages"]
+
+
+def missing_permissions(granted: object, *, thread: bool) -> list[str]:
+    """The names, as Discord's settings show them, of what the bot lacks to play in a channel or thread.
+
+    ``granted`` has a flag per permission name (discord.py's ``Permissions``).
+    """
+    needed = THREAD_PERMISSIONS if thread else CHANNEL_PERMISSIONS
+    return [label for name, label in needed.items() if not getattr(granted, name, False)]
+
+
+def cannot_post(missing: list[str]) -> str:
+    names = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1 else missing)
+    return (
+        f"I cannot play here: I am missing {names} in this channel. An admin can allow "
+        f"{'them' if len(missing) > 1 else 'it'} in the channel's settings, under Permissions; nothing was saved."
+    )
 
 
 def allows(access: Access, standing: Standing) -> bool:

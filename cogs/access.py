@@ -14,7 +14,17 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.access import COMMANDS, IN_A_SERVER, REFUSALS, Access, Standing, allows, needs_game
+from bot.access import (
+    COMMANDS,
+    IN_A_SERVER,
+    REFUSALS,
+    Access,
+    Standing,
+    allows,
+    cannot_post,
+    missing_permissions,
+    needs_game,
+)
 from bot.engine import Engine
 from bot.engine.game import NO_GAME
 
@@ -27,6 +37,13 @@ def channel_key(channel: discord.abc.Messageable | None) -> str:
 
 def user_key(user: discord.abc.User) -> str:
     return f"discord:{user.id}"
+
+
+THREADS = (discord.ChannelType.public_thread, discord.ChannelType.private_thread, discord.ChannelType.news_thread)
+
+
+def is_thread(channel: object) -> bool:
+    return getattr(channel, "type", None) in THREADS
 
 
 def is_admin(interaction: discord.Interaction) -> bool:
@@ -57,6 +74,10 @@ async def check_access(engine: Engine, interaction: discord.Interaction, name: s
         raise Refused("That command is not available.")
     if interaction.guild is None and not rule.in_dms:
         raise Refused(IN_A_SERVER)
+    if rule.posts and interaction.guild is not None:
+        missing = missing_permissions(interaction.app_permissions, thread=is_thread(interaction.channel))
+        if missing:
+            raise Refused(cannot_post(missing))
     admin = is_admin(interaction)
     if rule.access is Access.ADMIN and not admin:
         raise Refused(REFUSALS[Access.ADMIN])

@@ -8,11 +8,12 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
+from bot.access import missing_permissions
 from bot.engine import Engine
 from bot.engine.game import ModelFailed
 from bot.errors import UserError
 from bot.store import Visibility
-from cogs.access import TableCog, channel_key, check_access, is_admin, say, user_key
+from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, user_key
 from cogs.rendering import StreamedReply, echo, plain
 
 log = logging.getLogger(__name__)
@@ -297,6 +298,11 @@ class GameCog(TableCog):
             return
         game = await self.engine.store.active_game(channel_key(message.channel))
         if game is None or await self.engine.player(game.id, user_key(message.author)) is None:
+            return
+        granted = message.channel.permissions_for(message.guild.me)
+        if missing := missing_permissions(granted, thread=is_thread(message.channel)):
+            log.warning("Game %d: cannot post in %s (missing %s); the message is not played", game.id,
+                        channel_key(message.channel), ", ".join(missing))  # fmt: skip
             return
         reply = StreamedReply(message.channel.send)
         try:
