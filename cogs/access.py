@@ -27,6 +27,7 @@ from bot.access import (
 )
 from bot.engine import Engine
 from bot.engine.game import NO_GAME
+from cogs.rendering import embed_pages, pages
 
 log = logging.getLogger(__name__)
 
@@ -129,3 +130,15 @@ async def say(interaction: discord.Interaction, content: str | None = None, **kw
         if kwargs.get("ephemeral"):
             raise
         await interaction.channel.send(content, **kwargs)
+
+
+async def say_pages(interaction: discord.Interaction, text: str, **kwargs) -> None:
+    """A long answer as several messages, numbered, rather than one cut at Discord's limit."""
+    for piece in pages(text):
+        await say(interaction, piece, **kwargs)
+
+
+async def say_embeds(interaction: discord.Interaction, embeds: list[discord.Embed], **kwargs) -> None:
+    """Embeds in as many messages as Discord's per-message limits need."""
+    for group in embed_pages(embeds):
+        await say(interaction, embeds=group, **kwargs)

@@ -13,8 +13,8 @@ from bot.engine import Engine
 from bot.engine.game import ModelFailed
 from bot.errors import UserError
 from bot.store import Visibility
-from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, user_key
-from cogs.rendering import StreamedReply, echo, plain
+from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, user_key
+from cogs.rendering import LIMIT, StreamedReply, echo, plain
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,12 @@ class GameCog(TableCog):
         player = await self.engine.player(game.id, user_key(interaction.user))
         if player is None:  # left between the access check and now
             raise UserError("Join the game first with /join.")
+        if len(echo(player.name, action)) > LIMIT:  # the echo must fit in one message, or the action is lost
+            room = LIMIT - len(echo(player.name, "x")) + 1
+            raise UserError(
+                f"That action takes {len(plain(action.strip()))} characters as shown beside your name; "
+                f"the room is {room}. Shorten it; nothing was saved."
+            )
         if await self.engine.turn_policy(game.id) == "round":
             await self._round(interaction, game.id, player.name, action)
             return
@@ -243,7 +249,7 @@ class GameCog(TableCog):
             await self.engine.remove_note(game.id, who, remove)
         notes = await self.engine.notes(game.id, who)
         text = "\n".join(f"{i}. {note}" for i, note in enumerate(notes, 1)) or "No notes yet: /notes add:..."
-        await interaction.response.send_message(text[:2000], ephemeral=True)
+        await say_pages(interaction, text, ephemeral=True)
 
     @app_commands.command(name="roll", description="Roll dice: 1d20+5, 4d6kh3, 1d20 adv")
     @app_commands.describe(dice="Dice notation")

@@ -8,8 +8,8 @@ from discord.ext import commands
 
 from bot.engine import Engine
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key, is_admin, user_key
-from cogs.rendering import private_memory_embed, status_embed, trace_embed
+from cogs.access import TableCog, channel_key, is_admin, say_embeds, say_pages, user_key
+from cogs.rendering import fit_embed, private_memory_embed, status_embed, trace_embed
 
 
 class MemoryCog(TableCog):
@@ -56,7 +56,7 @@ class MemoryCog(TableCog):
         game = await self._game(interaction)
         pins = await self.engine.pins(game.id)
         text = "\n".join(f"{i}. {p.text}" for i, p in enumerate(pins, 1)) or "Nothing is pinned."
-        await interaction.response.send_message(text, ephemeral=True)
+        await say_pages(interaction, text, ephemeral=True)
 
     @app_commands.command(name="memory-status", description="What the GM remembers of this game")
     async def memory_status(self, interaction: discord.Interaction) -> None:
@@ -66,7 +66,9 @@ class MemoryCog(TableCog):
         game = await self._game(interaction)
         status = await self.engine.memory_status(game.id)
         admin = is_admin(interaction)
-        await interaction.response.send_message(embed=status_embed(status, show_secrets=admin), ephemeral=True)
+        await interaction.response.send_message(
+            embed=fit_embed(status_embed(status, show_secrets=admin)), ephemeral=True
+        )
 
     async def _own_memory(self, interaction: discord.Interaction) -> None:
         who = user_key(interaction.user)
@@ -79,7 +81,7 @@ class MemoryCog(TableCog):
             notes = await self.engine.notes(game.id, who)
             title = f"{self.engine.world_of(game).title} (#{game.id}): {player.name}'s memory"
             embeds.append(private_memory_embed(title, memory, notes))
-        await interaction.response.send_message(embeds=embeds, ephemeral=True)
+        await say_embeds(interaction, embeds, ephemeral=True)
 
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:
@@ -89,7 +91,7 @@ class MemoryCog(TableCog):
         trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
         if trace is None:
             raise UserError("No turn has been played yet.")
-        await interaction.response.send_message(embed=trace_embed(trace, show_secrets=admin), ephemeral=True)
+        await interaction.response.send_message(embed=fit_embed(trace_embed(trace, show_secrets=admin)), ephemeral=True)
 
     @app_commands.command(name="compact", description="Summarize older turns now")
     async def compact(self, interaction: discord.Interaction) -> None:

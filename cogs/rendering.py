@@ -11,8 +11,16 @@ import discord
 from bot.memory.context import GM_ONLY_LAYERS
 from bot.reports import last_turn, next_compaction
 
-LIMIT = 2000
+# Discord's limits (https://discord.com/developers/docs/resources/message, embed limits).
+LIMIT = 2000  # characters in a message's content
+EMBED_DESCRIPTION = 4096
+FIELD_VALUE = 1024
+FIELD_NAME = 256
+FIELDS = 25
+EMBEDS_TOTAL = 6000  # characters across all of one message's embeds
+EMBEDS_PER_MESSAGE = 10
 EDIT_INTERVAL = 1.0  # Discord allows about five edits per five seconds per channel.
+MORE = " …"  # marks a streaming preview, or text shortened to fit
 
 _FENCE = "```"
 
@@ -89,8 +97,9 @@ class StreamedReply:
         self._text += piece
         if self._clock() - self._last_edit < self._interval:
             return
-        preview = split_message(self._text)[0] if len(self._text) > LIMIT else self._text
-        await self._show(preview + " …")
+        room = LIMIT - len(MORE)
+        preview = split_message(self._text, room)[0] if len(self._text) > room else self._text
+        await self._show(preview + MORE)
 
     async def finish(self, text: str) -> list[discord.Message]:
         pieces = split_message(text)
@@ -111,6 +120,59 @@ class StreamedReply:
         self._last_edit = self._clock()
 
 
+def pages(text: str, limit: int = LIMIT) -> list[str]:
+    """A long listing as several messages, each saying which of how many it is: nothing is cut."""
+    marker = " (99/99)"
+    pieces = split_message(text, limit - len(marker) - 1)
+    if len(pieces) == 1:
+        return pieces
+    return [f"{piece}\n({n}/{len(pieces)})" for n, piece in enumerate(pieces, 1)]
+
+
+def fit_embed(embed: discord.Embed) -> discord.Embed:
+    """One embed within Discord's limits: over-long texts are shortened with a visible "…", longest first."""
+    if embed.description and len(embed.description) > EMBED_DESCRIPTION:
+        embed.description = _clip(embed.description, EMBED_DESCRIPTION)
+    if len(embed.fields) > FIELDS:
+        hidden = len(embed.fields) - FIELDS + 1
+        for _ in range(hidden):
+            embed.remove_field(FIELDS - 1)
+        embed.add_field(name="…", value=f"{hidden} more not shown here", inline=False)
+    for i, field in enumerate(embed.fields):
+        if len(field.value) > FIELD_VALUE or len(field.name) > FIELD_NAME:
+            embed.set_field_at(
+                i, name=_clip(field.name, FIELD_NAME), value=_clip(field.value, FIELD_VALUE), inline=field.inline
+            )
+    while len(embed) > EMBEDS_TOTAL:
+        longest = max(range(len(embed.fields)), key=lambda i: len(embed.fields[i].value), default=None)
+        over = len(embed) - EMBEDS_TOTAL
+        if longest is not None and len(embed.fields[longest].value) > 2 * over:
+            field = embed.fields[longest]
+            embed.set_field_at(
+                longest, name=field.name, value=_clip(field.value, len(field.value) - over), inline=field.inline
+            )
+        elif embed.description and len(embed.description) > 2 * over:
+            embed.description = _clip(embed.description, len(embed.description) - over)
+        elif longest is not None:
+            embed.remove_field(longest)
+        else:
+            break
+    return embed
+
+
+def embed_pages(embeds: list[discord.Embed]) -> list[list[discord.Embed]]:
+    """Embeds grouped into messages that each keep within 6,000 characters and 10 embeds."""
+    grouped: list[list[discord.Embed]] = []
+    size = 0
+    for embed in map(fit_embed, embeds):
+        if not grouped or size + len(embed) > EMBEDS_TOTAL or len(grouped[-1]) == EMBEDS_PER_MESSAGE:
+            grouped.append([])
+            size = 0
+        grouped[-1].append(embed)
+        size += len(embed)
+    return grouped
+
+
 BAR = 12
 
 
@@ -121,7 +183,7 @@ def _bar(used: int, budget: int | None) -> str:
     return f"`{'█' * filled}{'░' * (BAR - filled)}` {used}/{budget}"
 
 
-def _clip(text: str, limit: int = 1024) -> str:
+def _clip(text: str, limit: int = FIELD_VALUE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

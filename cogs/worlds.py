@@ -9,9 +9,9 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.engine.settings import setting_names
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key
+from cogs.access import TableCog, channel_key, say_pages
 from cogs.game import world_choices
-from cogs.rendering import split_message
+from cogs.rendering import fit_embed
 
 
 def _keys(text: str | None) -> list[str] | None:
@@ -32,7 +32,7 @@ class WorldsCog(TableCog):
     async def world_list(self, interaction: discord.Interaction) -> None:
         worlds = self.engine.worlds.worlds
         lines = [f"**{w.title}** (`{name}`): {w.pitch}" for name, w in sorted(worlds.items())]
-        await interaction.response.send_message(split_message("\n".join(lines) or "No worlds.")[0], ephemeral=True)
+        await say_pages(interaction, "\n".join(lines) or "No worlds.", ephemeral=True)
 
     @world.command(name="info", description="About one world")
     async def world_info(self, interaction: discord.Interaction, world: str) -> None:
@@ -41,7 +41,7 @@ class WorldsCog(TableCog):
         embed.add_field(name="Chapters", value="\n".join(c.title for c in found.chapters)[:1024], inline=False)
         embed.add_field(name="Characters", value=(", ".join(n.name for n in found.npcs) or "none")[:1024])
         embed.add_field(name="Lore entries", value=str(len(found.lore)))
-        await interaction.response.send_message(embed=embed, ephemeral=True)
+        await interaction.response.send_message(embed=fit_embed(embed), ephemeral=True)
 
     @world_info.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -53,7 +53,7 @@ class WorldsCog(TableCog):
         text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
         if errors:
             text += "\nLeft out:\n" + "\n".join(f"`{line}`" for e in errors for line in str(e).splitlines())
-        await interaction.response.send_message(split_message(text)[0], ephemeral=True)
+        await say_pages(interaction, text, ephemeral=True)
 
     @lore.command(name="list", description="The lore entries of this game")
     async def lore_list(self, interaction: discord.Interaction) -> None:
@@ -63,7 +63,7 @@ class WorldsCog(TableCog):
             f"`{i.entry.id}` [{'always on' if i.entry.always_on else ', '.join(i.entry.keys)}]: {i.entry.content}"
             for i in listing
         ]
-        await interaction.response.send_message(split_message("\n".join(lines) or "No lore.")[0], ephemeral=True)
+        await say_pages(interaction, "\n".join(lines) or "No lore.", ephemeral=True)
 
     @lore.command(name="add", description="Add a lore entry to this game")
     @app_commands.describe(keys="Comma-separated keys", content="What the GM should know", priority="0 to 100")
@@ -140,7 +140,7 @@ class ConfigCog(TableCog):
         ]
         buckets = await self.engine.buckets(game.id)
         lines.append("buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
-        await interaction.response.send_message(split_message("\n".join(lines))[0], ephemeral=True)
+        await say_pages(interaction, "\n".join(lines), ephemeral=True)
 
     @config.command(name="set", description="Change one of this game's settings")
     @app_commands.describe(setting="The setting's name", value="Its new value")

@@ -1,0 +1,103 @@
+"""Every message and embed the bot sends keeps within Discord's limits, and nothing is cut silently (F29)."""
+
+from __future__ import annotations
+
+import discord
+
+from bot.engine import Engine
+from bot.model import ScriptedModel
+from bot.store import EntryKind
+from cogs.rendering import EMBEDS_TOTAL, LIMIT, StreamedReply, embed_pages, fit_embed
+
+
+def _embeds_size(message) -> int:
+    return sum(len(e) for e in message.embeds)
+
+
+async def test_an_action_too_long_to_echo_is_refused_before_anything_is_stored(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, _tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    game = await engine.current_game(f"discord:{channel.id}")
+    before = await engine.history(game.id, 50)
+    result = await maya.slash(channel, "act", action="I shout " + "a" * 1992)
+    assert result.ephemeral
+    assert "the room is 1990" in result.response.content and "nothing was saved" in result.response.content
+    assert await engine.history(game.id, 50) == before
+    fits = await maya.slash(channel, "act", action="b" * 1990)
+    assert not fits.ephemeral and len(fits.response.content) == LIMIT
+    assert (await engine.history(game.id, 2))[0].kind is EntryKind.ACTION
+
+
+async def test_a_players_memory_of_three_games_in_a_dm_comes_in_messages_that_fit(simcord_env, table, engine: Engine):
+    _channel, maya, _tom, _admin = table
+    for n in range(3):
+        room = simcord_env.guild.create_text_channel(f"room-{n}")
+        await maya.slash(room, "game start", world="lighthouse")
+        await maya.slash(room, "join", name=f"Maya{n}")
+        game = await engine.current_game(f"discord:{room.id}")
+        player = await engine.player(game.id, f"discord:{maya.id}")
+        summary = f"Game {n}: " + "She remembers the long night at the lighthouse. " * 80
+        facts = [f"fact {i} of game {n}: " + "x" * 150 for i in range(10)]
+        await engine.store.save_player_memory(game.id, player.id, summary, facts, 0, [], expect_current=None)
+        await maya.slash(room, "notes", add="Ask the keeper about the lamp " * 10)
+    result = await maya.user.slash("memory-status")
+    messages = [m for m in (result.response, *result.followups) if m is not None]
+    assert len(messages) >= 2, "three long memories do not fit one message"
+    for message in messages:
+        assert message.ephemeral
+        assert _embeds_size(message) <= EMBEDS_TOTAL
+        for embed in message.embeds:
+            assert len(embed.description or "") <= 4096
+            assert all(len(f.value) <= 1024 for f in embed.fields)
+    titles = [e.title for m in messages for e in m.embeds]
+    assert [t.split(": ")[-1] for t in titles] == ["Maya0's memory", "Maya1's memory", "Maya2's memory"]
+
+
+async def test_a_long_lore_list_comes_whole_in_numbered_messages(simcord_env, table, engine: Engine):
+    channel, maya, _tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    game = await engine.current_game(f"discord:{channel.id}")
+    for n in range(30):
+        await engine.ledger.lore_add(game.id, keys=[f"key{n}"], content=f"Entry {n}: " + "old lore " * 20)
+    result = await admin.slash(channel, "lore list")
+    messages = [result.response, *result.followups]
+    assert len(messages) > 1
+    assert all(m.ephemeral and len(m.content) <= LIMIT for m in messages)
+    assert messages[-1].content.endswith(f"({len(messages)}/{len(messages)})")
+    shown = "\n".join(m.content for m in messages)
+    assert all(f"Entry {n}:" in shown for n in range(30)), "no entry is cut off"
+
+
+async def test_the_streaming_preview_never_exceeds_a_message():
+    posted: list[str] = []
+
+    class Posted:
+        async def edit(self, *, content: str) -> None:
+            posted.append(content)
+
+    async def send(text: str) -> Posted:
+        posted.append(text)
+        return Posted()
+
+    now = [0.0]
+    reply = StreamedReply(send, clock=lambda: now[0])
+    for size in (1990, 9, 1, 1, 500):
+        now[0] += 2
+        await reply.feed("y" * size)
+    assert posted and max(map(len, posted)) <= LIMIT
+
+
+def test_an_oversized_embed_is_shortened_visibly_and_grouped_to_fit():
+    embed = discord.Embed(title="Memory", description="d" * 5000)
+    for n in range(30):
+        embed.add_field(name=f"field {n}", value="v" * 2000, inline=False)
+    fitted = fit_embed(embed)
+    assert len(fitted) <= EMBEDS_TOTAL and len(fitted.fields) <= 25
+    assert len(fitted.description) <= 4096 and fitted.description.endswith("…")
+    assert all(len(f.value) <= 1024 for f in fitted.fields)
+    groups = embed_pages([discord.Embed(title=str(n), description="z" * 2500) for n in range(7)])
+    assert [len(g) for g in groups] == [2, 2, 2, 1]
+    assert all(sum(len(e) for e in g) <= EMBEDS_TOTAL for g in groups)
