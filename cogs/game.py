@@ -14,7 +14,7 @@ from bot.engine.game import ModelFailed
 from bot.errors import UserError
 from bot.store import Visibility
 from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, user_key
-from cogs.rendering import LIMIT, StreamedReply, echo, plain
+from cogs.rendering import LIMIT, StreamedReply, echo, plain, split_message
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +176,7 @@ class GameCog(TableCog):
         async with interaction.channel.typing():
             result = await self.engine.retry(game.id, on_text=reply.feed, user_key=who)
         if not result.public:  # an answer to a secret action: to its player, by DM
-            await self.deliver_private(interaction.channel, result)
+            await self.deliver_private(interaction.channel, result, interaction)
             return
         await self._finish(interaction, reply, result)
 
@@ -202,24 +202,44 @@ class GameCog(TableCog):
                 ephemeral=True,
             )
 
-    async def deliver_private(self, channel: discord.abc.Messageable, result) -> None:
-        """Send each private aside of a turn to its player by DM, and nowhere else."""
+    async def deliver_private(
+        self, channel: discord.abc.Messageable, result, interaction: discord.Interaction | None = None
+    ) -> None:
+        """Send each private aside of a turn to its player by DM, and nowhere else.
+
+        With DMs closed, the player who asked reads it in an ephemeral followup of their own command; anyone
+        else is told in the channel, by a mention of the person (never the text, nor the character), to open
+        their DMs; the aside stays stored, and their private memory is written from it.
+        """
         for aside in result.private:
             user_id = int(aside.player.user_key.removeprefix("discord:"))
+            text = f"🤫 Only you see this: {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
-                await user.send(f"🤫 Only you see this: {aside.entry.content}")
+                await user.send(text)
+                continue
             except discord.HTTPException:
-                log.warning("Could not DM player %s; the aside is stored", aside.player.name)
+                log.info("Could not DM player %s; trying the other ways", aside.player.name)
+            if interaction is not None and interaction.user.id == user_id:
                 try:
-                    await channel.send(f"{aside.player.name}, the GM has something for you alone: open your DMs to me.")
+                    for piece in split_message(text):
+                        await interaction.followup.send(piece, ephemeral=True)
+                    continue
                 except discord.HTTPException:
-                    log.warning("Could not tell %s either", aside.player.name)
+                    log.info("The interaction of %s has expired; telling them in the channel", aside.player.name)
+            try:
+                await channel.send(
+                    f"<@{user_id}>, the GM has something for you alone, but I cannot DM you: allow direct "
+                    "messages from this server's members (the server's Privacy Settings) to get what comes next.",
+                    allowed_mentions=discord.AllowedMentions(users=[discord.Object(user_id)]),
+                )
+            except discord.HTTPException:
+                log.warning("Could not tell %s either; the aside is stored", aside.player.name)
 
     async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, result) -> None:
         """Show the whole reply and deliver its asides; if Discord refuses the reply, say so: the turn is stored."""
         text = result.text
-        await self.deliver_private(interaction.channel, result)
+        await self.deliver_private(interaction.channel, result, interaction)
         try:
             await reply.finish(text)
         except discord.HTTPException as exc:
@@ -236,7 +256,7 @@ class GameCog(TableCog):
         self.engine.check_action(action)
         await interaction.response.send_message("🤫 Whispered to the GM; the answer comes by DM.", ephemeral=True)
         result = await self.engine.whisper(game.id, user_key(interaction.user), action)
-        await self.deliver_private(interaction.channel, result)
+        await self.deliver_private(interaction.channel, result, interaction)
 
     @app_commands.command(name="notes", description="Your private notes for this game (only you see them)")
     @app_commands.describe(add="A note to keep", remove="The number of a note to remove")
