@@ -1,29 +1,83 @@
-# CPU by default. For CUDA, build from a CUDA development image and pass
-# --build-arg BASE=nvidia/cuda:12.6.3-devel-ubuntu24.04 --build-arg GM_CMAKE_ARGS="-DGGML_CUDA=ON"
+# CPU by default. The CUDA build (a CUDA devel base image, a named GPU architecture) is in README.md, "Docker".
 ARG BASE=python:3.11-slim-bookworm
-FROM ${BASE}
 
-ARG GM_CMAKE_ARGS=""
-ENV GM_CMAKE_ARGS=${GM_CMAKE_ARGS} \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1
-
+# A compiler for llama.cpp and a Python (3.11 or later) that can make a venv: the python image has its own,
+# a CUDA devel image (Ubuntu 24.04: Python 3.12) gets the distribution's.
+FROM ${BASE} AS system
+# Distribution packages follow the base image's release rather than pinned versions, which differ per base.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends build-essential cmake git \
-    && (command -v python3 >/dev/null || apt-get install -y --no-install-recommends python3 python3-venv) \
-    && rm -rf /var/lib/apt/lists/*
+    && if ! python3 -m venv /tmp/probe >/dev/null 2>&1; then \
+        apt-get install -y --no-install-recommends python3 python3-venv; \
+    fi \
+    && rm -rf /tmp/probe /var/lib/apt/lists/* \
+    && python3 -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Python 3.11 or later is needed: use an Ubuntu 24.04 base")'
 
+# What the dependency layers below are keyed on, taken out of pyproject.toml: the llama-cpp-python pin, as a
+# stub project for scripts/install, and the other requirements. Editing anything else in pyproject.toml
+# leaves those layers (and the llama.cpp compile) cached.
+FROM system AS spec
+COPY pyproject.toml /src/pyproject.toml
+RUN mkdir -p /spec/llama \
+    && pin=$(grep -E '^ *"llama-cpp-python==' /src/pyproject.toml) \
+    && printf '[project]\nname = "discord-gm-llama"\nversion = "0"\ndependencies = [\n%s\n]\n\n[tool.setuptools]\npackages = []\n' \
+        "$pin" > /spec/llama/pyproject.toml \
+    && python3 -c 'import tomllib; p = tomllib.load(open("/src/pyproject.toml", "rb")); print("\n".join(p["build-system"]["requires"] + [d for d in p["project"]["dependencies"] if not d.startswith("llama-cpp-python")]))' \
+        > /spec/requirements.txt
+
+FROM system
+ARG GM_CMAKE_ARGS=""
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PATH=/opt/venv/bin:$PATH
+
+# llama.cpp, compiled by scripts/install with the portable flags of `make play` plus GM_CMAKE_ARGS. This layer
+# depends on the pin, the script, the flags and the base only: code and other dependencies never rebuild it.
+# There is no GPU driver at build time: for the script's closing import check, a CUDA build loads the
+# toolkit's stub libcuda (for that command only; at run time `--gpus all` brings the driver's).
+COPY scripts/install /opt/llama/scripts/install
+COPY --from=spec /spec/llama/pyproject.toml /opt/llama/pyproject.toml
+RUN if [ -e /usr/local/cuda/lib64/stubs/libcuda.so ]; then \
+        mkdir /tmp/cuda-stub && ln -s /usr/local/cuda/lib64/stubs/libcuda.so /tmp/cuda-stub/libcuda.so.1; \
+    fi \
+    && LD_LIBRARY_PATH="/tmp/cuda-stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" sh /opt/llama/scripts/install /opt/venv \
+    && pip uninstall -y -q discord-gm-llama \
+    && rm -rf /opt/llama /tmp/cuda-stub /root/.cache
+
+# The other dependencies; llama-cpp-python is already there at the pin and is kept.
+COPY --from=spec /spec/requirements.txt /opt/requirements.txt
+RUN pip install -q -r /opt/requirements.txt && rm /opt/requirements.txt
+
+# The code last, so that an edit rebuilds only this. Editable, as `make play` installs it, so that its default
+# paths are under /app; pip check proves the layers above hold what pyproject.toml asks for.
 WORKDIR /app
 COPY pyproject.toml README.md ./
-COPY scripts ./scripts
 COPY bot ./bot
 COPY cogs ./cogs
 COPY worlds ./worlds
-# The same portable llama.cpp build as `make play` (see scripts/install).
-RUN sh scripts/install /opt/venv && rm -rf /root/.cache
+RUN pip install -q --no-deps --no-build-isolation -e . \
+    && pip check \
+    && python -m compileall -q bot cogs
 
-ENV PATH=/opt/venv/bin:$PATH \
-    GM_DATABASE=/app/data/gm.sqlite3 \
+# Not root: the code and the venv stay root's (read-only to the bot); only the data folder is the bot's.
+# A host folder bind-mounted there must be writable by uid 10001 (or run with --user: README.md).
+RUN groupadd --gid 10001 gm \
+    && useradd --uid 10001 --gid gm --no-log-init --create-home --shell /usr/sbin/nologin gm \
+    && mkdir -p /app/data \
+    && chown gm:gm /app/data
+USER 10001:10001
+
+ENV GM_DATABASE=/app/data/gm.sqlite3 \
     GM_WORLDS_DIR=/app/worlds
 VOLUME ["/app/data"]
+
+# Healthy while the bot holds its database (the flock on gm.sqlite3.lock, seen in /proc/locks without taking
+# it: start-up got that far and the process still has it) and the database opens read-only.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD ["python", "-c", "import os, sqlite3, sys; db = os.environ['GM_DATABASE']; ino = os.stat(db + '.lock').st_ino; any(w.endswith(':%d' % ino) for w in open('/proc/locks').read().split()) or sys.exit('no process holds ' + db); sqlite3.connect('file:' + db + '?mode=ro', uri=True, timeout=5).execute('SELECT count(*) FROM sqlite_master').fetchone()"]
+
+# The bot closes its games and the database on Ctrl-C; it has no handler for SIGTERM.
+STOPSIGNAL SIGINT
 CMD ["python", "-m", "bot", "run"]

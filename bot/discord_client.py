@@ -7,7 +7,9 @@ instant, instead of globally, which can take an hour to show).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 
 import aiohttp
 import discord
@@ -74,10 +76,28 @@ class GameMasterBot(commands.Bot):
 
 
 async def serve(engine: Engine, settings: Settings) -> None:
+    """Serve Discord until the connection fails for good, or SIGTERM or SIGINT (``docker stop``, Ctrl-C).
+
+    On a signal: no new turn is taken, a reply being written gets ``GM_STOP_SECONDS`` to finish, then the
+    connection closes; the caller closes the engine (background work stops at a safe point) and the database.
+    """
     bot = GameMasterBot(engine, settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
     try:
         async with bot:
-            await bot.start(settings.discord_token or "")
+            running = asyncio.create_task(bot.start(settings.discord_token or ""))
+            stopped = asyncio.create_task(stop.wait())
+            await asyncio.wait({running, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            if stop.is_set():
+                log.info("Stopping: running replies get %s s to finish", settings.stop_seconds)
+                await engine.drain(settings.stop_seconds)
+                await bot.close()
+            else:
+                stopped.cancel()
+            await running
     except discord.LoginFailure:
         raise UserError("Discord refused DISCORD_TOKEN; copy the token again from the developer portal.") from None
     except discord.PrivilegedIntentsRequired:
@@ -87,3 +107,7 @@ async def serve(engine: Engine, settings: Settings) -> None:
         ) from None
     except (aiohttp.ClientConnectorError, OSError) as exc:
         raise UserError(f"Cannot reach Discord: {exc}") from None
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    log.info("Stopped cleanly")

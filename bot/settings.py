@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     backup_hours: float = Field(default=0, ge=0, le=24 * 365, description="Copy the database this often; 0: never.")
     backup_keep: int = Field(default=7, ge=1, le=1000, description="Dated copies kept in data/backups/.")
     worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
+    stop_seconds: float = Field(
+        default=8, ge=0, le=600, description="On SIGTERM or SIGINT, how long running replies may take to finish."
+    )
 
     # The model (F22). An empty path means the bundled SmolLM2 GGUF.
     model_path: Path | None = None

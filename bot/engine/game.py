@@ -165,6 +165,25 @@ class Engine:
         self.sessions = Sessions()
         self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings, self.sessions)
         self.guards = LeakGuards(store)
+        self.stopping = False  # set by drain(): the process is going down
+
+    async def drain(self, seconds: float) -> bool:
+        """Take no new turn, and let the running ones finish for up to ``seconds``; ``False`` if one still runs.
+
+        An action whose reply did not finish stays stored without one: it is offered again after a restart.
+        """
+        self.stopping = True
+        deadline = time.monotonic() + seconds
+        while any(session.turn_running for session in self.sessions):
+            if time.monotonic() >= deadline:
+                log.warning("Stopping with a reply unfinished; its action is kept and offered again on restart")
+                return False
+            await asyncio.sleep(0.05)
+        return True
+
+    def _check_running(self) -> None:
+        if self.stopping:
+            raise UserError("The GM is restarting; nothing was saved. Try again in a minute.")
 
     async def close(self) -> None:
         """Stop background upkeep and round timers; stored actions wait for the next round."""
@@ -270,6 +289,7 @@ class Engine:
 
     def check_action(self, text: str) -> str:
         """The action as it will be stored, or a :class:`UserError` saying what is wrong."""
+        self._check_running()
         text = clean_text(text).strip()
         if not text:
             raise UserError("Say what your character does.")
@@ -694,6 +714,7 @@ class Engine:
         The answer to a secret action is written again for that player alone, and only they
         may ask for it when ``user_key`` says who asks (``None``: an admin or the terminal).
         """
+        self._check_running()
         async with self.sessions[game_id].turn_lock:
             game = await self.store.game(game_id)
             recent = await self.store.recent_log(game_id, 200)

@@ -1,0 +1,70 @@
+"""SIGTERM and SIGINT stop the bot cleanly: the running reply finishes, or its action waits for a retry (F29)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from bot.engine import Engine
+from bot.errors import UserError
+from bot.model import ScriptedModel
+from bot.store import EntryKind
+
+
+async def _a_held_turn(engine: Engine, scripted: ScriptedModel):
+    game = (await engine.start_game("term:1", "lighthouse")).game
+    await engine.join(game.id, "u:maya", "Maya")
+    scripted.block.clear()
+    scripted.enqueue("The lamp catches.")
+    turn = asyncio.create_task(engine.act(game.id, "u:maya", "I light the lamp."))
+    while not (engine.sessions[game.id].turn_running and scripted.started):
+        await asyncio.sleep(0.01)
+    return game, turn
+
+
+async def test_stopping_lets_the_running_reply_finish_and_takes_no_new_turn(engine: Engine, scripted: ScriptedModel):
+    game, turn = await _a_held_turn(engine, scripted)
+    draining = asyncio.create_task(engine.drain(seconds=600))
+    await asyncio.sleep(0.1)
+    assert not draining.done(), "it waits for the reply being written"
+    with pytest.raises(UserError, match="restarting"):
+        await engine.act(game.id, "u:maya", "I climb the stair.")
+    scripted.block.set()
+    assert (await turn).text == "The lamp catches."
+    assert await draining is True
+    log = await engine.history(game.id, 2)
+    assert [(e.kind, e.content) for e in log] == [
+        (EntryKind.ACTION, "I light the lamp."),
+        (EntryKind.GM, "The lamp catches."),
+    ]
+
+
+async def test_a_reply_that_outlasts_the_grace_leaves_its_action_for_a_retry(engine: Engine, scripted: ScriptedModel):
+    game, turn = await _a_held_turn(engine, scripted)
+    assert await engine.drain(seconds=0.1) is False
+    turn.cancel()  # the process ends here
+    scripted.block.set()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    assert [e.content for e in await engine.unanswered(game.id)] == ["I light the lamp."]
+
+
+async def test_sigterm_closes_the_discord_connection_and_returns(engine: Engine, monkeypatch):
+    from bot.discord_client import GameMasterBot, serve
+    from bot.settings import Settings
+
+    async def connected(self, token: str) -> None:  # stands in for the gateway: runs until close()
+        while not self.is_closed():
+            await asyncio.sleep(0.01)
+
+    monkeypatch.setattr(GameMasterBot, "start", connected)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        engine.stopping = False
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, os.kill, os.getpid(), signum)
+        await asyncio.wait_for(serve(engine, Settings(discord_token="x", stop_seconds=1)), timeout=60)
+        assert engine.stopping, "no new turn is taken once the signal came"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handlers are given back"
