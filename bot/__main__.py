@@ -269,6 +269,17 @@ async def run_discord(settings: Settings) -> None:
         await serve(app.engine, settings)
 
 
+async def sync_discord(settings: Settings) -> None:
+    if not settings.discord_token:
+        raise UserError(TOKEN_HELP)
+    from bot.discord_client import sync
+
+    async with open_app(settings) as app:
+        await sync(app.engine, settings)
+    where = f"server {settings.dev_guild_id}" if settings.dev_guild_id else "every server (it can take an hour to show)"
+    print(f"Slash commands synced to {where}.")
+
+
 def import_lore(export: Path, world: Path) -> int:
     from bot.worldinfo import import_into_world_file
 
@@ -356,6 +367,7 @@ def main(argv: list[str] | None = None) -> int:
     check_parser = commands.add_parser("check", help="validate world files")
     check_parser.add_argument("paths", nargs="*", type=Path, help="files or folders (default: worlds/)")
     commands.add_parser("run", help="serve Discord (needs DISCORD_TOKEN)")
+    commands.add_parser("sync", help="send the slash commands to Discord now (a start sends them only when changed)")
     import_parser = commands.add_parser("import-lore", help="add a SillyTavern World Info export to a world file")
     import_parser.add_argument("export", type=Path, help="the World Info JSON export")
     import_parser.add_argument("world", type=Path, help="the world file to add the entries to")
@@ -416,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Backed up {settings.database} to {backup_database(settings.database, args.path)}")
         elif args.command == "bench":
             return bench(settings, args)
+        elif args.command == "sync":
+            asyncio.run(sync_discord(settings))
         else:
             asyncio.run(run_discord(settings))
     except UserError as exc:

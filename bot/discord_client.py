@@ -8,6 +8,8 @@ instant, instead of globally, which can take an hour to show).
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import signal
 
@@ -27,8 +29,17 @@ def cog_modules() -> list[str]:
     return list(cogs.EXTENSIONS)
 
 
+SYNC_SCOPE = "discord:synced-commands"
+
+
+def command_digest(tree: discord.app_commands.CommandTree, guild: discord.abc.Snowflake | None) -> str:
+    """A fingerprint of the commands as Discord would receive them: names, options, descriptions."""
+    payload = [command.to_dict(tree) for command in tree.get_commands(guild=guild)]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
 class GameMasterBot(commands.Bot):
-    def __init__(self, engine: Engine, settings: Settings):
+    def __init__(self, engine: Engine, settings: Settings, *, force_sync: bool = False):
         intents = discord.Intents.default()
         intents.message_content = settings.message_content
         # No message of the bot's ever pings: not a GM reply naming @everyone, not a character called <@&role>.
@@ -37,19 +48,35 @@ class GameMasterBot(commands.Bot):
         )
         self.engine = engine
         self.settings = settings
+        self.force_sync = force_sync
 
     async def setup_hook(self) -> None:
         self.tree.on_error = self.on_app_command_error
         for module in cog_modules():
             await self.load_extension(module)
             log.info("Loaded %s", module)
-        if self.settings.dev_guild_id:
-            guild = discord.Object(id=self.settings.dev_guild_id)
+        await self.sync_commands(force=self.force_sync)
+
+    async def sync_commands(self, *, force: bool = False) -> bool:
+        """Send the slash commands to Discord when they changed since the last sync (or when forced).
+
+        Discord rate-limits syncs and a global one can take an hour to show, so a start with the same
+        commands as before does not sync; ``python -m bot sync`` forces one. What was synced last is kept
+        in the database, per target (one guild with ``GM_DEV_GUILD_ID``, else global).
+        """
+        guild = discord.Object(id=self.settings.dev_guild_id) if self.settings.dev_guild_id else None
+        if guild is not None:
             self.tree.copy_global_to(guild=guild)
-            synced = await self.tree.sync(guild=guild)
-        else:
-            synced = await self.tree.sync()
-        log.info("Synced %d slash commands", len(synced))
+        target = f"guild:{guild.id}" if guild else "global"
+        digest = command_digest(self.tree, guild)
+        synced_before = (await self.engine.store.settings(SYNC_SCOPE)).get(target)
+        if synced_before == digest and not force:
+            log.info("Slash commands unchanged since the last sync (%s); not synced", target)
+            return False
+        synced = await self.tree.sync(guild=guild)
+        await self.engine.store.set_setting(SYNC_SCOPE, target, digest)
+        log.info("Synced %d slash commands (%s)", len(synced), target)
+        return True
 
     async def on_app_command_error(
         self, interaction: discord.Interaction, error: discord.app_commands.AppCommandError | Exception
@@ -111,3 +138,15 @@ async def serve(engine: Engine, settings: Settings) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
     log.info("Stopped cleanly")
+
+
+async def sync(engine: Engine, settings: Settings) -> None:
+    """Log in, send the slash commands to Discord whatever was synced before, and log out."""
+    bot = GameMasterBot(engine, settings, force_sync=True)
+    try:
+        async with bot:
+            await bot.login(settings.discord_token or "")  # login runs setup_hook, which syncs
+    except discord.LoginFailure:
+        raise UserError("Discord refused DISCORD_TOKEN; copy the token again from the developer portal.") from None
+    except (aiohttp.ClientConnectorError, OSError) as exc:
+        raise UserError(f"Cannot reach Discord: {exc}") from None

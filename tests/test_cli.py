@@ -208,8 +208,9 @@ def test_a_bad_setting_names_the_setting(tmp_path: Path, play_env):
     assert line.startswith("settings: n_ctx: Input should be a valid integer")
 
 
-def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, play_env):
-    line = one_clear_line(run_bot("run", cwd=tmp_path, **play_env))
+@pytest.mark.parametrize("command", ["run", "sync"])
+def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, play_env, command):
+    line = one_clear_line(run_bot(command, cwd=tmp_path, **play_env))
     assert "DISCORD_TOKEN" in line and "discord.com/developers/applications" in line and "make play" in line
 
 
