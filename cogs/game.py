@@ -52,6 +52,42 @@ class RetryView(discord.ui.View):
         await interaction.client.on_app_command_error(interaction, error)
 
 
+JOIN_ID = "gm:join"
+
+
+class JoinForm(discord.ui.Modal, title="Join the game"):
+    character = discord.ui.TextInput(label="Your character's name", custom_id="character", max_length=40)
+    about = discord.ui.TextInput(
+        label="A few words about them", custom_id="about", style=discord.TextStyle.paragraph, required=False,
+        max_length=300,
+    )  # fmt: skip
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        cog: GameCog = interaction.client.get_cog("GameCog")
+        try:
+            await cog.join_as(interaction, self.character.value, self.about.value or "")
+        except (app_commands.CheckFailure, UserError) as refused:
+            await interaction.client.on_app_command_error(interaction, refused)
+
+
+class JoinView(discord.ui.View):
+    """A Join button under a game's opening: it asks for a name, as /join does. It works after restarts too."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="Join", emoji="🎲", style=discord.ButtonStyle.success, custom_id=JOIN_ID)
+    async def join(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
+        cog: GameCog = interaction.client.get_cog("GameCog")
+        try:
+            await check_access(cog.engine, interaction, "join")
+            await cog._game_here(interaction)  # a game ended since: say so rather than ask for a name
+        except (app_commands.CheckFailure, UserError) as refused:
+            await interaction.client.on_app_command_error(interaction, refused)
+            return
+        await interaction.response.send_modal(JoinForm())
+
+
 def unanswered_notice(name: str | None) -> str:
     whose = f"**{plain(name)}**'s action" if name else "an action"
     return f"⚠️ The GM could not answer {whose}; it is saved. Press Retry, or use /retry."
@@ -67,6 +103,7 @@ class GameCog(TableCog):
 
     async def cog_load(self) -> None:
         self.bot.add_view(RetryView())
+        self.bot.add_view(JoinView())
 
     @commands.Cog.listener()
     async def on_ready(self) -> None:
@@ -102,7 +139,9 @@ class GameCog(TableCog):
         started = await self.engine.start_game(
             channel_key(interaction.channel), world, started_by=user_key(interaction.user)
         )
-        await interaction.response.send_message(f"**{started.world.title}**\n{started.world.pitch}")
+        await interaction.response.send_message(
+            f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.", view=JoinView()
+        )
         await self._post(interaction, started.opening.content)
 
     @game_start.autocomplete("world")
@@ -128,6 +167,10 @@ class GameCog(TableCog):
     @app_commands.command(name="join", description="Join this channel's game as a character")
     @app_commands.describe(name="Your character's name", description="A few words about them")
     async def join(self, interaction: discord.Interaction, name: str, description: str = "") -> None:
+        await self.join_as(interaction, name, description)
+
+    async def join_as(self, interaction: discord.Interaction, name: str, description: str) -> None:
+        """/join, and the Join button's form."""
         game = await self._game_here(interaction)
         await self.wait_for_turn(interaction, game.id, "you join")
         player = await self.engine.join(game.id, user_key(interaction.user), name, description)
