@@ -4,6 +4,7 @@ ARG BASE=python:3.11-slim-bookworm
 # A compiler for llama.cpp and a Python (3.11 or later) that can make a venv: the python image has its own,
 # a CUDA devel image (Ubuntu 24.04: Python 3.12) gets the distribution's.
 FROM ${BASE} AS system
+ARG DEBIAN_FRONTEND=noninteractive
 # Distribution packages follow the base image's release rather than pinned versions, which differ per base.
 # hadolint ignore=DL3008
 RUN apt-get update \

@@ -151,6 +151,7 @@ async def open_app(
                 )
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, worlds, engine_config(settings))
+                await engine.servers.load()
                 try:
                     yield App(settings, store, worker, engine)
                 finally:

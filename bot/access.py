@@ -67,9 +67,13 @@ COMMANDS: dict[str, Rule] = {
     "world list": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
     "world info": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
     "world reload": Rule(Access.ADMIN),
-    "config show": Rule(Access.ADMIN),
-    "config set": Rule(Access.ADMIN),
-    "config reset": Rule(Access.ADMIN),
+    "world add": Rule(Access.ADMIN, note="Manage Server: a world for this server only"),
+    "world remove": Rule(Access.ADMIN, note="Manage Server"),
+    "world restore": Rule(Access.ADMIN, note="Manage Server"),
+    "config show": Rule(Access.ADMIN, note="scope server: Manage Server"),
+    "config set": Rule(Access.ADMIN, note="scope server: Manage Server"),
+    "config reset": Rule(Access.ADMIN, note="scope server: Manage Server"),
+    "config gm-role": Rule(Access.ADMIN, note="Manage Server"),
 }
 
 REFUSALS = {

@@ -45,14 +45,14 @@ def read_text(path: Path, max_bytes: int, *, encoding: str = "utf-8") -> str:
             raise UnreadableFile("is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile("is not a regular file (a device, pipe or socket); only plain files are read")
-        raise UnreadableFile(f"is {_size(info.st_size)}; the limit is {_size(max_bytes)}")
+        raise UnreadableFile(f"is {human_size(info.st_size)}; the limit is {human_size(max_bytes)}")
     with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(max_bytes + 1)
         except OSError as exc:
             raise UnreadableFile(f"cannot be read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise UnreadableFile(f"is over the limit of {_size(max_bytes)}")
+        raise UnreadableFile(f"is over the limit of {human_size(max_bytes)}")
     try:
         return data.decode(encoding)
     except UnicodeDecodeError as exc:
@@ -61,7 +61,7 @@ def read_text(path: Path, max_bytes: int, *, encoding: str = "utf-8") -> str:
         ) from None
 
 
-def _size(n: int) -> str:
+def human_size(n: int) -> str:
     if n >= 2**20:
         return f"{n / 2**20:.1f} MiB"
     if n >= 1024:

@@ -201,6 +201,11 @@ def load_world(path: Path) -> World:
         text = read_text(path, MAX_WORLD_BYTES)
     except UnreadableFile as exc:
         raise WorldFileError(path, [f"(file): {exc.reason}"]) from None
+    return world_from_text(text, path)
+
+
+def world_from_text(text: str, path: Path) -> World:
+    """Validate a world file's text (read from ``path``, or uploaded under that name), as ``check`` does."""
     try:
         data = clean_tree(parse_yaml(text))
     except yaml.YAMLError as exc:

@@ -40,6 +40,11 @@ def user_key(user: discord.abc.User) -> str:
     return f"discord:{user.id}"
 
 
+def server_of(interaction: discord.Interaction) -> str | None:
+    """The server (guild) id an interaction comes from; ``None`` in a DM."""
+    return str(interaction.guild_id) if interaction.guild_id else None
+
+
 THREADS = (discord.ChannelType.public_thread, discord.ChannelType.private_thread, discord.ChannelType.news_thread)
 
 
@@ -47,15 +52,24 @@ def is_thread(channel: object) -> bool:
     return getattr(channel, "type", None) in THREADS
 
 
-def is_admin(interaction: discord.Interaction) -> bool:
-    """Manage Server, or the role named in ``GM_GM_ROLE``."""
+async def is_admin(interaction: discord.Interaction) -> bool:
+    """Manage Server, or the server's GM role (``/config gm-role``; else the role named in ``GM_GM_ROLE``)."""
     member = interaction.user
     if not isinstance(member, discord.Member):
         return False
     if member.guild_permissions.manage_guild:
         return True
+    role_id = await interaction.client.engine.servers.gm_role(str(member.guild.id))
+    if role_id is not None:
+        return any(role.id == role_id for role in member.roles)
     gm_role = interaction.client.settings.gm_role
     return bool(gm_role) and any(role.name == gm_role for role in member.roles)
+
+
+def manages_server(interaction: discord.Interaction) -> bool:
+    """Manage Server itself: what server-wide settings, worlds and the GM role need."""
+    member = interaction.user
+    return isinstance(member, discord.Member) and member.guild_permissions.manage_guild
 
 
 class Refused(app_commands.CheckFailure):
@@ -79,7 +93,7 @@ async def check_access(engine: Engine, interaction: discord.Interaction, name: s
         missing = missing_permissions(interaction.app_permissions, thread=is_thread(interaction.channel))
         if missing:
             raise Refused(cannot_post(missing))
-    admin = is_admin(interaction)
+    admin = await is_admin(interaction)
     if rule.access is Access.ADMIN and not admin:
         raise Refused(REFUSALS[Access.ADMIN])
     if not needs_game(rule.access):

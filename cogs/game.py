@@ -13,16 +13,17 @@ from bot.engine import Engine
 from bot.engine.game import ModelFailed
 from bot.errors import UserError
 from bot.store import Visibility
-from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, user_key
+from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, server_of, user_key
 from cogs.rendering import LIMIT, StreamedReply, echo, plain, split_message
 
 log = logging.getLogger(__name__)
 
 
-def world_choices(engine: Engine, current: str) -> list[app_commands.Choice[str]]:
-    """Autocomplete for a world option: loaded worlds whose name contains what was typed."""
-    names = [n for n in engine.worlds.names() if current.lower() in n.lower()]
-    return [app_commands.Choice(name=engine.worlds.worlds[n].title[:100], value=n) for n in names[:25]]
+def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
+    """Autocomplete for a world option: the worlds this server may play whose name contains what was typed."""
+    worlds = engine.servers.visible(server)
+    names = [n for n in sorted(worlds) if current.lower() in n.lower()]
+    return [app_commands.Choice(name=worlds[n].title[:100], value=n) for n in names[:25]]
 
 
 RETRY_ID = "gm:retry"
@@ -137,7 +138,10 @@ class GameCog(TableCog):
     @app_commands.describe(world="The world to play")
     async def game_start(self, interaction: discord.Interaction, world: str) -> None:
         started = await self.engine.start_game(
-            channel_key(interaction.channel), world, started_by=user_key(interaction.user)
+            channel_key(interaction.channel),
+            world,
+            started_by=user_key(interaction.user),
+            server=server_of(interaction),
         )
         await interaction.response.send_message(
             f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.", view=JoinView()
@@ -146,7 +150,7 @@ class GameCog(TableCog):
 
     @game_start.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        return world_choices(self.engine, current)
+        return world_choices(self.engine, current, server_of(interaction))
 
     @game.command(name="end", description="End this channel's game (it is kept)")
     async def game_end(self, interaction: discord.Interaction) -> None:
@@ -213,7 +217,7 @@ class GameCog(TableCog):
     async def answer_again(self, interaction: discord.Interaction) -> None:
         """/retry and the Retry button: answer an action left unanswered, or write the last reply again."""
         game = await self._game_here(interaction)
-        who = None if is_admin(interaction) else user_key(interaction.user)
+        who = None if await is_admin(interaction) else user_key(interaction.user)
         await say(interaction, "The GM thinks again…", ephemeral=True)
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():

@@ -65,7 +65,7 @@ class MemoryCog(TableCog):
             return
         game = await self._game(interaction)
         status = await self.engine.memory_status(game.id)
-        admin = is_admin(interaction)
+        admin = await is_admin(interaction)
         await interaction.response.send_message(
             embed=fit_embed(status_embed(status, show_secrets=admin)), ephemeral=True
         )
@@ -86,7 +86,7 @@ class MemoryCog(TableCog):
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:
         game = await self._game(interaction)
-        admin = is_admin(interaction)
+        admin = await is_admin(interaction)
         player = await self.engine.player(game.id, user_key(interaction.user))
         trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
         if trace is None:

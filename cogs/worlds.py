@@ -9,9 +9,13 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.engine.settings import setting_names
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key, say_pages
+from bot.userfiles import MAX_WORLD_BYTES, human_size
+from bot.worlds import WorldFileError
+from cogs.access import TableCog, channel_key, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
-from cogs.rendering import fit_embed
+from cogs.rendering import fit_embed, plain
+
+MANAGE_SERVER = "That changes the whole server: it needs the Manage Server permission."
 
 
 def _keys(text: str | None) -> list[str] | None:
@@ -30,22 +34,86 @@ class WorldsCog(TableCog):
 
     @world.command(name="list", description="The worlds you can start")
     async def world_list(self, interaction: discord.Interaction) -> None:
-        worlds = self.engine.worlds.worlds
-        lines = [f"**{w.title}** (`{name}`): {w.pitch}" for name, w in sorted(worlds.items())]
+        server = server_of(interaction)
+        worlds = self.engine.servers.visible(server)
+        own = set(self.engine.servers.own(server)) if server else set()
+        lines = [
+            f"**{w.title}** (`{name}`){' · this server' if name in own else ''}: {w.pitch}"
+            for name, w in sorted(worlds.items())
+        ]
+        if server and (hidden := self.engine.servers.hidden(server)):
+            lines.append(f"Hidden here: {', '.join(hidden)} (/world restore)")
         await say_pages(interaction, "\n".join(lines) or "No worlds.", ephemeral=True)
 
     @world.command(name="info", description="About one world")
     async def world_info(self, interaction: discord.Interaction, world: str) -> None:
-        found = self.engine.worlds.get(world)
+        _, found = self.engine.servers.resolve(server_of(interaction), world)
         embed = discord.Embed(title=found.title, description=found.pitch)
-        embed.add_field(name="Chapters", value="\n".join(c.title for c in found.chapters)[:1024], inline=False)
-        embed.add_field(name="Characters", value=(", ".join(n.name for n in found.npcs) or "none")[:1024])
+        embed.add_field(name="Chapters", value="\n".join(c.title for c in found.chapters), inline=False)
+        embed.add_field(name="Characters", value=", ".join(n.name for n in found.npcs) or "none")
         embed.add_field(name="Lore entries", value=str(len(found.lore)))
         await interaction.response.send_message(embed=fit_embed(embed), ephemeral=True)
 
     @world_info.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        return world_choices(self.engine, current)
+        return world_choices(self.engine, current, server_of(interaction))
+
+    @world.command(name="add", description="Add a world to this server from a YAML file (see worlds/ for examples)")
+    @app_commands.describe(file="The world's YAML file")
+    async def world_add(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
+        server = self._managed_server(interaction)
+        if file.size > MAX_WORLD_BYTES:  # refused before downloading
+            limit = human_size(MAX_WORLD_BYTES)
+            raise UserError(f"{file.filename}: (file): is {human_size(file.size)}; the limit is {limit}")
+        await interaction.response.defer(ephemeral=True, thinking=True)
+        try:
+            world = await self.engine.servers.add_world(server, file.filename, await file.read())
+        except WorldFileError as exc:
+            problems = "\n".join(f"• {problem}" for problem in exc.problems)
+            await say_pages(interaction, f"`{exc.path}` was not added:\n{problems}", ephemeral=True)
+            return
+        await say(
+            interaction,
+            f"**{plain(world.title)}** (`{world.id}`) is added for this server only: /game start world:{world.id}",
+            ephemeral=True,
+        )
+
+    @world.command(name="remove", description="Remove one of this server's worlds, or hide a shipped one here")
+    @app_commands.describe(world="The world")
+    async def world_remove(self, interaction: discord.Interaction, world: str) -> None:
+        server = self._managed_server(interaction)
+        playing = [g for g in await self.engine.store.games("active") if g.world_id == f"{server}/{world}"]
+        if playing:
+            raise UserError(f"{len(playing)} game(s) here still play {world!r}; /game end them first.")
+        done = await self.engine.servers.remove_world(server, world)
+        if done == "hidden":
+            text = f"`{world}` is hidden in this server; games already playing it go on. /world restore shows it again."
+        else:
+            text = f"`{world}` is removed from this server."
+        await interaction.response.send_message(text, ephemeral=True)
+
+    @world_remove.autocomplete("world")
+    async def _removable(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        return world_choices(self.engine, current, server_of(interaction))
+
+    @world.command(name="restore", description="Show a shipped world this server had hidden")
+    @app_commands.describe(world="The hidden world")
+    async def world_restore(self, interaction: discord.Interaction, world: str) -> None:
+        server = self._managed_server(interaction)
+        await self.engine.servers.restore_world(server, world)
+        await interaction.response.send_message(f"`{world}` can be played here again.", ephemeral=True)
+
+    @world_restore.autocomplete("world")
+    async def _hidden(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
+        server = server_of(interaction)
+        names = self.engine.servers.hidden(server) if server else []
+        return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
+
+    @staticmethod
+    def _managed_server(interaction: discord.Interaction) -> str:
+        if not manages_server(interaction):
+            raise UserError(MANAGE_SERVER)
+        return server_of(interaction)
 
     @world.command(name="reload", description="Read the world files again")
     async def world_reload(self, interaction: discord.Interaction) -> None:
@@ -120,51 +188,104 @@ class WorldsCog(TableCog):
         ][:25]
 
 
-class ConfigCog(TableCog):
-    """Per-game settings (F20): /config show|set|reset, for admins."""
+BUCKETS = ("pins", "lore", "glossary", "facts", "recall")
+SCOPES = [app_commands.Choice(name="this game", value="game"), app_commands.Choice(name="this server", value="server")]
 
-    config = app_commands.Group(name="config", description="This game's settings")
+
+class ConfigCog(TableCog):
+    """Settings (F20): a game's own, and a server's defaults for its games (Manage Server)."""
+
+    config = app_commands.Group(name="config", description="This game's settings, or this server's defaults")
 
     def __init__(self, bot: commands.Bot, engine: Engine):
         self.bot = bot
         self.engine = engine
 
-    @config.command(name="show", description="This game's settings")
-    async def show(self, interaction: discord.Interaction) -> None:
+    def _server(self, interaction: discord.Interaction) -> str:
+        if not manages_server(interaction):
+            raise UserError(MANAGE_SERVER)
+        return server_of(interaction)
+
+    @config.command(name="show", description="The settings and where each value comes from")
+    @app_commands.describe(scope="This game's settings (default), or this server's defaults")
+    @app_commands.choices(scope=SCOPES)
+    async def show(self, interaction: discord.Interaction, scope: str = "game") -> None:
+        if scope == "server":
+            await self._show_server(interaction)
+            return
         game = await self.engine.current_game(channel_key(interaction.channel))
         values = await self.engine.game_settings(game.id)
-        changed = await self.engine.settings.overrides(game.id)
-        lines = [
-            f"`{name}` = {value}" + (" (set for this game)" if name in changed else "")
-            for name, value in values.items()
-        ]
+        sources = await self.engine.settings.sources(game.id)
+        origin = {"game": " (set for this game)", "server": " (this server's default)"}
+        lines = [f"`{name}` = {value}{origin.get(sources.get(name), '')}" for name, value in values.items()]
         buckets = await self.engine.buckets(game.id)
         lines.append("buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
+        lines.append("Values without a mark are the bot's defaults.")
         await say_pages(interaction, "\n".join(lines), ephemeral=True)
 
-    @config.command(name="set", description="Change one of this game's settings")
-    @app_commands.describe(setting="The setting's name", value="Its new value")
-    async def set(self, interaction: discord.Interaction, setting: str, value: str) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+    async def _show_server(self, interaction: discord.Interaction) -> None:
+        server = self._server(interaction)
+        defaults = await self.engine.settings.server_defaults(server)
+        buckets = await self.engine.ledger.server_buckets(server)
+        role = await self.engine.servers.gm_role(server)
+        lines = [f"`{name}` = {value}" for name, value in sorted(defaults.items())]
+        lines += [f"`buckets.{name}` = {'on' if on else 'off'}" for name, on in sorted(buckets.items())]
+        lines.append(f"GM role: <@&{role}>" if role else "GM role: none (Manage Server only)")
+        if not defaults and not buckets:
+            lines.insert(0, "No server defaults: new games take the bot's. /config set scope:this server ...")
+        await say_pages(interaction, "\n".join(lines), ephemeral=True)
+
+    @config.command(name="set", description="Change a setting of this game, or this server's default")
+    @app_commands.describe(setting="The setting's name", value="Its new value", scope="This game (default) or server")
+    @app_commands.choices(scope=SCOPES)
+    async def set(self, interaction: discord.Interaction, setting: str, value: str, scope: str = "game") -> None:
         bucket = setting.removeprefix("buckets.")
-        if setting.startswith("buckets.") or bucket in ("pins", "lore", "glossary", "facts", "recall"):
-            if value.lower() not in ("on", "off", "true", "false"):
-                raise UserError(f"{setting}: on or off.")
-            await self.engine.set_bucket(game.id, bucket, value.lower() in ("on", "true"))
+        is_bucket = setting.startswith("buckets.") or bucket in BUCKETS
+        if is_bucket and value.lower() not in ("on", "off", "true", "false"):
+            raise UserError(f"{setting}: on or off.")
+        on = value.lower() in ("on", "true")
+        if scope == "server":
+            server = self._server(interaction)
+            if is_bucket:
+                await self.engine.ledger.set_server_bucket(server, bucket, on)
+            else:
+                await self.engine.settings.set_for_server(server, setting, value)
+            where = "for every game in this server that does not set its own"
         else:
-            await self.engine.set_setting(game.id, setting, value)
-        await interaction.response.send_message(f"`{setting}` is now {value} in this game.", ephemeral=True)
+            game = await self.engine.current_game(channel_key(interaction.channel))
+            if is_bucket:
+                await self.engine.set_bucket(game.id, bucket, on)
+            else:
+                await self.engine.set_setting(game.id, setting, value)
+            where = "in this game"
+        await interaction.response.send_message(f"`{setting}` is now {value} {where}.", ephemeral=True)
 
     @set.autocomplete("setting")
     async def _names(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        names = [*setting_names(), *(f"buckets.{b}" for b in ("pins", "lore", "glossary", "facts", "recall"))]
+        names = [*setting_names(), *(f"buckets.{b}" for b in BUCKETS)]
         return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
-    @config.command(name="reset", description="Put one of this game's settings back to the server's default")
-    async def reset(self, interaction: discord.Interaction, setting: str) -> None:
+    @config.command(
+        name="reset", description="Put a setting back to its default (the server's, or the bot's for the server)"
+    )
+    @app_commands.describe(setting="The setting's name", scope="This game (default) or server")
+    @app_commands.choices(scope=SCOPES)
+    async def reset(self, interaction: discord.Interaction, setting: str, scope: str = "game") -> None:
+        if scope == "server":
+            await self.engine.settings.reset_for_server(self._server(interaction), setting)
+            await interaction.response.send_message(f"`{setting}` is back to the bot's default here.", ephemeral=True)
+            return
         game = await self.engine.current_game(channel_key(interaction.channel))
         await self.engine.reset_setting(game.id, setting)
         await interaction.response.send_message(f"`{setting}` is back to the default.", ephemeral=True)
+
+    @config.command(name="gm-role", description="The role whose members act as admins of games here")
+    @app_commands.describe(role="The GM role; leave it out to have none (Manage Server only)")
+    async def gm_role(self, interaction: discord.Interaction, role: discord.Role | None = None) -> None:
+        server = self._server(interaction)
+        await self.engine.servers.set_gm_role(server, role.id if role else None)
+        text = f"Members of {role.mention} are admins of games here." if role else "No GM role: Manage Server only."
+        await interaction.response.send_message(text, ephemeral=True)
 
 
 async def setup(bot: commands.Bot) -> None:

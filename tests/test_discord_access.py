@@ -11,7 +11,7 @@ import pytest
 
 from bot.access import COMMANDS, REFUSALS, STANDINGS, Access, access_table, allows
 from bot.engine import Engine
-from tests.conftest import PROJECT
+from tests.conftest import FIXTURES, PROJECT
 
 OPTIONS: dict[str, dict[str, object]] = {
     "game start": {"world": "lighthouse"},
@@ -26,6 +26,9 @@ OPTIONS: dict[str, dict[str, object]] = {
     "lore edit": {"entry": "weather", "content": "Calm."},
     "lore remove": {"entry": "weather"},
     "world info": {"world": "lighthouse"},
+    "world add": {"file": ("cove.yaml", (FIXTURES / "worlds" / "lighthouse.yaml").read_bytes())},
+    "world remove": {"world": "lighthouse"},
+    "world restore": {"world": "lighthouse"},
     "config set": {"setting": "pin_cap", "value": "5"},
     "config reset": {"setting": "pin_cap"},
 }

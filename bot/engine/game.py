@@ -15,6 +15,7 @@ from bot.cleantext import clean_text
 from bot.engine.guard import LeakGuards, TurnGuard
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.servers import Servers
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.status import MemoryStatus, memory_status
@@ -165,6 +166,7 @@ class Engine:
         self.sessions = Sessions()
         self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings, self.sessions)
         self.guards = LeakGuards(store)
+        self.servers = Servers(store, worlds)
         self.stopping = False  # set by drain(): the process is going down
 
     async def drain(self, seconds: float) -> bool:
@@ -194,10 +196,18 @@ class Engine:
 
     # Games
 
-    async def start_game(self, channel_key: str, world_name: str, *, started_by: str | None = None) -> GameStarted:
-        """A new game of a library world in a channel; ``started_by`` may end it (see :mod:`bot.access`)."""
-        world = self.worlds.get(world_name)
-        game = await self.store.create_game(channel_key, world.id, started_by)
+    async def start_game(
+        self, channel_key: str, world_name: str, *, started_by: str | None = None, server: str | None = None
+    ) -> GameStarted:
+        """A new game in a channel; ``started_by`` may end it (see :mod:`bot.access`).
+
+        In a ``server``, the world is one that server may play (its own, or a shipped one it does not hide),
+        and the game takes that server's default settings.
+        """
+        world_id, world = self.servers.resolve(server, world_name)
+        game = await self.store.create_game(channel_key, world_id, started_by)
+        if server is not None:
+            await self.settings.set_server_of(game.id, server)
         npcs = await self.memory.present_npcs(game, world.opening)
         opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening, npcs=npcs)
         (entry,) = await self.store.append(game.id, opening)
@@ -228,6 +238,11 @@ class Engine:
         return ended
 
     def world_of(self, game: Game) -> World:
+        if "/" in game.world_id:  # a server's own world
+            world = self.servers.world(game.world_id)
+            if world is None:
+                raise UserError(f"This game's world {game.world_id!r} was removed from the server.")
+            return world
         try:
             return self.worlds.get(game.world_id)
         except UserError:

@@ -123,14 +123,25 @@ class Ledger:
     # Bucket switches (F20)
 
     async def buckets(self, game_id: int) -> Buckets:
-        stored = (await self.store.settings(f"game:{game_id}")).get("buckets", {})
-        return Buckets.model_validate(stored)
+        """The game's switches: its own, over its server's, over all on."""
+        scope = await self.store.settings(f"game:{game_id}")
+        server = scope.get("server")
+        inherited = (await self.store.settings(f"server:{server}")).get("buckets", {}) if server else {}
+        return Buckets.model_validate({**inherited, **scope.get("buckets", {})})
 
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
-        if name not in Buckets.model_fields:
-            raise UserError(f"Unknown memory bucket {name!r}; the buckets are {', '.join(Buckets.model_fields)}.")
-        buckets = (await self.buckets(game_id)).model_copy(update={name: on})
-        await self.store.set_setting(f"game:{game_id}", "buckets", buckets.model_dump())
+        _check_bucket(name)
+        own = (await self.store.settings(f"game:{game_id}")).get("buckets", {})
+        await self.store.set_setting(f"game:{game_id}", "buckets", {**own, name: on})
+        return await self.buckets(game_id)
+
+    async def server_buckets(self, server: str) -> dict[str, bool]:
+        return dict((await self.store.settings(f"server:{server}")).get("buckets", {}))
+
+    async def set_server_bucket(self, server: str, name: str, on: bool) -> dict[str, bool]:
+        _check_bucket(name)
+        buckets = {**await self.server_buckets(server), name: on}
+        await self.store.set_setting(f"server:{server}", "buckets", buckets)
         return buckets
 
     # Pins (F11)
@@ -440,3 +451,8 @@ def _lore_entry(fields: dict) -> LoreEntry:
     except ValidationError as exc:
         problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
         raise UserError("; ".join(problems)) from None
+
+
+def _check_bucket(name: str) -> None:
+    if name not in Buckets.model_fields:
+        raise UserError(f"Unknown memory bucket {name!r}; the buckets are {', '.join(Buckets.model_fields)}.")

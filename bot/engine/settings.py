@@ -42,14 +42,42 @@ def resolve(base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any]) ->
     return reply_tokens, MemoryConfig.model_validate(data)
 
 
+SERVER_KEY = "server"  # in a game's scope: the server it is played in, whose defaults it inherits
+
+
 class GameSettings:
+    """A game's settings: the process's defaults, then its server's, then its own, each on top of the last."""
+
     def __init__(self, store: Store, base: MemoryConfig, reply_tokens: int):
         self.store = store
         self.base = base
         self.reply_tokens = reply_tokens
 
-    async def overrides(self, game_id: int) -> dict[str, Any]:
+    async def server_of(self, game_id: int) -> str | None:
+        return (await self.store.settings(f"game:{game_id}")).get(SERVER_KEY)
+
+    async def set_server_of(self, game_id: int, server: str) -> None:
+        await self.store.set_setting(f"game:{game_id}", SERVER_KEY, server)
+
+    async def own(self, game_id: int) -> dict[str, Any]:
+        """What was set for this game itself."""
         return dict((await self.store.settings(f"game:{game_id}")).get("config", {}))
+
+    async def server_defaults(self, server: str) -> dict[str, Any]:
+        """What a server's admins set for every game there."""
+        return dict((await self.store.settings(f"server:{server}")).get("config", {}))
+
+    async def overrides(self, game_id: int) -> dict[str, Any]:
+        """Every value that differs from the process's defaults for this game: its server's, then its own."""
+        server = await self.server_of(game_id)
+        inherited = await self.server_defaults(server) if server else {}
+        return {**inherited, **await self.own(game_id)}
+
+    async def sources(self, game_id: int) -> dict[str, str]:
+        """Where each changed value comes from: "game" or "server"."""
+        server = await self.server_of(game_id)
+        inherited = await self.server_defaults(server) if server else {}
+        return {**dict.fromkeys(inherited, "server"), **dict.fromkeys(await self.own(game_id), "game")}
 
     async def resolved(self, game_id: int) -> tuple[int, MemoryConfig]:
         return resolve(self.base, self.reply_tokens, await self.overrides(game_id))
@@ -64,15 +92,32 @@ class GameSettings:
 
     async def set(self, game_id: int, name: str, value: str) -> dict[str, Any]:
         """Set one setting for a game, or raise a :class:`UserError` naming it and what it accepts."""
+        server = await self.server_of(game_id)
+        inherited = await self.server_defaults(server) if server else {}
+        own = await self.own(game_id)
+        name, checked = self._check(name, value, {**inherited, **own})
+        own[name] = checked
+        await self.store.set_setting(f"game:{game_id}", "config", own)
+        return {**inherited, **own}
+
+    async def set_for_server(self, server: str, name: str, value: str) -> dict[str, Any]:
+        """Set a default for every game of a server (a game's own value still wins)."""
+        defaults = await self.server_defaults(server)
+        name, checked = self._check(name, value, defaults)
+        defaults[name] = checked
+        await self.store.set_setting(f"server:{server}", "config", defaults)
+        return defaults
+
+    def _check(self, name: str, value: str, current: dict[str, Any]) -> tuple[str, Any]:
+        """The setting's name and its value as stored, or a :class:`UserError` naming it and its range."""
         name = name.strip().lower().replace("-", "_")
         if name not in setting_names():
             raise UserError(f"There is no setting {name!r}. Settings: {', '.join(setting_names())}.")
-        overrides = await self.overrides(game_id)
         if name == TURN_POLICY:
             if value.strip().lower() not in POLICIES:
                 raise UserError(f"{name}: each (answer every action) or round (gather everyone's actions).")
-            overrides[name] = value.strip().lower()
-        elif name in (REPLY_TOKENS, ROUND_SECONDS):
+            return name, value.strip().lower()
+        if name in (REPLY_TOKENS, ROUND_SECONDS):
             low, high = REPLY_RANGE if name == REPLY_TOKENS else ROUND_RANGE
             try:
                 number = int(value)
@@ -80,23 +125,26 @@ class GameSettings:
                 number = low - 1
             if not low <= number <= high:
                 raise UserError(f"{name}: a whole number from {low} to {high}.")
-            overrides[name] = number
-        else:
-            candidate = {**overrides, name: value}
-            try:
-                _, config = resolve(self.base, self.reply_tokens, candidate)
-            except ValidationError as exc:
-                problems = "; ".join(format_validation_error(exc))
-                raise UserError(f"{name}: {problems.split(': ', 1)[-1]}") from None
-            overrides[name] = _read(config, name)
-        await self.store.set_setting(f"game:{game_id}", "config", overrides)
-        return overrides
+            return name, number
+        candidate = {**current, name: value}
+        try:
+            _, config = resolve(self.base, self.reply_tokens, candidate)
+        except ValidationError as exc:
+            problems = "; ".join(format_validation_error(exc))
+            raise UserError(f"{name}: {problems.split(': ', 1)[-1]}") from None
+        return name, _read(config, name)
 
     async def reset(self, game_id: int, name: str) -> None:
-        overrides = await self.overrides(game_id)
-        if overrides.pop(name, None) is None:
+        own = await self.own(game_id)
+        if own.pop(name, None) is None:
             raise UserError(f"{name!r} is not set for this game.")
-        await self.store.set_setting(f"game:{game_id}", "config", overrides)
+        await self.store.set_setting(f"game:{game_id}", "config", own)
+
+    async def reset_for_server(self, server: str, name: str) -> None:
+        defaults = await self.server_defaults(server)
+        if defaults.pop(name, None) is None:
+            raise UserError(f"{name!r} is not set for this server.")
+        await self.store.set_setting(f"server:{server}", "config", defaults)
 
 
 def _read(config: MemoryConfig, name: str) -> Any:

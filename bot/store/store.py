@@ -540,6 +540,17 @@ class Store(LedgerStore, PrivateStore):
         rows = await self._all("SELECT key, value FROM settings WHERE scope = ? ORDER BY key", (scope,))
         return {row["key"]: json.loads(row["value"]) for row in rows}
 
+    async def scopes(self, prefix: str) -> dict[str, dict[str, Any]]:
+        """Every scope whose name starts with ``prefix``, with its settings."""
+        rows = await self._all(
+            "SELECT scope, key, value FROM settings WHERE substr(scope, 1, ?) = ? ORDER BY scope, key",
+            (len(prefix), prefix),
+        )
+        found: dict[str, dict[str, Any]] = {}
+        for row in rows:
+            found.setdefault(row["scope"], {})[row["key"]] = json.loads(row["value"])
+        return found
+
     async def set_setting(self, scope: str, key: str, value: Any) -> None:
         async with self.transaction() as db:
             await db.execute(

@@ -1,0 +1,146 @@
+"""What each server's admins set for it (F20, F23): its own worlds, shipped worlds it hides, and its GM role.
+
+A server (a Discord guild) is named by its id. Its worlds are YAML texts
+uploaded by its admins, checked like a world file, kept in the database and
+visible in that server only: a game of one records its world as
+``SERVER/WORLD`` (a name no world file can have), so it never resolves
+anywhere else. Its default settings live beside them (see
+:class:`bot.engine.settings.GameSettings`).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from bot.errors import UserError
+from bot.store import Store
+from bot.userfiles import MAX_WORLD_BYTES, human_size
+from bot.worlds import World, WorldFileError, WorldLibrary, world_from_text
+
+log = logging.getLogger(__name__)
+
+MAX_SERVER_WORLDS = 25  # a server's own worlds; an autocomplete shows 25
+WORLD_PREFIX = "world:"
+
+
+def server_scope(server: str) -> str:
+    return f"server:{server}"
+
+
+class Servers:
+    """Every server's worlds, hidden shipped worlds and GM role, read once at start and kept in step."""
+
+    def __init__(self, store: Store, library: WorldLibrary):
+        self.store = store
+        self.library = library
+        self._worlds: dict[str, dict[str, World]] = {}  # server -> its own worlds by id
+        self._hidden: dict[str, set[str]] = {}  # server -> shipped worlds it hides
+
+    async def load(self) -> None:
+        """Read every server's worlds from the database; one that no longer passes the checker is left out."""
+        worlds: dict[str, dict[str, World]] = {}
+        hidden: dict[str, set[str]] = {}
+        for scope, values in (await self.store.scopes("server:")).items():
+            server = scope.removeprefix("server:")
+            hidden[server] = set(values.get("hidden_worlds", []))
+            for key, text in values.items():
+                if not key.startswith(WORLD_PREFIX):
+                    continue
+                try:
+                    world = world_from_text(text, Path(f"{key.removeprefix(WORLD_PREFIX)}.yaml"))
+                except WorldFileError as exc:
+                    log.warning("Server %s: world left out: %s", server, exc)
+                    continue
+                worlds.setdefault(server, {})[world.id] = world
+        self._worlds, self._hidden = worlds, hidden
+
+    # What a server sees
+
+    def visible(self, server: str | None) -> dict[str, World]:
+        """The worlds a server may play, by name: the shipped ones it does not hide, then its own."""
+        if server is None:
+            return dict(self.library.worlds)
+        hidden = self._hidden.get(server, set())
+        shown = {name: world for name, world in self.library.worlds.items() if name not in hidden}
+        return {**shown, **self._worlds.get(server, {})}
+
+    def resolve(self, server: str | None, name: str) -> tuple[str, World]:
+        """The world id a new game records, and the world, for a name typed in a server."""
+        if server is not None:
+            own = self._worlds.get(server, {})
+            if name in own:
+                return f"{server}/{name}", own[name]
+            if name in self._hidden.get(server, set()):
+                raise UserError(f"The world {name!r} is hidden in this server; an admin can /world restore it.")
+        if server is not None and name not in self.library.worlds:
+            choices = ", ".join(sorted(self.visible(server))) or "none"
+            shown = name if len(name) <= 60 else name[:59] + "…"
+            raise UserError(f"Unknown world {shown!r}. Worlds here: {choices}.")
+        world = self.library.get(name)
+        return world.id, world
+
+    def world(self, world_id: str) -> World | None:
+        """A server's world by the id its games record (``SERVER/WORLD``)."""
+        server, _, name = world_id.partition("/")
+        return self._worlds.get(server, {}).get(name)
+
+    def own(self, server: str) -> list[str]:
+        return sorted(self._worlds.get(server, {}))
+
+    # What its admins change
+
+    async def add_world(self, server: str, filename: str, data: bytes) -> World:
+        """Check an uploaded world file and keep it for this server; :class:`WorldFileError` lists its problems."""
+        where = Path(Path(filename).name or "upload.yaml")
+        if where.suffix.lower() not in (".yaml", ".yml"):
+            raise WorldFileError(where, ["(file): a world is a YAML file (.yaml or .yml); see worlds/ for examples"])
+        if len(data) > MAX_WORLD_BYTES:
+            limit = human_size(MAX_WORLD_BYTES)
+            raise WorldFileError(where, [f"(file): is {human_size(len(data))}; the limit is {limit}"])
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise WorldFileError(where, [f"(file): not UTF-8 text (byte {exc.start})"]) from None
+        world = world_from_text(text, where)
+        own = self._worlds.get(server, {})
+        if world.id not in own and len(own) >= MAX_SERVER_WORLDS:
+            raise UserError(f"This server has {len(own)} worlds of its own, the most it may; /world remove one first.")
+        await self.store.set_setting(server_scope(server), WORLD_PREFIX + world.id, text)
+        self._worlds.setdefault(server, {})[world.id] = world
+        log.info("Server %s: world %s added (%d bytes)", server, world.id, len(data))
+        return world
+
+    async def remove_world(self, server: str, name: str) -> str:
+        """Delete a server's own world, or hide a shipped one there; says which it did."""
+        own = self._worlds.get(server, {})
+        if name in own:
+            await self.store.delete_setting(server_scope(server), WORLD_PREFIX + name)
+            del own[name]
+            return "removed"
+        if name in self.library.worlds and name not in self._hidden.get(server, set()):
+            await self._set_hidden(server, self._hidden.get(server, set()) | {name})
+            return "hidden"
+        raise UserError(f"No world {name!r} to remove here. Worlds here: {', '.join(sorted(self.visible(server)))}.")
+
+    async def restore_world(self, server: str, name: str) -> None:
+        hidden = self._hidden.get(server, set())
+        if name not in hidden:
+            raise UserError(f"{name!r} is not hidden in this server.")
+        await self._set_hidden(server, hidden - {name})
+
+    async def _set_hidden(self, server: str, names: set[str]) -> None:
+        await self.store.set_setting(server_scope(server), "hidden_worlds", sorted(names))
+        self._hidden[server] = set(names)
+
+    def hidden(self, server: str) -> list[str]:
+        return sorted(self._hidden.get(server, set()))
+
+    async def gm_role(self, server: str) -> int | None:
+        return (await self.store.settings(server_scope(server))).get("gm_role")
+
+    async def set_gm_role(self, server: str, role_id: int | None) -> None:
+        if role_id is None:
+            await self.store.delete_setting(server_scope(server), "gm_role")
+        else:
+            await self.store.set_setting(server_scope(server), "gm_role", role_id)
