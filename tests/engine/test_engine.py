@@ -202,7 +202,10 @@ async def test_when_upkeep_cannot_summarize_the_oldest_turns_leave_the_prompt_fi
     assert result.context.tokens <= 2048 - 128
     prompt = scripted.last().prompt_text
     assert "Step 39." in prompt and "Final step." in prompt and "Step 0." not in prompt
-    assert "maintenance is down" in (await engine.memory_status(game.id)).last_error
+    # Two jobs fail here (the summaries, and the facts on replies that are not JSON): whichever failed last is
+    # the last error, and both are reported among the parked jobs.
+    status = await engine.memory_status(game.id)
+    assert any("maintenance is down" in reported for reported in (status.last_error, *status.parked)), status
 
 
 async def test_a_world_too_big_for_the_context_is_reported_and_the_turn_still_plays(
