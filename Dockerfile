@@ -51,6 +51,13 @@ RUN if [ -e /usr/local/cuda/lib64/stubs/libcuda.so ]; then \
 COPY --from=spec /spec/requirements.txt /opt/requirements.txt
 RUN pip install -q -r /opt/requirements.txt && rm /opt/requirements.txt
 
+# Not root: the code and the venv stay root's (read-only to the bot); only the data folder is the bot's.
+# A host folder bind-mounted there must be writable by uid 10001 (or run with --user: README.md).
+RUN groupadd --gid 10001 gm \
+    && useradd --uid 10001 --gid gm --no-log-init --create-home --shell /usr/sbin/nologin gm \
+    && mkdir -p /app/data \
+    && chown gm:gm /app/data
+
 # The code last, so that an edit rebuilds only this. Editable, as `make play` installs it, so that its default
 # paths are under /app; pip check proves the layers above hold what pyproject.toml asks for.
 WORKDIR /app
@@ -62,12 +69,6 @@ RUN pip install -q --no-deps --no-build-isolation -e . \
     && pip check \
     && python -m compileall -q bot cogs
 
-# Not root: the code and the venv stay root's (read-only to the bot); only the data folder is the bot's.
-# A host folder bind-mounted there must be writable by uid 10001 (or run with --user: README.md).
-RUN groupadd --gid 10001 gm \
-    && useradd --uid 10001 --gid gm --no-log-init --create-home --shell /usr/sbin/nologin gm \
-    && mkdir -p /app/data \
-    && chown gm:gm /app/data
 USER 10001:10001
 
 ENV GM_DATABASE=/app/data/gm.sqlite3 \
@@ -79,6 +80,4 @@ VOLUME ["/app/data"]
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import os, sqlite3, sys; db = os.environ['GM_DATABASE']; ino = os.stat(db + '.lock').st_ino; any(w.endswith(':%d' % ino) for w in open('/proc/locks').read().split()) or sys.exit('no process holds ' + db); sqlite3.connect('file:' + db + '?mode=ro', uri=True, timeout=5).execute('SELECT count(*) FROM sqlite_master').fetchone()"]
 
-# The bot closes its games and the database on Ctrl-C; it has no handler for SIGTERM.
-STOPSIGNAL SIGINT
 CMD ["python", "-m", "bot", "run"]
