@@ -18,6 +18,7 @@ from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.servers import Servers
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
+from bot.engine.shaping import ReplyShaper, Shaped, stop_sequences
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
@@ -65,6 +66,7 @@ class EngineConfig:
     reply_tokens: int = 300
     max_action_chars: int = 2000
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
 
     @property
     def budget(self) -> Budget:
@@ -131,12 +133,26 @@ OnRoundClosed = Callable[["TurnResult"], Awaitable[None]]
 
 
 @dataclass(frozen=True)
+class _Shaping:
+    """What a turn's reply is shaped by: the seated players, the actions it answers, the last replies."""
+
+    names: list[str]
+    actions: list[str]
+    recent: list[str]
+    enabled: bool = True
+
+    def shaper(self) -> ReplyShaper:
+        return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
+
+
+@dataclass(frozen=True)
 class _Narration:
     """What the model wrote for one call, and how long it took to start."""
 
     text: str
     first_text: float
     stats: CallStats | None
+    shaped: Shaped | None = None
 
 
 @dataclass(frozen=True)
@@ -469,10 +485,14 @@ class Engine:
         acted = [e for e in recent if e.turn == turn and e.kind is EntryKind.ACTION]
         unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
         guard = await self.guards.for_turn(game, self.world_of(game), unlocked)
+        said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
+        shaping = _Shaping(list(by_name), [e.content for e in acted], said[-3:], self.config.shape_replies)
         if private_to is None:
-            drafted = await self._public_reply(game.id, turn, context, max_tokens, on_text, guard, list(by_name))
+            drafted = await self._public_reply(
+                game.id, turn, context, max_tokens, on_text, guard, list(by_name), shaping
+            )
         else:
-            drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name))
+            drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name), shaping)
         notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in drafted.notes]
         seconds = time.perf_counter() - started
 
@@ -505,10 +525,10 @@ class Engine:
 
     async def _public_reply(
         self, game_id: int, turn: int, context: Context, max_tokens: int, on_text: OnText | None,
-        guard: TurnGuard, names: list[str],
+        guard: TurnGuard, names: list[str], shaping: _Shaping,
     ) -> _Drafted:  # fmt: skip
         """A reply for the channel, streamed a checked sentence at a time; a leak is written again, then cut."""
-        narration = await self._narrate(game_id, turn, context, max_tokens, on_text, guard=guard)
+        narration = await self._narrate(game_id, turn, context, max_tokens, on_text, guard=guard, shaping=shaping)
         raw = narration.text
         public, notes = split_reply(raw, names)
         hits = await guard.check(public)
@@ -516,7 +536,7 @@ class Engine:
             return _Drafted(public, notes, None, narration, raw)
         draft = public
         await guard.record(turn, "channel", hits, "regenerated")
-        raw = (await self._narrate(game_id, turn, _warned(context), max_tokens, None)).text
+        raw = (await self._narrate(game_id, turn, _warned(context), max_tokens, None, shaping=shaping)).text
         public, notes = split_reply(raw, names)
         hits = await guard.check(public)
         if hits:
@@ -525,10 +545,11 @@ class Engine:
         return _Drafted(public, notes, draft, narration, raw)
 
     async def _private_reply(
-        self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str]
-    ) -> _Drafted:
+        self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str],
+        shaping: _Shaping,
+    ) -> _Drafted:  # fmt: skip
         """The answer to a secret action: all of it, asides to that player included, goes to them alone."""
-        narration = await self._narrate(game_id, turn, context, max_tokens, None)
+        narration = await self._narrate(game_id, turn, context, max_tokens, None, shaping=shaping)
         public, notes = split_reply(narration.text, names)
         whole = " ".join([public, *(n.text for n in notes if n.name == player.name)]).strip()
         return _Drafted(
@@ -598,8 +619,13 @@ class Engine:
         on_text: OnText | None,
         *,
         guard: TurnGuard | None = None,
+        shaping: _Shaping | None = None,
     ) -> _Narration:
-        """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded."""
+        """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
+
+        With ``shaping``, the model stops at a seated player's line and the reply loses what
+        :mod:`bot.engine.shaping` takes out, before anyone sees it.
+        """
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
@@ -617,21 +643,35 @@ class Engine:
             if text and on_text is not None and not await _show(on_text, text):
                 on_text = None  # the front end failed; it still gets the whole reply
 
+        async def take(piece: str) -> None:
+            nonlocal first_text
+            if not piece:
+                return
+            if first_text is None:
+                first_text = time.perf_counter() - started
+            pieces.append(piece)
+            shown = public.feed(piece)
+            if shown and on_text is not None:
+                await show(shown)
+
+        shaper = shaping.shaper() if shaping is not None else ReplyShaper((), enabled=False)
         slot = self.sessions[game_id].slot
         stream = self.worker.stream(
-            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
-        )
+            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot,
+            stop=stop_sequences(shaping.names) if shaping is not None and shaping.enabled else (),
+        )  # fmt: skip
         try:
             async for piece in stream:
-                if first_text is None:
-                    first_text = time.perf_counter() - started
-                pieces.append(piece)
-                shown = public.feed(piece)
-                if shown and on_text is not None:
-                    await show(shown)
+                await take(shaper.feed(piece))
+                if shaper.done:
+                    break  # leaving the stream stops the model
+            written = stream.stats.generated_tokens if stream.stats else 0
+            await take(shaper.finish(cut_by_length=written >= max_tokens))
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
             raise ModelFailed("The GM could not answer just now; your action is saved. Try again.") from exc
+        if shaper.shaped.dropped:
+            log.info("Game %d turn %d: taken out of the reply: %r", game_id, turn, shaper.shaped.dropped)
         if guard is not None and held and on_text is not None:
             held, rest = "", held
             if not await guard.check(rest):
@@ -640,7 +680,7 @@ class Engine:
         if not reply:
             log.warning("Game %d turn %d: the model returned an empty reply", game_id, turn)
             raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
-        return _Narration(reply, first_text or 0.0, stream.stats)
+        return _Narration(reply, first_text or 0.0, stream.stats, shaper.shaped)
 
     async def roll(self, game_id: int, user_key: str, expression: str, *, secret: bool = False) -> RollResult:
         """Roll dice into the log; a secret roll is seen by the roller and the GM only."""

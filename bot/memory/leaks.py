@@ -78,7 +78,7 @@ ABBREVIATIONS = frozenset("mr mrs ms mx dr st prof capt col gen lt sgt cpl rev f
 _WORD_BEFORE = re.compile(r"(\w+)$")
 
 
-def _boundaries(text: str) -> list[tuple[int, int]]:
+def boundaries(text: str) -> list[tuple[int, int]]:
     """Where sentences end in ``text``: (end of the sentence, start of the next)."""
     found = []
     for match in _SENTENCE.finditer(text):
@@ -92,7 +92,7 @@ def _boundaries(text: str) -> list[tuple[int, int]]:
 
 def sentences(text: str) -> list[str]:
     parts, start = [], 0
-    for end, following in _boundaries(text):
+    for end, following in boundaries(text):
         parts.append(text[start:end])
         start = following
     parts.append(text[start:])
@@ -201,7 +201,7 @@ def _place(phrase: tuple[str, ...], at: dict[str, list[int]]) -> tuple[int, ...]
 
 def complete_sentences(text: str) -> tuple[str, str]:
     """``text`` cut after its last complete sentence: what can be checked now, and what must wait."""
-    ends = _boundaries(text)
+    ends = boundaries(text)
     if not ends:
         return "", text
     cut = ends[-1][1]

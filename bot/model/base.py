@@ -66,12 +66,14 @@ class LanguageModel(ABC):
         """The whole reply to a chat."""
 
     @abstractmethod
-    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+    def stream(
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         """The reply to a chat, piece by piece as it is written.
 
         ``slot`` names whose prompt this is (a game): its state is kept after
         the call and restored before that slot's next one, whatever ran in
-        between.
+        between. The reply ends before the first of the ``stop`` strings.
         """
 
     @abstractmethod

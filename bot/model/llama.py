@@ -6,7 +6,7 @@ import importlib.util
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -167,16 +167,21 @@ class LlamaModel(LanguageModel):
         self._finish()
         return result["choices"][0]["message"]["content"] or ""
 
-    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+    def stream(
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         self._llama.begin(slot=slot, stop=self.stop)
         chunks = self._llama.create_chat_completion(
-            messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, **self._sampling()
-        )
-        for chunk in chunks:
-            piece = chunk["choices"][0]["delta"].get("content")
-            if piece:
-                yield piece
-        self._finish()
+            messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
+            **self._sampling(),
+        )  # fmt: skip
+        try:
+            for chunk in chunks:
+                piece = chunk["choices"][0]["delta"].get("content")
+                if piece:
+                    yield piece
+        finally:  # also when the caller stops reading early: the figures of what was done
+            self._finish()
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
         self._llama.begin(slot=None, stop=self.stop)

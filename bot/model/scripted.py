@@ -6,7 +6,7 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.model.base import CallStats, ChatMessage, Interrupted, LanguageModel, Messages
@@ -83,8 +83,12 @@ class ScriptedModel(LanguageModel):
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         return self._answer(Call("generate", list(messages), max_tokens))
 
-    def stream(self, messages: Messages, *, max_tokens: int, slot: str | None = None) -> Iterator[str]:
+    def stream(
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         text = self._answer(Call("stream", list(messages), max_tokens, slot=slot))
+        cuts = [text.find(s) for s in stop if s in text]
+        text = text[: min(cuts)] if cuts else text  # as a model ends at a stop string
         for start in range(0, len(text), self.chunk_chars):
             if self.stop is not None and self.stop.is_set():
                 raise Interrupted()

@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypeVar
@@ -170,12 +170,13 @@ class ModelWorker:
         priority: Priority = Priority.PLAYER,
         slot: str | None = None,
         label: str = "turn",
+        stop: Sequence[str] = (),
     ) -> ModelStream:
         """The reply piece by piece (``async for``). Leaving the loop early stops the model.
 
-        ``slot`` names the game: its model state is kept for its next turn.
+        ``slot`` names the game: its model state is kept for its next turn. The reply ends before any of ``stop``.
         """
-        return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label)
+        return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop)
 
     def count_tokens(self, text: str) -> int:
         # Tokenizing reads only the vocabulary, so it needs no turn in the queue.
@@ -231,9 +232,10 @@ class ModelStream:
 
     def __init__(
         self, worker: ModelWorker, messages: Messages, *, max_tokens: int, priority: Priority, slot: str | None,
-        label: str,
+        label: str, stop: Sequence[str] = (),
     ):  # fmt: skip
         self.worker = worker
+        self.stop = tuple(stop)
         self.messages = messages
         self.max_tokens = max_tokens
         self.priority = priority
@@ -252,7 +254,7 @@ class ModelStream:
 
         def produce() -> None:
             try:
-                for piece in model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot):
+                for piece in model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop):
                     if stop.is_set():
                         break
                     loop.call_soon_threadsafe(pieces.put_nowait, piece)

@@ -1,0 +1,196 @@
+"""What a GM reply may not do, caught as it streams (F26): speak for a player, echo the action, repeat itself,
+stop mid-sentence.
+
+Small models, and larger ones with weak chat templates, drift out of the GM's
+part: they write the next player's line (``Maya: I open the door``), restate
+the action they answer, say one sentence again and again until the token
+limit, and end mid-word. The model is asked to stop at a seated player's
+line (stop sequences, see :func:`stop_sequences`); whatever gets through is
+taken out here, a sentence at a time, before anyone sees it:
+
+- a line that speaks for a seated player (or for "User"/"Player") ends the
+  reply; at the very start, where the model opens with the player's line, that
+  line alone is dropped;
+- a leading "GM:" or "Narrator:" of the model's own is taken off;
+- a sentence at the start that restates the action answered (most of its
+  content words are the action's) is dropped, unless it is all the reply has;
+- a sentence the reply already said, or one of the last replies said, ends
+  the reply (at its very start, that sentence alone is dropped);
+- a reply cut by the token limit loses its unfinished last sentence.
+
+:class:`ReplyShaper` holds back at most one unfinished sentence, so streaming
+goes on a sentence at a time. Private asides (``[[to Maya: ...]]``) pass
+through untouched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.memory.leaks import boundaries, content_words
+
+GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
+OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
+ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's restates it
+ECHO_MIN_WORDS = 4
+RECENT_REPLIES = 3
+
+
+def stop_sequences(players: Sequence[str]) -> list[str]:
+    """Where the model must stop: at the start of a line spoken for a seated player, or a new user turn."""
+    names = [*dict.fromkeys(n for n in players if n.strip()), *GENERIC_SPEAKERS]
+    return [f"\n{name}:" for name in names] + [f"\n**{name}**:" for name in players if name.strip()]
+
+
+def _speaker_line(names: Sequence[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{alternatives})(?:\*\*)?[ \t]*:", re.IGNORECASE)
+
+
+def _normal(sentence: str) -> str:
+    return " ".join(stem for stem, _ in content_words(sentence))
+
+
+@dataclass
+class Shaped:
+    """What the shaper did to one reply, for the quality figures and the log."""
+
+    speaks_for_players: bool = False
+    echo: bool = False
+    repeats: bool = False
+    cut_off: bool = False
+    dropped: list[str] = field(default_factory=list)
+
+
+class ReplyShaper:
+    """Feed it the model's pieces; it returns the text that may be shown, and says when the reply must end."""
+
+    def __init__(
+        self,
+        players: Sequence[str],
+        actions: Sequence[str] = (),
+        recent: Sequence[str] = (),
+        *,
+        enabled: bool = True,
+    ):
+        self.enabled = enabled
+        self.done = False  # the reply must end here: stop reading the model
+        self.shaped = Shaped()
+        self._players = _speaker_line([*players, *GENERIC_SPEAKERS]) if players else _speaker_line(GENERIC_SPEAKERS)
+        self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
+        self._actions = [set(_normal(a).split()) for a in actions if a.strip()]
+        self._said = {_normal(s) for reply in recent[-RECENT_REPLIES:] for s in _sentences(reply)} - {""}
+        self._pending = ""
+        self._started = False  # some text has been let through
+        self._in_aside = 0
+        self._line_start = False  # what was let through ended a line
+        self._gap = ""  # the space after the last sentence let through, given with the next one
+        self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: kept if nothing else came
+
+    def feed(self, piece: str) -> str:
+        if not self.enabled:
+            return piece
+        if self.done:
+            return ""
+        self._pending += piece
+        out = []
+        while not self.done:
+            if not self._started and self._own.match(self._pending):
+                self._pending = self._own.sub("", self._pending, count=1)
+            line = self._players.match(self._pending) if not self._started or self._line_start else None
+            if line is not None and not self._started:  # opens with a player's line: wait for its end, drop it
+                end = self._pending.find("\n", line.end())
+                if end < 0:
+                    break
+                self.shaped.speaks_for_players = True
+                self.shaped.dropped.append(self._pending[:end].strip())
+                self._pending = self._pending[end + 1 :]
+                continue
+            speaker = line or self._players.search(self._pending, 1)
+            if speaker is not None:
+                before = self._pending[: speaker.start()]
+                self.shaped.speaks_for_players = True
+                self.shaped.dropped.append(self._pending[speaker.start() :].strip())
+                self._pending = ""
+                out.append(self._take(before, final=True))
+                self.done = True
+                break
+            ends = boundaries(self._pending)
+            if not ends:
+                break
+            end, following = ends[0]
+            sentence, gap = self._pending[:end], self._pending[end:following]
+            self._pending = self._pending[following:]
+            out.append(self._take(sentence, gap=gap))
+        return "".join(out)
+
+    def finish(self, *, cut_by_length: bool) -> str:
+        """The rest of the reply once the model stopped; ``cut_by_length`` when it ran out of tokens."""
+        if not self.enabled or self.done:
+            return ""
+        rest, self._pending = self._pending, ""
+        self.done = True
+        if not rest.strip():
+            text = ""
+        elif cut_by_length and not _ends_a_sentence(rest):
+            self.shaped.cut_off = True
+            self.shaped.dropped.append(rest.strip())
+            text = ""
+        else:
+            text = self._take(rest, final=True)
+        if not self._started and self._echoed:  # a reply that only restated something is better than none
+            self.shaped.echo = self.shaped.repeats = False
+            return " ".join(self._echoed)
+        return text
+
+    def _take(self, sentence: str, *, gap: str = "", final: bool = False) -> str:
+        """One sentence, after the space that came before it; nothing if it must go.
+
+        The space after a sentence is held until the next one is let through, so a reply never ends in it.
+        """
+        if not sentence.strip():
+            return ""
+        self._in_aside += sentence.count("[[") - sentence.count("]]")
+        normal = _normal(sentence)
+        inside_aside = "[[" in sentence or self._in_aside > 0
+        if not self._started and not inside_aside and self._restates_action(normal):
+            self.shaped.echo = True
+            self.shaped.dropped.append(sentence.strip())
+            self._echoed.append(sentence)
+            return ""
+        if normal and normal in self._said and not inside_aside:
+            self.shaped.repeats = True
+            self.shaped.dropped.append(sentence.strip())
+            if self._started:  # a loop has begun: nothing after it is worth reading
+                self.done = True
+                self._pending = ""
+            else:
+                self._echoed.append(sentence)
+            return ""
+        if normal:
+            self._said.add(normal)
+        self._started = True
+        self._line_start = "\n" in gap
+        before, self._gap = self._gap, "" if final else gap
+        return before + sentence
+
+    def _restates_action(self, normal: str) -> bool:
+        words = set(normal.split())
+        if len(words) < ECHO_MIN_WORDS:
+            return False
+        return any(len(words & action) >= ECHO_SHARE * len(words) for action in self._actions)
+
+
+def _sentences(text: str) -> list[str]:
+    parts, start = [], 0
+    for end, following in boundaries(text):
+        parts.append(text[start:end])
+        start = following
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+def _ends_a_sentence(text: str) -> bool:
+    return bool(re.search(r"[.!?…][\"'”’)\]*]*\s*$", text)) or text.rstrip().endswith("]]")

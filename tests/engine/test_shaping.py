@@ -1,0 +1,72 @@
+"""The GM's reply loses what it must not say, as it streams (bot.engine.shaping)."""
+
+from __future__ import annotations
+
+from bot.engine.shaping import ReplyShaper, stop_sequences
+
+
+def _shape(text: str, *, pieces: int = 7, cut: bool = False, **rules) -> tuple[str, ReplyShaper]:
+    shaper = ReplyShaper(rules.pop("players", ["Maya", "Meg Wren"]), **rules)
+    out = []
+    for start in range(0, len(text), pieces):
+        out.append(shaper.feed(text[start : start + pieces]))
+        if shaper.done:
+            break
+    out.append(shaper.finish(cut_by_length=cut))
+    return "".join(out), shaper
+
+
+def test_the_reply_ends_where_it_would_speak_for_a_player():
+    text, shaper = _shape("The door creaks open. Dust falls.\nMaya: I step inside.\nThe hall is dark.")
+    assert text == "The door creaks open. Dust falls."
+    assert shaper.shaped.speaks_for_players and shaper.done
+
+
+def test_a_players_line_at_the_start_is_dropped_and_the_rest_kept():
+    text, shaper = _shape("- Meg Wren: She was walking to the closet.\nThe closet is locked. A key glints.")
+    assert text == "The closet is locked. A key glints."
+    assert shaper.shaped.speaks_for_players
+
+
+def test_the_models_own_name_is_taken_off_and_bold_names_count():
+    assert _shape("GM: Rain lashes the windows.")[0] == "Rain lashes the windows."
+    text, _ = _shape("Rain lashes the windows.\n**Maya**: I shiver.")
+    assert text == "Rain lashes the windows."
+
+
+def test_an_echo_of_the_action_at_the_start_is_dropped():
+    text, shaper = _shape(
+        "Maya walks up to the front door of the manor and knocks. Nobody answers; the knocker is cold.",
+        actions=["I walk up to the front door of the manor and knock."],
+    )
+    assert text == "Nobody answers; the knocker is cold."
+    assert shaper.shaped.echo
+
+
+def test_a_sentence_said_before_ends_the_reply():
+    text, shaper = _shape("I'm going to get it tomorrow. The shop is shut. I'm going to get it tomorrow. More.")
+    assert text == "I'm going to get it tomorrow. The shop is shut."
+    assert shaper.shaped.repeats
+    recent = ["Outside it rains. The clock strikes nine."]
+    text, _ = _shape("The clock strikes nine. A door slams. Outside it rains. You wait.", recent=recent)
+    assert text == "A door slams.", "a sentence of the last replies counts too; at the start it is only dropped"
+
+
+def test_a_reply_cut_by_the_token_limit_ends_at_its_last_whole_sentence():
+    text, shaper = _shape("The stair is steep. At the top you see a narrow wood", cut=True)
+    assert text == "The stair is steep."
+    assert shaper.shaped.cut_off
+    assert _shape("The stair is steep. At the top", cut=False)[0] == "The stair is steep. At the top"
+
+
+def test_asides_pass_through_and_nothing_changes_when_switched_off():
+    aside = "The lamp flares. [[to Maya: You see a boat.]] The wind rises."
+    assert _shape(aside)[0] == aside
+    raw = "Maya: I walk in.\nThe hall. The hall."
+    shaper = ReplyShaper(["Maya"], enabled=False)
+    assert shaper.feed(raw) + shaper.finish(cut_by_length=True) == raw
+
+
+def test_stop_sequences_name_every_seated_player_and_a_new_user_turn():
+    stops = stop_sequences(["Maya", "Tom"])
+    assert "\nMaya:" in stops and "\nTom:" in stops and "\nUser:" in stops and "\n**Maya**:" in stops
