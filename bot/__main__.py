@@ -41,6 +41,10 @@ log = logging.getLogger("bot")
 SMALL_MODEL = 10**9
 SMALL_MODEL_REPLY = 200
 REPLY_TOKENS = 300
+# Sampling by size, as (temperature, repeat penalty): a small model needs a cooler hand and a firmer push away
+# from what it just wrote, or it drifts and loops; a larger one writes better prose a little warmer.
+SMALL_MODEL_SAMPLING = (0.7, 1.18)
+SAMPLING = (0.8, 1.1)
 
 TOKEN_HELP = (
     "No DISCORD_TOKEN is set: create a bot at https://discord.com/developers/applications, "
@@ -54,11 +58,11 @@ def load_model(settings: Settings) -> LanguageModel:
 
     path = settings.model_path or bundled_model_path()
     sampling = Sampling(
-        temperature=settings.temperature,
+        temperature=settings.temperature if settings.temperature is not None else SAMPLING[0],
         top_p=settings.top_p,
         top_k=settings.top_k,
         min_p=settings.min_p,
-        repeat_penalty=settings.repeat_penalty,
+        repeat_penalty=settings.repeat_penalty if settings.repeat_penalty is not None else SAMPLING[1],
         seed=settings.seed,
     )
     config = LlamaConfig(
@@ -76,10 +80,22 @@ def load_model(settings: Settings) -> LanguageModel:
 
 
 def settle_for_model(settings: Settings, model: LanguageModel) -> None:
-    """Fill in the settings whose default depends on the model: a small model gets shorter replies."""
+    """Fill in the settings whose default depends on the model: a small model gets shorter, cooler replies."""
+    parameters = getattr(model, "parameters", None)
+    small = bool(parameters and parameters < SMALL_MODEL)
     if settings.reply_tokens is None:
-        parameters = getattr(model, "parameters", None)
-        settings.reply_tokens = SMALL_MODEL_REPLY if parameters and parameters < SMALL_MODEL else REPLY_TOKENS
+        settings.reply_tokens = SMALL_MODEL_REPLY if small else REPLY_TOKENS
+    temperature, penalty = SMALL_MODEL_SAMPLING if small else SAMPLING
+    if settings.temperature is None:
+        settings.temperature = temperature
+    if settings.repeat_penalty is None:
+        settings.repeat_penalty = penalty
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "sampling"):
+        sampling = config.sampling.model_copy(
+            update={"temperature": settings.temperature, "repeat_penalty": settings.repeat_penalty}
+        )
+        model.config = config.model_copy(update={"sampling": sampling})
 
 
 def engine_config(settings: Settings, **changes: object) -> EngineConfig:

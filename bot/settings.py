@@ -47,11 +47,11 @@ class Settings(BaseSettings):
     n_gpu_layers: int = Field(default=0, ge=-1)
     n_threads: int | None = Field(default=None, ge=1)
     chat_format: str | None = Field(default=None, description="Override the GGUF's chat template.")
-    temperature: float = Field(default=0.8, ge=0.0, le=2.0)
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="None: by the model's size.")
     top_p: float = Field(default=0.95, gt=0.0, le=1.0)
     top_k: int = Field(default=40, ge=0)
     min_p: float = Field(default=0.05, ge=0.0, le=1.0)
-    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
+    repeat_penalty: float | None = Field(default=None, ge=0.5, le=2.0, description="None: by the model's size.")
     seed: int | None = None
     cache_mib: int | None = Field(
         default=None, ge=0, description="Memory for games' saved model states; empty: four full states; 0: none."

@@ -314,3 +314,24 @@ def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, p
 
     missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **play_env)
     assert missing.returncode == 1 and "none.json" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_sampling_and_reply_length_follow_the_models_size_unless_set():
+    from bot.__main__ import settle_for_model
+    from bot.model.llama import LlamaConfig, Sampling
+    from bot.settings import Settings
+
+    class Sized:
+        def __init__(self, parameters: int):
+            self.parameters = parameters
+            self.config = LlamaConfig(model_path=Path("m.gguf"), sampling=Sampling(temperature=0.8))
+
+    small, large = Sized(135 * 10**6), Sized(7 * 10**9)
+    for model in (small, large):
+        settle_for_model(Settings(), model)
+    assert (small.config.sampling.temperature, small.config.sampling.repeat_penalty) == (0.7, 1.18)
+    assert (large.config.sampling.temperature, large.config.sampling.repeat_penalty) == (0.8, 1.1)
+    chosen = Sized(135 * 10**6)
+    settings = Settings(temperature=1.0, reply_tokens=80)
+    settle_for_model(settings, chosen)
+    assert chosen.config.sampling.temperature == 1.0 and settings.reply_tokens == 80
