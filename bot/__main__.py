@@ -324,6 +324,13 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 
         leaks.run(settings, args.model, sys.stdout)
         return 0
+    if args.bench == "quality":
+        from bot.bench import quality
+
+        if args.turns < 1:
+            raise UserError("--turns must be at least 1.")
+        quality.run(settings, args.turns, sys.stdout)
+        return 0
     if args.bench == "turns":
         from bot.bench import turns
 
@@ -408,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     turns_parser.add_argument(
         "--pause", type=float, default=3.0, help="seconds the players take after a reply before acting (default 3)"
     )
+    quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
+    quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     args = parser.parse_args(argv)
 
     try:

@@ -92,3 +92,35 @@ def test_bench_turns_plays_both_runs_with_the_real_model_and_ends_with_figures(t
 def test_bench_turns_refuses_nonsense(tmp_path: Path):
     result = run_bot("bench", "turns", "--games", "0", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.strip() == "--games and --turns must be at least 1."
+
+
+def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
+    result = run_bot(
+        "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3"
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "rules off (what the model wrote)" in out and "rules on (what players read)" in out
+    numbers = figures(out)
+    for key in ("speaks_for_players", "echo", "repeats", "cut_off", "ungrounded", "json_fallback", "cut_off_off"):
+        assert 0 <= numbers[key] <= 1, key
+    assert numbers["replies"] == 4, "two turns in each of the two worlds"
+
+
+def test_the_quality_rules_find_each_fault():
+    from bot.bench.quality import score
+
+    players, grounding = ["Maya", "Tom"], {"manor", "pike"}
+    action = "I walk up to the front door of the manor and knock."
+
+    def faults(text: str, recent: tuple[str, ...] = ()) -> list[str]:
+        return score(text, action, players, recent, grounding)
+
+    assert faults("Dr. Pike opens the door. He frowns at you.") == []
+    assert faults("The door opens.\nTom: I follow her in.") == ["speaks_for_players"]
+    assert "echo" in faults("Maya walks up to the front door of the manor and knocks. Pike answers.")
+    assert faults("Pike waits. Pike waits.") == ["repeats"]
+    assert faults("Pike waits.", recent=("Rain falls. Pike waits.",)) == ["repeats"]
+    assert faults("Pike opens the door and") == ["cut_off"]
+    assert faults("Birds sing in a distant valley.") == ["ungrounded"]
+    assert faults("  ") == ["empty"]

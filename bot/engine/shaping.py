@@ -16,7 +16,8 @@ taken out here, a sentence at a time, before anyone sees it:
   content words are the action's) is dropped, unless it is all the reply has;
 - a sentence the reply already said, or one of the last replies said, ends
   the reply (at its very start, that sentence alone is dropped);
-- a reply cut by the token limit loses its unfinished last sentence.
+- a reply cut by the token limit loses its unfinished last sentence (unless
+  that sentence is all it has).
 
 :class:`ReplyShaper` holds back at most one unfinished sentence, so streaming
 goes on a sentence at a time. Private asides (``[[to Maya: ...]]``) pass
@@ -134,7 +135,7 @@ class ReplyShaper:
         self.done = True
         if not rest.strip():
             text = ""
-        elif cut_by_length and not _ends_a_sentence(rest):
+        elif cut_by_length and not _ends_a_sentence(rest) and (self._started or self._echoed):
             self.shaped.cut_off = True
             self.shaped.dropped.append(rest.strip())
             text = ""

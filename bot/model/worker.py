@@ -89,6 +89,8 @@ class ModelWorker:
         self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
         self.records: deque[JobRecord] = deque(maxlen=RECORDS_KEPT)
         self.interruptions = 0
+        self.structured_calls = 0  # structured answers asked for, and how many fell back (bench quality)
+        self.structured_fallbacks = 0
 
     async def __aenter__(self) -> ModelWorker:
         self.start()
@@ -156,11 +158,14 @@ class ModelWorker:
         priority: Priority = Priority.MAINTENANCE,
         label: str = "",
     ) -> Structured[T]:
-        return await self.run(
+        answer = await self.run(
             lambda: generate_object(self.model, messages, schema_type, fallback=fallback, max_tokens=max_tokens),
             priority=priority,
             label=label or schema_type.__name__,
         )
+        self.structured_calls += 1
+        self.structured_fallbacks += not answer.ok
+        return answer
 
     def stream(
         self,

@@ -57,6 +57,7 @@ def test_a_reply_cut_by_the_token_limit_ends_at_its_last_whole_sentence():
     assert text == "The stair is steep."
     assert shaper.shaped.cut_off
     assert _shape("The stair is steep. At the top", cut=False)[0] == "The stair is steep. At the top"
+    assert _shape("At the top of the stair you see", cut=True)[0] == "At the top of the stair you see", "all it has"
 
 
 def test_asides_pass_through_and_nothing_changes_when_switched_off():
