@@ -7,8 +7,14 @@ BIN := $(VENV)/bin
 
 .PHONY: play test lint check clean
 
+# make play MODEL=mistral-7b downloads a catalog model first (python -m bot model list).
 play: $(VENV)/.installed
+ifdef MODEL
+	$(BIN)/python -m bot model pull $(MODEL)
+	GM_MODEL=$(MODEL) $(BIN)/python -m bot play $(WORLD)
+else
 	$(BIN)/python -m bot play $(WORLD)
+endif
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -56,7 +56,12 @@ def load_model(settings: Settings) -> LanguageModel:
     """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
     from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
 
-    path = settings.model_path or bundled_model_path()
+    if settings.model:
+        from bot.model.catalog import model_file
+
+        path = model_file(settings.model, settings.models_dir)
+    else:
+        path = settings.model_path or bundled_model_path()
     sampling = Sampling(
         temperature=settings.temperature if settings.temperature is not None else SAMPLING[0],
         top_p=settings.top_p,
@@ -297,6 +302,20 @@ async def sync_discord(settings: Settings) -> None:
     print(f"Slash commands synced to {where}.")
 
 
+def model_command(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.model.catalog import CATALOG, HubFile, pull
+
+    if args.model_command == "pull":
+        path = pull(args.name, settings.models_dir)
+        print(f"{path} is ready: GM_MODEL={args.name} (in .env, or make play MODEL={args.name})")
+        return 0
+    for m in CATALOG.values():
+        here = "downloaded" if HubFile(m.repo, m.file).local_path(settings.models_dir).is_file() else ""
+        print(f"{m.name:<18} {m.size_gb:>4.1f} GB  {m.context // 1024:>4}k  {m.licence:<40} {here}")
+    print("\npython -m bot model pull NAME downloads one; hf:OWNER/REPO/FILE.gguf takes any GGUF on the Hub.")
+    return 0
+
+
 def import_lore(export: Path, world: Path) -> int:
     from bot.worldinfo import import_into_world_file
 
@@ -415,6 +434,11 @@ def main(argv: list[str] | None = None) -> int:
     turns_parser.add_argument(
         "--pause", type=float, default=3.0, help="seconds the players take after a reply before acting (default 3)"
     )
+    model_parser = commands.add_parser("model", help="real models: the catalog, downloads from the Hugging Face Hub")
+    models = model_parser.add_subparsers(dest="model_command", required=True)
+    models.add_parser("list", help="the catalog, and what is downloaded")
+    pull_parser = models.add_parser("pull", help="download a model into data/models/ (resumable, checksum checked)")
+    pull_parser.add_argument("name", help="a catalog name, or hf:OWNER/REPO/FILE.gguf")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     args = parser.parse_args(argv)
@@ -454,6 +478,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Backed up {settings.database} to {backup_database(settings.database, args.path)}")
         elif args.command == "bench":
             return bench(settings, args)
+        elif args.command == "model":
+            return model_command(settings, args)
         elif args.command == "sync":
             asyncio.run(sync_discord(settings))
         else:

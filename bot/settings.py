@@ -43,6 +43,10 @@ class Settings(BaseSettings):
 
     # The model (F22). An empty path means the bundled SmolLM2 GGUF.
     model_path: Path | None = None
+    model: str | None = Field(
+        default=None, description="A catalog name, hf:OWNER/REPO/FILE.gguf, or a path (python -m bot model list)."
+    )
+    models_dir: Path = Field(default=PROJECT_ROOT / "data" / "models")
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     n_gpu_layers: int = Field(default=0, ge=-1)
     n_threads: int | None = Field(default=None, ge=1)

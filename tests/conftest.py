@@ -31,6 +31,21 @@ async def store(tmp_path: Path):
 
 
 @pytest.fixture
+def play_env(tmp_path: Path) -> dict[str, str]:
+    """Settings for ``python -m bot`` in a subprocess: the test world, a database of its own, the bundled model."""
+    worlds = tmp_path / "worlds"
+    worlds.mkdir()
+    shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", worlds)
+    return {
+        "GM_WORLDS_DIR": str(worlds),
+        "GM_DATABASE": str(tmp_path / "data" / "gm.sqlite3"),
+        "GM_N_CTX": "2048",
+        "GM_REPLY_TOKENS": "24",
+        "GM_SEED": "11",
+    }
+
+
+@pytest.fixture
 def scripted() -> ScriptedModel:
     return ScriptedModel()
 

@@ -31,20 +31,6 @@ def run_bot(*args: str, stdin: str = "", cwd: Path, **env: str) -> subprocess.Co
     )
 
 
-@pytest.fixture
-def play_env(tmp_path: Path) -> dict[str, str]:
-    worlds = tmp_path / "worlds"
-    worlds.mkdir()
-    shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", worlds)
-    return {
-        "GM_WORLDS_DIR": str(worlds),
-        "GM_DATABASE": str(tmp_path / "data" / "gm.sqlite3"),
-        "GM_N_CTX": "2048",
-        "GM_REPLY_TOKENS": "24",
-        "GM_SEED": "11",
-    }
-
-
 def one_clear_line(result: subprocess.CompletedProcess) -> str:
     assert result.returncode != 0
     assert "Traceback" not in result.stdout + result.stderr

@@ -1,0 +1,190 @@
+"""Real models in one command (F22): a short catalog of chat GGUFs, and downloads from the Hugging Face Hub.
+
+``GM_MODEL`` names the model: a catalog name (``mistral-7b``), a file on the
+Hub (``hf:OWNER/REPO/FILE.gguf``), or a path. ``python -m bot model pull
+NAME`` downloads the first two into ``data/models/`` with
+``huggingface_hub`` (a progress bar; an interrupted download resumes) and
+checks the file's SHA-256 against the one the Hub gives for it (a GGUF is
+stored with Git LFS, whose ETag is the file's SHA-256). ``HF_ENDPOINT``
+points at a mirror, as everywhere in ``huggingface_hub``; ``HF_TOKEN`` is
+used for gated repositories.
+
+Sizes are of the Q4_K_M files; memory is what the model needs at 8k context
+on a CPU (file + KV cache + scratch), about the file's size plus 1 to 2 GB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CatalogModel:
+    name: str
+    repo: str
+    file: str
+    size_gb: float
+    memory_gb: float
+    context: int  # tokens it was trained for
+    licence: str
+    about: str
+
+
+CATALOG: dict[str, CatalogModel] = {
+    m.name: m
+    for m in (
+        CatalogModel(
+            "llama-3.2-3b", "bartowski/Llama-3.2-3B-Instruct-GGUF", "Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+            2.0, 3.5, 131072, "Llama 3.2 Community License", "small and quick; fine on a laptop CPU",
+        ),
+        CatalogModel(
+            "qwen2.5-3b", "Qwen/Qwen2.5-3B-Instruct-GGUF", "qwen2.5-3b-instruct-q4_k_m.gguf",
+            2.1, 3.5, 32768, "Qwen Research License (non-commercial)", "good JSON for its size",
+        ),
+        CatalogModel(
+            "mistral-7b", "bartowski/Mistral-7B-Instruct-v0.3-GGUF", "Mistral-7B-Instruct-v0.3-Q4_K_M.gguf",
+            4.4, 6.0, 32768, "Apache 2.0", "the 7B a small table needs; a long-time role-play favourite",
+        ),
+        CatalogModel(
+            "qwen2.5-7b", "bartowski/Qwen2.5-7B-Instruct-GGUF", "Qwen2.5-7B-Instruct-Q4_K_M.gguf",
+            4.7, 6.5, 32768, "Apache 2.0", "follows instructions and schemas closely",
+        ),
+        CatalogModel(
+            "llama-3.1-8b", "bartowski/Meta-Llama-3.1-8B-Instruct-GGUF", "Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf",
+            4.9, 6.5, 131072, "Llama 3.1 Community License", "steady narration",
+        ),
+        CatalogModel(
+            "mistral-nemo-12b", "bartowski/Mistral-Nemo-Instruct-2407-GGUF", "Mistral-Nemo-Instruct-2407-Q4_K_M.gguf",
+            7.5, 10.0, 131072, "Apache 2.0", "richer prose; a GPU with 12 GB or patience on a CPU",
+        ),
+    )
+}  # fmt: skip
+
+HF_PREFIX = "hf:"
+_HF_FILE = re.compile(r"^hf:(?P<repo>[\w.-]+/[\w.-]+)/(?P<file>[\w./-]+\.gguf)$")
+
+
+@dataclass(frozen=True)
+class HubFile:
+    repo: str
+    file: str
+
+    def local_path(self, models_dir: Path) -> Path:
+        return models_dir / self.repo / self.file
+
+
+def hub_file(name: str) -> HubFile | None:
+    """The Hub file a ``GM_MODEL`` value names (a catalog name or ``hf:OWNER/REPO/FILE.gguf``); ``None`` for a path."""
+    if name in CATALOG:
+        return HubFile(CATALOG[name].repo, CATALOG[name].file)
+    if name.startswith(HF_PREFIX):
+        match = _HF_FILE.match(name)
+        if match is None:
+            raise UserError(f"{name!r}: a Hub file is written hf:OWNER/REPO/FILE.gguf.")
+        return HubFile(match["repo"], match["file"])
+    if name.endswith(".gguf") or os.sep in name or Path(name).exists():
+        return None
+    raise UserError(f"Unknown model {name!r}. Catalog: {', '.join(CATALOG)}; or hf:OWNER/REPO/FILE.gguf, or a path.")
+
+
+def model_file(name: str, models_dir: Path) -> Path:
+    """The GGUF a ``GM_MODEL`` value stands for, which must be there already."""
+    found = hub_file(name)
+    path = found.local_path(models_dir) if found else Path(name).expanduser()
+    if not path.is_file():
+        if found:
+            raise UserError(f"{name} is not downloaded yet: python -m bot model pull {name}")
+        raise UserError(f"GM_MODEL: no model file at {path}.")
+    return path
+
+
+def pull(name: str, models_dir: Path) -> Path:
+    """Download a catalog or Hub model into ``models_dir`` (resuming a broken download) and check its SHA-256."""
+    found = hub_file(name)
+    if found is None:
+        raise UserError(f"{name!r} is a path, not something to download; set GM_MODEL to it.")
+    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+
+    endpoint = os.environ.get("HF_ENDPOINT") or None
+    target = found.local_path(models_dir)
+    where = endpoint or "https://huggingface.co"
+    try:
+        metadata = get_hf_file_metadata(hf_hub_url(found.repo, found.file, endpoint=endpoint))
+        if _checked(target, metadata.etag):
+            return target
+        print(f"Downloading {found.repo}/{found.file} ({_gb(metadata.size)}) into {target.parent} ...")
+        downloaded = Path(hf_hub_download(found.repo, found.file, local_dir=models_dir / found.repo, endpoint=endpoint))
+    except (RepositoryNotFoundError, EntryNotFoundError):
+        raise UserError(f"{where} has no file {found.file} in {found.repo} (or it is gated: set HF_TOKEN).") from None
+    except OSError as exc:  # no network, a refused connection, a full disk
+        raise UserError(
+            f"Cannot download from {where}: {exc}. Without a network, download the GGUF elsewhere "
+            "and set GM_MODEL to its path."
+        ) from None
+    except Exception as exc:  # huggingface_hub's own errors for a connection that fails (httpx's, wrapped)
+        if type(exc).__name__ in ("LocalEntryNotFoundError", "ConnectError", "ConnectTimeout", "HfHubHTTPError"):
+            raise UserError(
+                f"Cannot download from {where}: {exc}. Without a network, download the GGUF elsewhere "
+                "and set GM_MODEL to its path."
+            ) from None
+        raise
+    digest = sha256_of(downloaded)
+    expected = _sha256_etag(metadata.etag)
+    if expected is not None and digest != expected:
+        downloaded.unlink()
+        raise UserError(
+            f"{found.file}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
+        )
+    Path(f"{downloaded}.sha256").write_text(digest + "\n")
+    if expected is None:
+        log.warning("The Hub gave no SHA-256 for %s; its size was checked only", found.file)
+    return downloaded
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _sha256_etag(etag: str | None) -> str | None:
+    """An LFS file's ETag is its SHA-256; a small file's is a git blob id (40 hex), which says nothing here."""
+    value = (etag or "").strip('"').removeprefix("W/").strip('"').lower()
+    return value if re.fullmatch(r"[0-9a-f]{64}", value) else None
+
+
+def _checked(target: Path, etag: str | None) -> bool:
+    """Already downloaded and checked against this very file on the Hub."""
+    marker = Path(f"{target}.sha256")
+    expected = _sha256_etag(etag)
+    return target.is_file() and marker.is_file() and expected is not None and marker.read_text().strip() == expected
+
+
+def _gb(size: int | None) -> str:
+    return f"{size / 1e9:.1f} GB" if size else "size unknown"
+
+
+def catalog_table() -> str:
+    """The catalog as Markdown, for the README (a test keeps the two the same)."""
+    lines = [
+        "| name | file | size | memory (8k, CPU) | context | licence | |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for m in CATALOG.values():
+        lines.append(
+            f"| `{m.name}` | [{m.repo}](https://huggingface.co/{m.repo}) `{m.file}` | {m.size_gb:.1f} GB | "
+            f"{m.memory_gb:.1f} GB | {m.context // 1024}k | {m.licence} | {m.about} |"
+        )
+    return "\n".join(lines)
