@@ -56,6 +56,19 @@ def load_model(settings: Settings) -> LanguageModel:
     """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
     from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
 
+    if settings.model_url:
+        from bot.model.server import ServerModel
+
+        if not settings.model_name:
+            raise UserError("GM_MODEL_URL is set: set GM_MODEL_NAME to the model the server serves too.")
+        server = ServerModel(
+            settings.model_url, settings.model_name, api_key=settings.model_api_key,
+            timeout=settings.model_timeout, parallel=settings.model_parallel,
+        )  # fmt: skip
+        server.check()
+        if settings.reply_tokens is None:
+            settings.reply_tokens = REPLY_TOKENS
+        return server
     if settings.model:
         from bot.model.catalog import model_file
 

@@ -47,6 +47,12 @@ class Settings(BaseSettings):
         default=None, description="A catalog name, hf:OWNER/REPO/FILE.gguf, or a path (python -m bot model list)."
     )
     models_dir: Path = Field(default=PROJECT_ROOT / "data" / "models")
+    # A model server instead of the in-process model (F27): an OpenAI-compatible API.
+    model_url: str | None = Field(default=None, description="http://HOST:PORT/v1 of an OpenAI-compatible server.")
+    model_name: str | None = Field(default=None, description="The model the server serves (GM_MODEL_URL).")
+    model_api_key: str | None = None
+    model_parallel: int = Field(default=4, ge=1, le=64, description="Calls sent to the server at once.")
+    model_timeout: float = Field(default=120, gt=0, le=3600, description="Seconds a server call may take.")
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     n_gpu_layers: int = Field(default=0, ge=-1)
     n_threads: int | None = Field(default=None, ge=1)

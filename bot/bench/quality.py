@@ -36,7 +36,7 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
-from bot.engine.shaping import ECHO_MIN_WORDS, ECHO_SHARE, GENERIC_SPEAKERS
+from bot.engine.shaping import GENERIC_SPEAKERS, restates
 from bot.memory.leaks import boundaries, content_words
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
@@ -105,8 +105,7 @@ def score(text: str, action: str, players: Sequence[str], recent: Sequence[str],
     if re.search(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{names})(?:\*\*)?[ \t]*:", text, re.IGNORECASE):
         faults.append("speaks_for_players")
     sentences = _sentences(text)
-    opening = _stems(sentences[0]) if sentences else set()
-    if len(opening) >= ECHO_MIN_WORDS and len(opening & _stems(action)) >= ECHO_SHARE * len(opening):
+    if sentences and restates(_stems(sentences[0]), _stems(action)):
         faults.append("echo")
     normal = [" ".join(stem for stem, _ in content_words(s)) for s in sentences]
     before = {" ".join(stem for stem, _ in content_words(s)) for r in recent[-3:] for s in _sentences(r)}

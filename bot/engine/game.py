@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import time
@@ -48,6 +49,10 @@ OnText = Callable[[str], Awaitable[None] | None]
 
 PRIVATE_ONLY = "(The GM answers privately.)"
 WITHHELD = "(The GM keeps that to themselves.)"
+SAY_SOMETHING_NEW = (
+    "(Your last reply only repeated the player's action or an earlier reply. Write what happens next, "
+    "in new words, as the GM.)"
+)
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
     "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
@@ -153,6 +158,7 @@ class _Narration:
     first_text: float
     stats: CallStats | None
     shaped: Shaped | None = None
+    nothing_new: bool = False  # all it said was an echo or a repeat, held back from the screen
 
 
 @dataclass(frozen=True)
@@ -620,12 +626,29 @@ class Engine:
         *,
         guard: TurnGuard | None = None,
         shaping: _Shaping | None = None,
+        retried: bool = False,
+        hold_back: bool = False,
     ) -> _Narration:
         """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
 
         With ``shaping``, the model stops at a seated player's line and the reply loses what
         :mod:`bot.engine.shaping` takes out, before anyone sees it.
+        A reply that said nothing new (only the action again, or an earlier reply, or nothing
+        before a player's line) is held back and asked for once more, with a note to say something new.
         """
+        if shaping is not None and shaping.enabled and not retried:  # one more try if the first said nothing new
+            began = time.perf_counter()
+            first = await self._narrate(
+                game_id, turn, context, max_tokens, on_text, guard=guard, shaping=shaping, retried=True, hold_back=True
+            )
+            if not first.nothing_new:
+                return first
+            log.info("Game %d turn %d: the reply said nothing new; asked again", game_id, turn)
+            waited = time.perf_counter() - began
+            again = await self._narrate(
+                game_id, turn, _nudged(context), max_tokens, on_text, guard=guard, shaping=shaping, retried=True
+            )
+            return dataclasses.replace(again, first_text=again.first_text + waited)
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
@@ -666,7 +689,11 @@ class Engine:
                 if shaper.done:
                     break  # leaving the stream stops the model
             written = stream.stats.generated_tokens if stream.stats else 0
-            await take(shaper.finish(cut_by_length=written >= max_tokens))
+            rest = shaper.finish(cut_by_length=written >= max_tokens)
+            empty = not rest.strip() and not "".join(pieces).strip()  # it stopped at once, at a player's line
+            if hold_back and (shaper.said_nothing_new or empty):  # not shown: the caller asks once more
+                return _Narration(rest, first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
+            await take(rest)
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
             raise ModelFailed("The GM could not answer just now; your action is saved. Try again.") from exc
@@ -935,6 +962,13 @@ def _log_turn(game_id: int, turn: int, trace: ContextTrace) -> None:
     )  # fmt: skip
     if trace.overflow:
         log.warning("Game %d turn %d: %s", game_id, turn, trace.overflow)
+
+
+def _nudged(context: Context) -> Context:
+    """``context`` with a note on its last message: the last try said nothing new, say something new."""
+    *front, last = context.messages
+    nudged = ChatMessage(role=last.role, content=f"{last.content}\n\n{SAY_SOMETHING_NEW}")
+    return Context([*front, nudged], context.trace)
 
 
 def _warned(context: Context) -> Context:

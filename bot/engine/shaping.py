@@ -9,8 +9,8 @@ line (stop sequences, see :func:`stop_sequences`); whatever gets through is
 taken out here, a sentence at a time, before anyone sees it:
 
 - a line that speaks for a seated player (or for "User"/"Player") ends the
-  reply; at the very start, where the model opens with the player's line, that
-  line alone is dropped;
+  reply; at the very start, where the model opens in the transcript's
+  ``Maya: ...`` form, the label goes and the rest is judged as an opening;
 - a leading "GM:" or "Narrator:" of the model's own is taken off;
 - a sentence at the start that restates the action answered (most of its
   content words are the action's) is dropped, unless it is all the reply has;
@@ -34,7 +34,8 @@ from bot.memory.leaks import boundaries, content_words
 
 GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
 OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
-ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's restates it
+ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's,
+ECHO_COVER = 0.8  # and that holds nearly all of the action's, restates it
 ECHO_MIN_WORDS = 4
 RECENT_REPLIES = 3
 
@@ -101,13 +102,12 @@ class ReplyShaper:
             if not self._started and self._own.match(self._pending):
                 self._pending = self._own.sub("", self._pending, count=1)
             line = self._players.match(self._pending) if not self._started or self._line_start else None
-            if line is not None and not self._started:  # opens with a player's line: wait for its end, drop it
-                end = self._pending.find("\n", line.end())
-                if end < 0:
-                    break
+            if line is not None and not self._started:
+                # It opens in the transcript's "Name: ..." form: the label goes; what follows is judged like
+                # any opening (an echo of the action is dropped, narration is kept).
                 self.shaped.speaks_for_players = True
-                self.shaped.dropped.append(self._pending[:end].strip())
-                self._pending = self._pending[end + 1 :]
+                self.shaped.dropped.append(line.group(0).strip())
+                self._pending = self._pending[line.end() :].lstrip()
                 continue
             speaker = line or self._players.search(self._pending, 1)
             if speaker is not None:
@@ -127,6 +127,11 @@ class ReplyShaper:
             out.append(self._take(sentence, gap=gap))
         return "".join(out)
 
+    @property
+    def said_nothing_new(self) -> bool:
+        """Once finished: all the reply had was an echo or a repeat (given back, for want of anything else)."""
+        return self.done and not self._started and bool(self._echoed)
+
     def finish(self, *, cut_by_length: bool) -> str:
         """The rest of the reply once the model stopped; ``cut_by_length`` when it ran out of tokens."""
         if not self.enabled or self.done:
@@ -142,7 +147,6 @@ class ReplyShaper:
         else:
             text = self._take(rest, final=True)
         if not self._started and self._echoed:  # a reply that only restated something is better than none
-            self.shaped.echo = self.shaped.repeats = False
             return " ".join(self._echoed)
         return text
 
@@ -181,7 +185,17 @@ class ReplyShaper:
         words = set(normal.split())
         if len(words) < ECHO_MIN_WORDS:
             return False
-        return any(len(words & action) >= ECHO_SHARE * len(words) for action in self._actions)
+        return any(restates(words, action) for action in self._actions)
+
+
+def restates(sentence: set[str], action: set[str]) -> bool:
+    """A sentence restates an action when it says nearly all of the action and little else (both of some
+    length: "You light the lamp." after "I light the lamp." is left alone, and so is "The key slides under the
+    loose board." after "I hide the key under a loose board.", which answers it)."""
+    if len(sentence) < ECHO_MIN_WORDS or len(action) < ECHO_MIN_WORDS:
+        return False
+    shared = len(sentence & action)
+    return shared >= ECHO_COVER * len(action) and shared >= ECHO_SHARE * len(sentence)
 
 
 def _sentences(text: str) -> list[str]:

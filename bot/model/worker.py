@@ -76,14 +76,20 @@ RECORDS_KEPT = 10_000
 class ModelWorker:
     """Runs model calls one at a time in a thread, from a priority queue.
 
+    A model that serves several calls at once (a model server: its
+    ``parallel``) gets as many runners, each taking the most urgent job
+    waiting; those calls are not interrupted, since none waits behind another.
+
     ``async with ModelWorker(model) as worker:`` starts and stops it.
     """
 
     def __init__(self, model: LanguageModel):
         self.model = model
+        self.parallel = max(1, int(getattr(model, "parallel", 1) or 1))
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._seq = itertools.count()
         self._task: asyncio.Task | None = None
+        self._more: list[asyncio.Task] = []  # the other runners of a parallel model
         self._running: _Job | None = None
         self._stop: threading.Event | None = None
         self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
@@ -102,8 +108,17 @@ class ModelWorker:
     def start(self) -> None:
         if self._task is None:
             self._task = asyncio.create_task(self._serve(), name="model-worker")
+            self._more = [asyncio.create_task(self._serve(), name=f"model-worker-{n}") for n in range(1, self.parallel)]
 
     async def close(self) -> None:
+        for task in self._more:
+            task.cancel()
+        for task in self._more:
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        self._more = []
         if self._task is not None:
             self._task.cancel()
             try:
@@ -132,7 +147,7 @@ class ModelWorker:
         if self._task is None:
             raise RuntimeError("the model worker is not running")
         if interruptible is None:
-            interruptible = priority >= Priority.MAINTENANCE
+            interruptible = priority >= Priority.MAINTENANCE and self.parallel == 1
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         job = _Job(int(priority), next(self._seq), fn, future, interruptible, label or priority.name.lower())
         self._queue.put_nowait(job)
@@ -202,8 +217,16 @@ class ModelWorker:
             self.model.last_call = None
             started = time.perf_counter()
             outcome: tuple[bool, Any]
+            figures: list[CallStats | None] = []
+
+            def call(job: _Job = job, figures: list = figures) -> Any:
+                try:
+                    return job.run()
+                finally:  # read in the thread that made the call (a model server keeps them per thread)
+                    figures.append(self.model.last_call)
+
             try:
-                outcome = (True, await asyncio.to_thread(job.run))
+                outcome = (True, await asyncio.to_thread(call))
             except Interrupted:
                 job.interruptions += 1
                 self.interruptions += 1
@@ -221,7 +244,7 @@ class ModelWorker:
                 JobRecord(
                     priority=Priority(job.priority), label=job.label, queued_at=job.queued_at, started_at=started,
                     ended_at=ended, busy_seconds=self._busy.pop(job.seq, 0.0) + ended - started,
-                    interruptions=job.interruptions, stats=self.model.last_call, ok=outcome[0],
+                    interruptions=job.interruptions, stats=figures[0] if figures else None, ok=outcome[0],
                 )
             )  # fmt: skip
             if job.future.done():

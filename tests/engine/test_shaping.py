@@ -22,10 +22,20 @@ def test_the_reply_ends_where_it_would_speak_for_a_player():
     assert shaper.shaped.speaks_for_players and shaper.done
 
 
-def test_a_players_line_at_the_start_is_dropped_and_the_rest_kept():
-    text, shaper = _shape("- Meg Wren: She was walking to the closet.\nThe closet is locked. A key glints.")
+def test_a_reply_in_the_transcripts_name_form_loses_the_label_and_an_echo():
+    text, shaper = _shape("Meg Wren: The closet is locked. A key glints.")
     assert text == "The closet is locked. A key glints."
     assert shaper.shaped.speaks_for_players
+    text, shaper = _shape(
+        "Maya: I walk up to the front door of the manor and knock. Nobody answers.",
+        actions=["I walk up to the front door of the manor and knock."],
+    )
+    assert text == "Nobody answers." and shaper.shaped.echo
+
+
+def test_a_reply_with_nothing_new_is_given_back_and_said_to_be_so():
+    text, shaper = _shape("The clock strikes nine.", recent=["The clock strikes nine."])
+    assert text == "The clock strikes nine." and shaper.said_nothing_new
 
 
 def test_the_models_own_name_is_taken_off_and_bold_names_count():

@@ -1,0 +1,278 @@
+"""A model behind an OpenAI-compatible server (F27): llama.cpp's server, llama-cpp-python's, vLLM, Ollama.
+
+``GM_MODEL_URL=http://HOST:PORT/v1`` sends every call there instead of to
+the in-process model; ``GM_MODEL_NAME`` is the model the server serves
+(checked against its ``/models`` at start) and ``GM_MODEL_API_KEY`` its key,
+if it wants one. Replies stream (server-sent events); structured answers
+ask for JSON that follows a schema (``response_format``: ``json_schema``,
+or ``json_object`` with a ``schema`` where the server knows only that);
+tokens are counted by the server (llama.cpp's ``/tokenize``,
+llama-cpp-python's ``/extras/tokenize``) or, where it has neither, estimated.
+
+A call that cannot connect, times out or gets a 5xx or 429 is tried again
+after 0.5, 1 and 2 seconds; a stream that breaks after its first piece is
+not (its text is already shown), and fails like a model error: the turn's
+action is kept for /retry. ``GM_MODEL_PARALLEL`` calls run at once: the
+server batches them, so several games are answered together; players'
+turns still take the first free place. Prompts are sent with
+``cache_prompt`` so llama.cpp's server keeps each slot's prefix (it gives a
+request the slot whose cached prompt is most alike: a game finds its own);
+vLLM's prefix caching needs nothing.
+
+No third-party HTTP client: the standard library's, in the worker's thread.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from bot.errors import UserError
+from bot.model.base import CallStats, LanguageModel, Messages
+
+log = logging.getLogger(__name__)
+
+BACKOFF = (0.5, 1.0, 2.0)  # seconds before each retry
+
+
+class ServerError(UserError):
+    """The model server cannot be used; the message says what to check."""
+
+
+class _Retryable(Exception):
+    pass
+
+
+class ServerModel(LanguageModel):
+    def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1):
+        self.url = url.rstrip("/")
+        self.model = model
+        self.name = f"{model} at {self.url}"
+        self.api_key = api_key
+        self.timeout = timeout
+        self.parallel = max(1, parallel)
+        self._local = threading.local()  # each worker thread's last call: parallel calls do not mix figures
+        self._json_format = "json_schema"
+        self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
+
+    # The figures of this thread's last call (the worker reads them from the thread that made it)
+
+    @property
+    def last_call(self) -> CallStats | None:  # type: ignore[override]
+        return getattr(self._local, "last_call", None)
+
+    @last_call.setter
+    def last_call(self, value: CallStats | None) -> None:
+        self._local.last_call = value
+
+    # Start-up
+
+    def check(self) -> None:
+        """Refuse at start a server that does not answer, or that does not serve ``GM_MODEL_NAME``."""
+        try:
+            listing = self._request("GET", "/models", None)
+        except ServerError:
+            raise
+        served = [m.get("id") for m in listing.get("data", [])]
+        if served and self.model not in served:
+            raise ServerError(
+                f"The model server at {self.url} serves {', '.join(map(str, served))}, not {self.model!r}: "
+                "set GM_MODEL_NAME to one of them."
+            )
+
+    # Calls
+
+    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+        started = time.perf_counter()
+        answer = self._request("POST", "/chat/completions", self._body(messages, max_tokens))
+        self._record(answer.get("usage"), started, started)
+        return answer["choices"][0]["message"].get("content") or ""
+
+    def stream(
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
+        body = self._body(messages, max_tokens, stream=True, stop=stop)
+        started = time.perf_counter()
+        first: float | None = None
+        usage: dict | None = None
+        written: list[str] = []
+        finish = None
+        response = self._open("POST", "/chat/completions", body)
+        try:
+            for event in _events(response):
+                if self.stop is not None and self.stop.is_set():
+                    return
+                usage = event.get("usage") or usage
+                for choice in event.get("choices", []):
+                    finish = choice.get("finish_reason") or finish
+                    piece = (choice.get("delta") or {}).get("content")
+                    if piece:
+                        first = first or time.perf_counter()
+                        written.append(piece)
+                        yield piece
+        except (OSError, ValueError) as exc:
+            raise ServerError(f"The model server at {self.url} broke off its reply: {exc}") from None
+        finally:
+            response.close()
+            if not usage:  # a server that does not report usage in a stream: count what was sent and written
+                generated = max_tokens if finish == "length" else self._count("".join(written))
+                usage = {
+                    "prompt_tokens": sum(self._count(m.content) for m in messages),
+                    "completion_tokens": generated,
+                }
+            self._record(usage, started, first)
+
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+        started = time.perf_counter()
+        body = self._body(messages, max_tokens)
+        for kind in dict.fromkeys([self._json_format, "json_object"]):
+            body["response_format"] = (
+                {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+                if kind == "json_schema"
+                else {"type": "json_object", "schema": schema}
+            )
+            try:
+                answer = self._request("POST", "/chat/completions", body)
+            except ServerError as exc:
+                if kind == "json_schema" and "json_schema" in str(exc):  # this server knows json_object only
+                    self._json_format = "json_object"
+                    continue
+                raise
+            self._record(answer.get("usage"), started, started)
+            return answer["choices"][0]["message"].get("content") or ""
+        raise ServerError(f"The model server at {self.url} takes no JSON schema.")
+
+    def count_tokens(self, text: str) -> int:
+        return self._count(text)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one model object lives as long as the process)
+    def _count(self, text: str) -> int:
+        root = self.url.removesuffix("/v1")
+        if self._tokenize in (None, "llama.cpp"):
+            try:
+                tokens = self._request("POST", "/tokenize", {"content": text}, base=root, retries=False)["tokens"]
+                self._tokenize = "llama.cpp"
+                return len(tokens)
+            except (ServerError, KeyError, TypeError):
+                if self._tokenize == "llama.cpp":
+                    raise
+        if self._tokenize in (None, "extras"):
+            try:
+                body = {"input": text, "model": self.model}
+                tokens = self._request("POST", "/extras/tokenize", body, base=root, retries=False)["tokens"]
+                self._tokenize = "extras"
+                return len(tokens)
+            except (ServerError, KeyError, TypeError):
+                if self._tokenize == "extras":
+                    raise
+        if self._tokenize is None:
+            log.warning("The model server at %s cannot count tokens; estimating 4 characters a token", self.url)
+            self._tokenize = "none"
+        return (len(text) + 3) // 4
+
+    # HTTP
+
+    def _body(
+        self, messages: Messages, max_tokens: int, *, stream: bool = False, stop: Sequence[str] = ()
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "max_tokens": max_tokens,
+            "cache_prompt": True,  # llama.cpp's server keeps the prompt's state for the next call
+        }
+        if stop:
+            body["stop"] = list(stop)[:4] if "api.openai.com" in self.url else list(stop)
+        if stream:
+            body["stream"] = True
+            body["stream_options"] = {"include_usage": True}
+        return body
+
+    def _request(
+        self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True
+    ) -> dict:
+        response = self._open(method, path, body, base=base, retries=retries)
+        with response:
+            try:
+                return json.loads(response.read())
+            except ValueError as exc:
+                raise ServerError(f"The model server at {self.url} answered {path} with no JSON: {exc}") from None
+
+    def _open(self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True):
+        url = (base or self.url) + path
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        waits = [*BACKOFF, None] if retries else [None]
+        for wait in waits:
+            request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                try:
+                    return urllib.request.urlopen(request, timeout=self.timeout)
+                except urllib.error.HTTPError as exc:
+                    detail = _detail(exc)
+                    if exc.code == 429 or exc.code >= 500 and "validation" not in detail:
+                        raise _Retryable(f"HTTP {exc.code}: {detail}") from None
+                    if exc.code in (401, 403):
+                        key = f"The model server at {self.url} refused the key (HTTP {exc.code}); see GM_MODEL_API_KEY."
+                        raise ServerError(key) from None
+                    refused = f"The model server at {self.url} refused {path} (HTTP {exc.code}): {detail}"
+                    raise ServerError(refused) from None
+                except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+                    reason = getattr(exc, "reason", exc)
+                    raise _Retryable(str(reason)) from None
+            except _Retryable as exc:
+                if wait is None:
+                    raise ServerError(
+                        f"The model server at {self.url} is not answering ({exc}); is it running? (GM_MODEL_URL)"
+                    ) from None
+                log.info("Model server: %s; trying again in %.1f s", exc, wait)
+                time.sleep(wait)
+        raise AssertionError("unreachable")
+
+    def _record(self, usage: dict | None, started: float, first: float | None) -> None:
+        usage = usage or {}
+        prompt = int(usage.get("prompt_tokens") or 0)
+        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+        self.last_call = CallStats(
+            prompt_tokens=prompt,
+            reused_tokens=cached,
+            evaluated_tokens=prompt - cached,
+            generated_tokens=int(usage.get("completion_tokens") or 0),
+            first_token_seconds=(first - started) if first else 0.0,
+            seconds=time.perf_counter() - started,
+        )
+
+
+def _events(response) -> Iterator[dict]:
+    """The JSON payloads of a server-sent event stream, until ``[DONE]``."""
+    for raw in response:
+        line = raw.decode("utf-8").strip()
+        if not line.startswith("data:"):
+            continue
+        data = line.removeprefix("data:").strip()
+        if data == "[DONE]":
+            return
+        event = json.loads(data)
+        if "error" in event:
+            raise ValueError(str(event["error"])[:300])
+        yield event
+
+
+def _detail(error: urllib.error.HTTPError) -> str:
+    try:
+        payload = json.loads(error.read())
+        message = payload.get("error", payload)
+        message = message.get("message", message) if isinstance(message, dict) else message
+        text = " ".join(str(message).split())
+        return text[:300] if text else str(error.reason)
+    except (ValueError, OSError, AttributeError):
+        return str(error.reason)

@@ -1,0 +1,151 @@
+"""The model behind an OpenAI-compatible server: llama-cpp-python's own server, serving the bundled model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.engine.game import ModelFailed
+from bot.model import ModelWorker
+from bot.model.base import ChatMessage
+from bot.model.server import ServerError, ServerModel
+from bot.store import EntryKind, Store
+from bot.worlds import WorldLibrary
+from tests.test_cli import run_bot
+
+NAME = "smol"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_server() -> tuple[subprocess.Popen, str]:
+    """``python -m llama_cpp.server`` with the bundled model on 127.0.0.1; returns once it answers."""
+    from bot.model.llama import bundled_model_path
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias", NAME,
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "5"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(600):  # it loads in seconds; the bound is for a loaded machine
+        if process.poll() is not None:
+            raise RuntimeError("llama_cpp.server exited at start")
+        try:
+            with urllib.request.urlopen(url + "/models", timeout=1) as answer:
+                json.loads(answer.read())
+                return process, url
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("llama_cpp.server did not answer")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def server():
+    process, url = start_server()
+    yield url
+    stop_server(process)
+
+
+async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: Path, worlds_dir: Path):
+    model = ServerModel(server, NAME, parallel=2)
+    model.check()
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    # The plumbing is under test here, not the reply rules: without them no stop strings are sent, at which
+    # the 135M model sometimes stops before its first word.
+    config = EngineConfig(n_ctx=2048, reply_tokens=32, shape_replies=False)
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        shown: list[str] = []
+
+        async def show(piece: str) -> None:
+            shown.append(piece)
+
+        for action in ("I climb the stair.", "I light the lamp."):
+            result = await engine.act(game.id, "maya", action, on_text=show)
+            assert result.text.strip() and result.model is not None and result.model.generated_tokens > 0
+        await engine.memory.idle()
+        await engine.close()
+        assert shown, "the reply streamed"
+        assert worker.structured_calls > 0, "the background memory asked the server for JSON"
+        log = await engine.history(game.id, 10)
+        turns = [e.kind for e in log if e.turn and e.kind in (EntryKind.ACTION, EntryKind.GM)]
+        assert turns == [EntryKind.ACTION, EntryKind.GM] * 2
+    await store.close()
+    assert model.count_tokens("The lamp is lit.") > 0 and model._tokenize == "extras", "the server counts tokens"
+    answer = json.loads(
+        model.generate_json(
+            [ChatMessage(role="user", content="A name for a cat.")],
+            {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}}, "required": ["name"]},
+            max_tokens=24,
+        )
+    )
+    assert isinstance(answer["name"], str), "json_schema unknown to this server: json_object with the schema"
+
+
+def test_a_wrong_model_name_or_no_server_is_one_clear_sentence(server: str):
+    with pytest.raises(ServerError, match=f"serves {NAME}, not 'gpt-4': set GM_MODEL_NAME"):
+        ServerModel(server, "gpt-4").check()
+    closed = f"http://127.0.0.1:{_free_port()}/v1"
+    with pytest.raises(ServerError, match="is not answering .*is it running"):
+        ServerModel(closed, NAME, timeout=2).check()
+
+
+async def test_a_server_killed_mid_reply_fails_the_turn_and_keeps_the_action(tmp_path: Path, worlds_dir: Path):
+    process, url = start_server()
+    try:
+        model = ServerModel(url, NAME, timeout=10)
+        store = await Store.open(tmp_path / "gm.sqlite3")
+        async with ModelWorker(model) as worker:
+            engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=400))
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+
+            async def kill_on_first_piece(piece: str) -> None:
+                stop_server(process)
+
+            with pytest.raises(ModelFailed):
+                await engine.act(game.id, "maya", "Tell me the whole history of the lighthouse.",
+                                 on_text=kill_on_first_piece)  # fmt: skip
+            assert [e.content for e in await engine.unanswered(game.id)] == [
+                "Tell me the whole history of the lighthouse."
+            ]
+            await engine.close()
+        await store.close()
+    finally:
+        stop_server(process)
+
+
+def test_the_terminal_plays_through_a_server(server: str, tmp_path: Path, play_env):
+    played = run_bot(
+        "play", "lighthouse", cwd=tmp_path, stdin="Maya: I knock.\n", GM_MODEL_URL=server, GM_MODEL_NAME=NAME,
+        **play_env,
+    )  # fmt: skip
+    assert played.returncode == 0, played.stderr
+    assert "GM:" in played.stdout or "The GM had nothing to say" in played.stdout, played.stdout
+    wrong = run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_URL=server, GM_MODEL_NAME="nope", **play_env)
+    assert wrong.returncode == 1 and "set GM_MODEL_NAME to one of them" in wrong.stderr
