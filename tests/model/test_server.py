@@ -86,7 +86,10 @@ async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: 
             shown.append(piece)
 
         for action in ("I climb the stair.", "I light the lamp."):
-            result = await engine.act(game.id, "maya", action, on_text=show)
+            try:
+                result = await engine.act(game.id, "maya", action, on_text=show)
+            except ModelFailed:  # the 135M model sometimes ends before its first word: the table's /retry
+                result = await _retried(engine, game.id, show)
             assert result.text.strip() and result.model is not None and result.model.generated_tokens > 0
         await engine.memory.idle()
         await engine.close()
@@ -107,6 +110,15 @@ async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: 
     assert isinstance(answer["name"], str), "json_schema unknown to this server: json_object with the schema"
 
 
+async def _retried(engine: Engine, game_id: int, show):
+    for _ in range(4):
+        try:
+            return await engine.retry(game_id, on_text=show)
+        except ModelFailed:
+            continue
+    raise AssertionError("five empty replies in a row")
+
+
 def test_a_wrong_model_name_or_no_server_is_one_clear_sentence(server: str):
     with pytest.raises(ServerError, match=f"serves {NAME}, not 'gpt-4': set GM_MODEL_NAME"):
         ServerModel(server, "gpt-4").check()
@@ -115,7 +127,7 @@ def test_a_wrong_model_name_or_no_server_is_one_clear_sentence(server: str):
         ServerModel(closed, NAME, timeout=2).check()
 
 
-async def test_a_server_killed_mid_reply_fails_the_turn_and_keeps_the_action(tmp_path: Path, worlds_dir: Path):
+async def test_a_server_that_dies_during_a_game_fails_the_turn_and_keeps_the_action(tmp_path: Path, worlds_dir: Path):
     process, url = start_server()
     try:
         model = ServerModel(url, NAME, timeout=10)
@@ -128,12 +140,16 @@ async def test_a_server_killed_mid_reply_fails_the_turn_and_keeps_the_action(tmp
             async def kill_on_first_piece(piece: str) -> None:
                 stop_server(process)
 
-            with pytest.raises(ModelFailed):
-                await engine.act(game.id, "maya", "Tell me the whole history of the lighthouse.",
-                                 on_text=kill_on_first_piece)  # fmt: skip
-            assert [e.content for e in await engine.unanswered(game.id)] == [
-                "Tell me the whole history of the lighthouse."
-            ]
+            action = "Tell me the whole history of the lighthouse."
+            try:  # killed at its first piece: the rest of the reply never comes
+                await engine.act(game.id, "maya", action, on_text=kill_on_first_piece)
+            except ModelFailed:
+                pass
+            else:  # the reply was whole before the kill took: the next turn finds no server, and says so
+                action = "I climb the stair."
+                with pytest.raises((ModelFailed, ServerError), match="GM could not answer|is not answering"):
+                    await engine.act(game.id, "maya", action)
+            assert [e.content for e in await engine.unanswered(game.id)] == [action]
             await engine.close()
         await store.close()
     finally:
