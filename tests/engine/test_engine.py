@@ -121,12 +121,17 @@ async def test_a_failing_model_keeps_the_action_and_the_next_turn_answers_it(eng
     assert "I light the lamp." in prompt and "I try again." in prompt
 
 
-async def test_an_empty_reply_is_not_stored(engine: Engine, scripted: ScriptedModel):
+async def test_an_empty_reply_is_asked_for_once_more_and_never_stored(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
-    scripted.enqueue("   ")
+    scripted.enqueue("   ", "   ")  # the reply rules ask once more before giving up
     with pytest.raises(ModelFailed, match="nothing to say"):
         await engine.act(game.id, "maya", "I listen.")
     assert [e.kind for e in await engine.history(game.id, 10)][-1] is EntryKind.ACTION
+    await engine.memory.idle()
+    scripted.enqueue("   ", "Waves break below.")
+    result = await engine.act(game.id, "maya", "I listen again.")
+    assert result.text == "Waves break below."
+    assert "Write what happens next, in new words" in scripted.last().prompt_text
 
 
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
