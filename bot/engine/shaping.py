@@ -42,7 +42,7 @@ RECENT_REPLIES = 3
 
 def stop_sequences(players: Sequence[str]) -> list[str]:
     """Where the model must stop: at the start of a line spoken for a seated player, or a new user turn."""
-    names = [*dict.fromkeys(n for n in players if n.strip()), *GENERIC_SPEAKERS]
+    names = [*dict.fromkeys(n for n in players if n.strip()), *GENERIC_SPEAKERS, "GM"]
     return [f"\n{name}:" for name in names] + [f"\n**{name}**:" for name in players if name.strip()]
 
 
@@ -80,7 +80,8 @@ class ReplyShaper:
         self.enabled = enabled
         self.done = False  # the reply must end here: stop reading the model
         self.shaped = Shaped()
-        self._players = _speaker_line([*players, *GENERIC_SPEAKERS]) if players else _speaker_line(GENERIC_SPEAKERS)
+        self._players = _speaker_line([*players, *GENERIC_SPEAKERS])
+        self._next_turn = _speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(_normal(a).split()) for a in actions if a.strip()]
         self._said = {_normal(s) for reply in recent[-RECENT_REPLIES:] for s in _sentences(reply)} - {""}
@@ -109,7 +110,7 @@ class ReplyShaper:
                 self.shaped.dropped.append(line.group(0).strip())
                 self._pending = self._pending[line.end() :].lstrip()
                 continue
-            speaker = line or self._players.search(self._pending, 1)
+            speaker = line or self._players.search(self._pending, 1) or self._next_turn.search(self._pending, 1)
             if speaker is not None:
                 before = self._pending[: speaker.start()]
                 self.shaped.speaks_for_players = True

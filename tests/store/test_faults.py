@@ -123,6 +123,18 @@ def _environment(tmp_path: Path) -> dict[str, str]:
     }  # fmt: skip
 
 
+def _recap_gm_lines(database: str) -> int:
+    """How many "GM: " lines a resumed game's recap prints: the GM entries among its last entries (the opening
+    for a new game). Counting only what comes after them tells the replies of this run."""
+    from bot.terminal import RECAP_ENTRIES
+
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT kind, visibility FROM turn_log WHERE deleted = 0 ORDER BY id DESC LIMIT ?", (RECAP_ENTRIES,)
+        ).fetchall()
+    return sum(1 for kind, visibility in rows if kind == "gm" and visibility == "public")
+
+
 def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
     """Five kills of `play` mid-game with the real model; after each, every action the GM answered is stored."""
     import os
@@ -131,6 +143,7 @@ def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
     rng = random.Random(9)
     answered: list[str] = []
     for round_ in range(5):
+        recap = _recap_gm_lines(env["GM_DATABASE"]) if round_ else 1  # GM lines printed before any new turn
         process = subprocess.Popen(
             [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env, bufsize=1,
@@ -145,7 +158,7 @@ def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
         process.send_signal(signal.SIGKILL)
         out, _ = process.communicate(timeout=TIMEOUT)
         # An action is acknowledged once the GM's answer to it started: it was stored before the model ran.
-        replies = out.count("GM: ") - (1 if "== The Lighthouse" in out and ": game " in out else 0)
+        replies = out.count("GM: ") - (recap if "== The Lighthouse" in out else 0)
         answered += sent[: max(0, replies)]
         with sqlite3.connect(env["GM_DATABASE"]) as db:
             assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok", f"round {round_}"
