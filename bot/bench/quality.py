@@ -37,7 +37,7 @@ from typing import TextIO
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
 from bot.engine.shaping import GENERIC_SPEAKERS, restates
-from bot.memory.leaks import boundaries, content_words
+from bot.memory.leaks import content_words, sentences
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
@@ -77,15 +77,6 @@ def _stems(text: str) -> set[str]:
     return {stem for stem, _ in content_words(text)}
 
 
-def _sentences(text: str) -> list[str]:
-    parts, start = [], 0
-    for end, following in boundaries(text):
-        parts.append(text[start:end])
-        start = following
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
 def world_names(world: World) -> set[str]:
     """The stems of what a world names: its characters, lore keys, and capitalised words of its public text."""
     text = " ".join([world.title, world.pitch, world.setting, world.opening, *(c.title for c in world.chapters)])
@@ -104,11 +95,11 @@ def score(text: str, action: str, players: Sequence[str], recent: Sequence[str],
     names = "|".join(re.escape(n) for n in [*players, *GENERIC_SPEAKERS])
     if re.search(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{names})(?:\*\*)?[ \t]*:", text, re.IGNORECASE):
         faults.append("speaks_for_players")
-    sentences = _sentences(text)
-    if sentences and restates(_stems(sentences[0]), _stems(action)):
+    said = sentences(text)
+    if said and restates(_stems(said[0]), _stems(action)):
         faults.append("echo")
-    normal = [" ".join(stem for stem, _ in content_words(s)) for s in sentences]
-    before = {" ".join(stem for stem, _ in content_words(s)) for r in recent[-3:] for s in _sentences(r)}
+    normal = [" ".join(stem for stem, _ in content_words(s)) for s in said]
+    before = {" ".join(stem for stem, _ in content_words(s)) for r in recent[-3:] for s in sentences(r)}
     seen: set[str] = set()
     for sentence in normal:
         if sentence and (sentence in seen or sentence in before):

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bot.memory.leaks import boundaries, content_words
+from bot.memory.leaks import boundaries, content_words, sentences
 
 GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
 OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
@@ -84,7 +84,7 @@ class ReplyShaper:
         self._next_turn = _speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(_normal(a).split()) for a in actions if a.strip()]
-        self._said = {_normal(s) for reply in recent[-RECENT_REPLIES:] for s in _sentences(reply)} - {""}
+        self._said = {_normal(s) for reply in recent[-RECENT_REPLIES:] for s in sentences(reply)} - {""}
         self._pending = ""
         self._started = False  # some text has been let through
         self._in_aside = 0
@@ -197,15 +197,6 @@ def restates(sentence: set[str], action: set[str]) -> bool:
         return False
     shared = len(sentence & action)
     return shared >= ECHO_COVER * len(action) and shared >= ECHO_SHARE * len(sentence)
-
-
-def _sentences(text: str) -> list[str]:
-    parts, start = [], 0
-    for end, following in boundaries(text):
-        parts.append(text[start:end])
-        start = following
-    parts.append(text[start:])
-    return [p for p in parts if p.strip()]
 
 
 def _ends_a_sentence(text: str) -> bool:
