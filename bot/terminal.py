@@ -1,9 +1,10 @@
 """Terminal play: the same engine, driven by lines of standard input.
 
 ``Name: action`` acts as that character (a new name joins); a line without
-a name acts as whoever spoke last. ``/roll EXPR``, ``/players``,
-``/help`` and ``/quit`` are commands. It reads line by line, so a pipe can
-drive it.
+a name acts as whoever spoke last. A bare name at the ``Name>`` prompt (or
+a seated character's name at any prompt) makes that character the one
+acting, seating it if new. ``/roll EXPR``, ``/players``, ``/help`` and
+``/quit`` are commands. It reads line by line, so a pipe can drive it.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ _NAMED = re.compile(r"^\s*([^\W\d_][\w' -]{0,39}?)\s*:\s*(.*)$")
 _NEW_NAME = re.compile(r"^(?:[^\W\d_][\w'-]*|[A-Z][\w'-]*(?: [A-Z][\w'-]*){1,3})$")
 
 HELP = """\
-Type what your character does, starting with the character's name:
-  Maya: I light the lantern and look around.
-A new name joins the game. A line without a name acts as whoever spoke last.
+Type your character's name to join (Maya), then what your character does:
+  I light the lantern and look around.
+Players sharing the keyboard start a line with the name: Maya: I light the lantern.
+Typing a seated character's name alone switches to that character.
 Commands:
   /roll EXPR       roll dice (1d20+5, 4d6kh3, 1d20 adv); Maya: /roll 1d20 rolls for Maya;
                    /roll secret 1d20 is seen by the roller and the GM only
@@ -75,6 +77,14 @@ def parse_line(line: str, known: set[str]) -> _Line:
         if name.casefold() in known or _NEW_NAME.match(name):
             return _Line(name, text)
     return _Line(None, line.strip())
+
+
+def bare_name(line: str, known: set[str], *, anyone: bool) -> str | None:
+    """The character a line made of a name alone picks: a seated one, or (``anyone``) a new one."""
+    name = line.strip()
+    if name.casefold() in known or (anyone and len(name) <= 40 and _NEW_NAME.match(name)):
+        return name
+    return None
 
 
 class TerminalGame:
@@ -150,7 +160,15 @@ class TerminalGame:
 
     async def _handle(self, line: str) -> bool:
         players = await self.engine.players(self.game.id)
-        parsed = parse_line(line, {p.name.casefold() for p in players})
+        known = {p.name.casefold() for p in players}
+        name = bare_name(line, known, anyone=self.current is None)
+        if name is not None:
+            # "Rook" at the Name> prompt seats Rook and makes Rook the one acting, as the prompt asks.
+            player = await self._speaker(name, players)
+            if player.name.casefold() in known:
+                self.say(f"[{player.name} is acting.]")
+            return True
+        parsed = parse_line(line, known)
         text = parsed.text
         if parsed.name is None and text.startswith("/") and not text.startswith(PLAYER_COMMANDS):
             command, _, rest = text.partition(" ")
@@ -262,7 +280,10 @@ class TerminalGame:
     async def _speaker(self, name: str | None, players: list[Player]) -> Player:
         if name is None:
             if self.current is None:
-                raise UserError("Who is acting? Start the line with a character name, like `Maya: I look around`.")
+                raise UserError(
+                    "Who is acting? Type a character's name first (like `Maya`), "
+                    "or start the line with it: `Maya: I look around`."
+                )
             return self.current
         for player in players:
             if player.name.casefold() == name.casefold():

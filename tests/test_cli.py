@@ -321,3 +321,81 @@ def test_sampling_and_reply_length_follow_the_models_size_unless_set():
     settings = Settings(temperature=1.0, reply_tokens=80)
     settle_for_model(settings, chosen)
     assert chosen.config.sampling.temperature == 1.0 and settings.reply_tokens == 80
+
+
+class Terminal:
+    """``python -m bot`` in a pseudo-terminal, read as a person at the keyboard reads it."""
+
+    def __init__(self, *args: str, cwd: Path, **env: str):
+        import pty
+
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
+        environment.update(env, TERM="dumb")
+        self.master, slave = pty.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot", *args],
+            stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=environment, close_fds=True,
+        )  # fmt: skip
+        os.close(slave)
+        self.screen = ""
+
+    def wait_for(self, text: str, *, after: int = 0) -> int:
+        """Read until ``text`` shows past ``after``; where it ends on the screen."""
+        import select
+
+        deadline = time.monotonic() + TIMEOUT
+        while (at := self.screen.find(text, after)) < 0:
+            assert time.monotonic() < deadline and self.process.poll() is None, f"no {text!r} in:\n{self.screen}"
+            ready, _, _ = select.select([self.master], [], [], 1)
+            if ready:
+                self.screen += os.read(self.master, 4096).decode(errors="replace").replace("\r\n", "\n")
+        return at + len(text)
+
+    def type(self, line: str) -> int:
+        """Type a line and press Enter; where its answer starts on the screen."""
+        at = len(self.screen)
+        os.write(self.master, (line + "\n").encode())
+        return self.wait_for(line + "\n", after=at)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        os.close(self.master)
+
+
+def test_a_newcomer_types_a_name_at_the_name_prompt_and_plays(tmp_path: Path, play_env):
+    terminal = Terminal("play", "lighthouse", cwd=tmp_path, **play_env)
+    try:
+        at = terminal.wait_for("Name> ")
+        assert "Type /help" in terminal.screen[:at]
+        answer = terminal.type("Rook")
+        prompt = terminal.wait_for("Rook> ", after=answer)
+        assert terminal.screen[answer:prompt].strip() == "[Rook joins the game.]\nRook>"
+        answer = terminal.type("I climb the stairs to the lamp room.")
+        prompt = terminal.wait_for("Rook> ", after=answer)
+        assert "GM: " in terminal.screen[answer:prompt] and "Who is acting" not in terminal.screen[answer:prompt]
+
+        # A shared keyboard: "Name: action" seats another player and acts; a seated name alone switches back.
+        answer = terminal.type("Maya: I wait by the door.")
+        prompt = terminal.wait_for("Maya> ", after=answer)
+        assert "[Maya joins the game.]" in terminal.screen[answer:prompt]
+        answer = terminal.type("rook")
+        prompt = terminal.wait_for("Rook> ", after=answer)
+        assert terminal.screen[answer:prompt].strip() == "[Rook is acting.]\nRook>", "nothing reached the model"
+        answer = terminal.type("/players")
+        terminal.wait_for("Rook> ", after=answer)
+        assert "Rook" in terminal.screen[answer:] and "Maya" in terminal.screen[answer:]
+        terminal.type("/quit")
+        terminal.wait_for("Game saved")
+        assert terminal.process.wait(timeout=TIMEOUT) == 0
+    finally:
+        terminal.close()
+
+
+def test_an_action_at_the_name_prompt_asks_for_a_name_first(tmp_path: Path, play_env):
+    result = run_bot("play", "lighthouse", stdin="I look around.\nRook\n/players\n/quit\n", cwd=tmp_path, **play_env)
+    assert result.returncode == 0, result.stderr
+    assert "! Who is acting? Type a character's name first (like `Maya`)" in result.stdout
+    assert "[Rook joins the game.]" in result.stdout
+    assert result.stdout.count("GM: ") == 1, "the world's opening only: neither line reached the model"
