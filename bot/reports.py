@@ -69,6 +69,8 @@ def status_text(status: MemoryStatus) -> str:
     lines.append(f"Next compaction: {next_compaction(status)}")
     when = status.last_compaction_at.strftime("%Y-%m-%d %H:%M") if status.last_compaction_at else "never"
     lines.append(f"Last compaction: {when}" + (" (upkeep running)" if status.upkeep_running else ""))
+    if status.model:
+        lines.append(f"Model: {status.model}")
     if status.last_turn is not None:
         lines.append(f"Last turn: {last_turn(status)}")
     elif status.cache_reuse is not None:

@@ -215,6 +215,8 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
     )
     last = discord.utils.format_dt(status.last_compaction_at, "R") if status.last_compaction_at else "never"
     embed.add_field(name="Compaction", value=_clip(f"Next: {next_compaction(status)}. Last: {last}."), inline=False)
+    if status.model:
+        embed.add_field(name="Model", value=_clip(status.model), inline=False)
     if status.last_turn is not None:
         embed.add_field(name="Last turn", value=_clip(last_turn(status)), inline=False)
     if status.parked:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,15 @@ from bot.worlds import WorldLibrary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
+# Tests that load the real model put it where GM_N_GPU_LAYERS says, as the bot does: 0 (the CPU) by default.
+GPU_LAYERS = os.environ.get("GM_N_GPU_LAYERS", "0")
+
+
+def bundled_model(**config):
+    """The bundled model, loaded as the tests' settings say (``GM_N_GPU_LAYERS``)."""
+    from bot.model.llama import LlamaConfig, LlamaModel, bundled_model_path
+
+    return LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_gpu_layers=int(GPU_LAYERS), **config))
 
 
 @pytest.fixture
@@ -42,6 +52,7 @@ def play_env(tmp_path: Path) -> dict[str, str]:
         "GM_N_CTX": "2048",
         "GM_REPLY_TOKENS": "24",
         "GM_SEED": "11",
+        "GM_N_GPU_LAYERS": GPU_LAYERS,
     }
 
 

@@ -236,6 +236,8 @@ def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     assert "[Tom's last action is taken back: I shout for the keeper.]" in out
     assert "Folded " in out and " messages (turns 0-" in out
     assert "Most recently (turns 0-" in out, "the short-term summary shows in /memory-status"
+    where = "on the CPU (" if play_env["GM_N_GPU_LAYERS"] == "0" else " layers on "
+    assert re.search(rf"\nModel: SmolLM2-135M-Instruct\S*, [^\n]*{re.escape(where)}", out), "where the model runs"
     assert "The GM was given " in out and "  hot " in out and "  action " in out
     # The model may already have judged chapters done (then /memory-status shows their recaps and
     # /chapter next may find none left); otherwise /chapter next finishes the first one here.

@@ -61,6 +61,7 @@ async def test_memory_status_shows_what_the_last_turn_cost(playing, engine: Engi
     assert fields["Last turn"].startswith("first text after ")
     assert "prompt tokens (" in fields["Last turn"] and "reused from its cache" in fields["Last turn"]
     assert "of their room" in fields["Compaction"]
+    assert fields["Model"] == "scripted, in the test harness (no real model)", "where the model runs"
     game = await engine.current_game(f"discord:{channel.id}")
     turn = (await engine.memory_status(game.id)).last_turn
     assert turn.prompt_tokens == turn.reused_tokens + turn.evaluated_tokens > 0

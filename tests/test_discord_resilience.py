@@ -10,6 +10,7 @@ from bot.model import ModelWorker, ScriptedModel
 from bot.settings import Settings
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
+from tests.conftest import bundled_model
 
 
 async def test_a_game_survives_a_restart_of_the_bot(simcord_env, table, engine: Engine, worlds_dir):
@@ -83,10 +84,10 @@ async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engi
 
 @pytest.mark.simcord(settle_timeout=180)
 async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store: Store, worlds_dir):
-    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+    from bot.model.llama import Sampling
 
     channel, maya, tom, _ = table
-    model = LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_ctx=2048, sampling=Sampling(seed=5)))
+    model = bundled_model(n_ctx=2048, sampling=Sampling(seed=5))
     async with ModelWorker(model) as worker:
         real = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=32))
         await simcord_env.restart_bot(GameMasterBot(real, Settings(discord_token="simulated")))

@@ -55,6 +55,7 @@ class LastTurn(BaseModel):
 
 class MemoryStatus(BaseModel):
     game_id: int
+    model: str = ""  # the model and where it runs: "SmolLM2-135M-Instruct, on the CPU (2 threads)"
     turn: int
     chapter_index: int
     chapter_title: str | None
@@ -94,8 +95,10 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
     trace = await engine.last_trace(game.id)
     trigger = await engine.memory.trigger(game.id)
     config = await engine.settings.memory(game.id)
+    model = engine.worker.model
     return MemoryStatus(
         game_id=game.id,
+        model=", ".join(filter(None, (model.name, model.placement))),
         turn=game.turn,
         chapter_index=state.chapter_index,
         chapter_title=chapter.title if chapter else None,

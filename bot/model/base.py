@@ -58,6 +58,7 @@ class LanguageModel(ABC):
     """
 
     name: str = "model"
+    placement: str = ""  # where it runs, in words: "on the CPU (2 threads)", "all 31 layers on NVIDIA H100 ..."
     stop: threading.Event | None = None
     last_call: CallStats | None = None
 

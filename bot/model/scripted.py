@@ -57,6 +57,7 @@ class ScriptedModel(LanguageModel):
     """
 
     name = "scripted"
+    placement = "in the test harness (no real model)"
 
     def __init__(self, default: Reply = "The GM nods.", *, chunk_chars: int = 8):
         self.default = default

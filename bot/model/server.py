@@ -58,6 +58,7 @@ class ServerModel(LanguageModel):
         self.api_key = api_key
         self.timeout = timeout
         self.parallel = max(1, parallel)
+        self.placement = f"on the model server ({self.parallel} calls at once)"
         self._local = threading.local()  # each worker thread's last call: parallel calls do not mix figures
         self._json_format = "json_schema"
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"

@@ -8,14 +8,15 @@ import pytest
 
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker
-from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+from bot.model.llama import Sampling
 from bot.store import Store
 from bot.worlds import WorldLibrary
+from tests.conftest import bundled_model
 
 
 @pytest.fixture
 async def real_engine(store: Store, worlds_dir: Path):
-    model = LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_ctx=2048, sampling=Sampling(seed=3)))
+    model = bundled_model(n_ctx=2048, sampling=Sampling(seed=3))
     async with ModelWorker(model) as worker:
         engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=40))
         yield engine

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 from bot.errors import UserError
 from bot.model import ChatMessage, ModelWorker, Priority
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+from tests.conftest import GPU_LAYERS, bundled_model
 
 
 class Clue(BaseModel):
@@ -24,7 +25,7 @@ class Clues(BaseModel):
 
 @pytest.fixture(scope="module")
 def llama() -> LlamaModel:
-    return LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_ctx=1024, sampling=Sampling(seed=7)))
+    return bundled_model(n_ctx=1024, sampling=Sampling(seed=7))
 
 
 def test_the_bundled_gguf_is_found_without_importing_its_package():
@@ -145,3 +146,51 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     assert second.state_restored, "the game's saved state came back after the other call"
     assert second.reused_tokens >= first.prompt_tokens - 2, (second, first)
     assert second.evaluated_tokens < second.prompt_tokens // 3
+
+
+def test_llama_cpps_device_registry_is_read_and_the_cpu_is_in_it():
+    from bot.model.llama import backend_devices
+
+    devices = backend_devices()
+    cpu = [d for d in devices if d.name == "CPU"]
+    assert cpu and cpu[0].kind == 0 and not cpu[0].is_gpu and cpu[0].memory_bytes > 2**28
+
+
+def test_the_placement_says_where_the_layers_run():
+    from bot.model.llama import Device, placement
+
+    h100 = Device(name="CUDA0", description="NVIDIA H100 80GB HBM3", kind=1, memory_bytes=80 * 2**30)
+    assert placement(0, 31, 2, [h100]) == "on the CPU (2 threads)"
+    assert placement(-1, 31, 16, [h100]) == "all 31 layers on NVIDIA H100 80GB HBM3 (CUDA0, 80 GiB)"
+    assert placement(99, 31, 16, [h100]) == "all 31 layers on NVIDIA H100 80GB HBM3 (CUDA0, 80 GiB)"
+    assert placement(20, 31, 1, [h100]) == (
+        "20 of 31 layers on NVIDIA H100 80GB HBM3 (CUDA0, 80 GiB), the rest on the CPU (1 thread)"
+    )
+    two = placement(-1, 31, 16, [h100, h100.model_copy(update={"name": "CUDA1"})])
+    assert two.startswith("all 31 layers on 2 GPUs (") and "CUDA1" in two
+    honest = placement(-1, 31, 2, [])
+    assert honest.startswith("on the CPU (2 threads): GM_N_GPU_LAYERS=-1 asks for a GPU, but this llama.cpp build")
+
+
+def test_the_loaded_model_says_where_it_runs_as_gm_n_gpu_layers_put_it(llama: LlamaModel):
+    from bot.model.llama import gpu_devices
+
+    assert llama.config.n_gpu_layers == int(GPU_LAYERS)
+    if llama.config.n_gpu_layers == 0:
+        assert llama.placement.startswith("on the CPU (") and "GM_N_GPU_LAYERS" not in llama.placement
+    elif gpu_devices():
+        assert " layers on " in llama.placement and gpu_devices()[0].description in llama.placement
+    else:
+        assert "sees none" in llama.placement
+
+
+def test_asking_for_every_layer_on_the_gpu_says_where_they_went(caplog):
+    from bot.model.llama import gpu_devices
+
+    with caplog.at_level("WARNING"):
+        model = LlamaModel(LlamaConfig(model_path=bundled_model_path(), n_ctx=256, n_gpu_layers=-1))
+    if gpu_devices():  # a CUDA (or Metal, Vulkan) build on a machine with the card
+        assert model.placement.startswith("all 31 layers on ") and gpu_devices()[0].description in model.placement
+    else:  # a CPU build, as CI has: said at start, not hidden
+        assert "asks for a GPU, but this llama.cpp build sees none" in model.placement
+        assert "sees no GPU: the model runs on the CPU" in caplog.text

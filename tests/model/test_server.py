@@ -21,6 +21,7 @@ from bot.model.base import ChatMessage
 from bot.model.server import ServerError, ServerModel
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
+from tests.conftest import GPU_LAYERS
 from tests.test_cli import run_bot
 
 NAME = "smol"
@@ -39,7 +40,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(bundled_model_path()), "--model_alias", NAME,
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "5"],
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "5", "--n_gpu_layers", GPU_LAYERS],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}/v1"
