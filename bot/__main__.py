@@ -385,11 +385,11 @@ def configure_logging(settings: Settings, command: str) -> Path | None:
     """Where the log goes; returns the file, for ``play``.
 
     In ``play`` the terminal is a shared screen for the story: the log (which names what the leak guard
-    caught) goes to a file beside the database. Benches print figures, so their log keeps to warnings unless
-    asked. ``run`` logs to standard error, as a service does.
+    caught) goes to a file beside the database. Benches print figures and ``model`` its progress, so their log
+    keeps to warnings unless asked. ``run`` logs to standard error, as a service does.
     """
     level = settings.log_level
-    if command in ("bench", "import-lore") and "GM_LOG_LEVEL" not in os.environ:
+    if command in ("bench", "import-lore", "model") and "GM_LOG_LEVEL" not in os.environ:
         level = "WARNING"
     if command == "play":
         path = settings.database.parent / "play.log"

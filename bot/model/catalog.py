@@ -3,7 +3,8 @@
 ``GM_MODEL`` names the model: a catalog name (``mistral-7b``), a file on the
 Hub (``hf:OWNER/REPO/FILE.gguf``), or a path. ``python -m bot model pull
 NAME`` downloads the first two into ``data/models/`` with
-``huggingface_hub`` (a progress bar; an interrupted download resumes) and
+``huggingface_hub`` (a progress bar; an interrupted download resumes, in
+the same pull or the next one) and
 checks the file's SHA-256 against the one the Hub gives for it (a GGUF is
 stored with Git LFS, whose ETag is the file's SHA-256). ``HF_ENDPOINT``
 points at a mirror, as everywhere in ``huggingface_hub``; ``HF_TOKEN`` is
@@ -15,10 +16,12 @@ on a CPU (file + KV cache + scratch), about the file's size plus 1 to 2 GB.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -108,47 +111,85 @@ def model_file(name: str, models_dir: Path) -> Path:
 
 
 def pull(name: str, models_dir: Path) -> Path:
-    """Download a catalog or Hub model into ``models_dir`` (resuming a broken download) and check its SHA-256."""
+    """Download a catalog or Hub model into ``models_dir`` and check its SHA-256.
+
+    The bytes go to ``FILE.part`` first, which a broken download (a dropped
+    connection, Ctrl-C, a full disk) leaves behind for the next pull to
+    resume from; the model's own name appears only once the whole file
+    matches the Hub's checksum, so a half file is never loaded.
+    """
     found = hub_file(name)
     if found is None:
         raise UserError(f"{name!r} is a path, not something to download; set GM_MODEL to it.")
-    from huggingface_hub import get_hf_file_metadata, hf_hub_download, hf_hub_url
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
 
     endpoint = os.environ.get("HF_ENDPOINT") or None
     target = found.local_path(models_dir)
+    part = Path(f"{target}.part")
     where = endpoint or "https://huggingface.co"
+    offline = "Without a network, download the GGUF elsewhere and set GM_MODEL to its path."
     try:
         metadata = get_hf_file_metadata(hf_hub_url(found.repo, found.file, endpoint=endpoint))
         if _checked(target, metadata.etag):
             return target
-        print(f"Downloading {found.repo}/{found.file} ({_gb(metadata.size)}) into {target.parent} ...")
-        downloaded = Path(hf_hub_download(found.repo, found.file, local_dir=models_dir / found.repo, endpoint=endpoint))
+        target.parent.mkdir(parents=True, exist_ok=True)
+        have = part.stat().st_size if part.is_file() else 0
+        if metadata.size is not None and have > metadata.size:  # another file's bytes: start again
+            have = 0
+        _room_for(target, found.file, (metadata.size or 0) - have)
+        resuming = f", resuming at {_gb(have)}" if have else ""
+        print(f"Downloading {found.repo}/{found.file} ({_gb(metadata.size)}{resuming}) into {target.parent} ...")
+        with part.open("r+b" if have else "wb") as file:
+            file.seek(have)
+            http_get(
+                metadata.location, file, resume_size=have, expected_size=metadata.size,
+                headers=build_hf_headers(), displayed_filename=found.file,
+            )  # fmt: skip
+            file.truncate()  # a server that ignored the range sent the file again from its start
     except (RepositoryNotFoundError, EntryNotFoundError):
         raise UserError(f"{where} has no file {found.file} in {found.repo} (or it is gated: set HF_TOKEN).") from None
-    except OSError as exc:  # no network, a refused connection, a full disk
-        raise UserError(
-            f"Cannot download from {where}: {exc}. Without a network, download the GGUF elsewhere "
-            "and set GM_MODEL to its path."
-        ) from None
-    except Exception as exc:  # huggingface_hub's own errors for a connection that fails (httpx's, wrapped)
-        if type(exc).__name__ in ("LocalEntryNotFoundError", "ConnectError", "ConnectTimeout", "HfHubHTTPError"):
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
             raise UserError(
-                f"Cannot download from {where}: {exc}. Without a network, download the GGUF elsewhere "
-                "and set GM_MODEL to its path."
+                f"No room to write {found.file} in {target.parent} ({exc.strerror}). Free some space, or set "
+                f"GM_MODELS_DIR to a bigger disk, and pull again: it resumes where it stopped."
             ) from None
+        raise UserError(f"Cannot download from {where}: {exc}. {offline}") from None  # no network, refused
+    except Exception as exc:  # huggingface_hub's own errors for a connection that fails (httpx's, wrapped)
+        if type(exc).__name__ in _CONNECTION_ERRORS:
+            raise UserError(f"Cannot download from {where}: {exc}. Pull again to resume. {offline}") from None
         raise
-    digest = sha256_of(downloaded)
+    digest = sha256_of(part)
     expected = _sha256_etag(metadata.etag)
     if expected is not None and digest != expected:
-        downloaded.unlink()
+        part.unlink()
         raise UserError(
             f"{found.file}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
         )
-    Path(f"{downloaded}.sha256").write_text(digest + "\n")
+    part.replace(target)
+    Path(f"{target}.sha256").write_text(digest + "\n")
     if expected is None:
         log.warning("The Hub gave no SHA-256 for %s; its size was checked only", found.file)
-    return downloaded
+    return target
+
+
+_CONNECTION_ERRORS = (
+    "LocalEntryNotFoundError", "ConnectError", "ConnectTimeout", "ReadTimeout", "RemoteProtocolError",
+    "HfHubHTTPError", "TimeoutException",
+)  # fmt: skip
+
+
+def _room_for(target: Path, file: str, size: int) -> None:
+    """Refuse a download the disk cannot hold before writing a byte of it."""
+    free = shutil.disk_usage(target.parent).free
+    if size > free:
+        raise UserError(
+            f"No room for {file} in {target.parent}: it needs {_gb(size)} more and {_gb(free)} is free. "
+            "Free some space, or set GM_MODELS_DIR to a bigger disk, and pull again."
+        )
 
 
 def sha256_of(path: Path) -> str:

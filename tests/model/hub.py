@@ -1,5 +1,6 @@
 """A stand-in for the Hugging Face Hub on 127.0.0.1: files at its URLs (/REPO/resolve/REVISION/FILE), with the
-headers huggingface_hub reads (the commit, the LFS ETag that is the file's SHA-256, the size) and ranges."""
+headers huggingface_hub reads (the commit, the LFS ETag that is the file's SHA-256, the size), ranges, and a
+connection that drops halfway on request."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeHub:
-    def __init__(self, files: dict[str, bytes], *, lie_about: set[str] = frozenset()):
+    def __init__(self, files: dict[str, bytes], *, lie_about: set[str] = frozenset(), cut: dict[str, int] = {}):  # noqa: B006
         self.files = files  # "owner/repo/file.gguf" -> content
         self.lie_about = lie_about  # files whose advertised SHA-256 is wrong
+        self.cut = dict(cut)  # files whose first GET breaks off after this many bytes
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, Range
         hub = self
 
@@ -50,7 +52,10 @@ class FakeHub:
                 if start:
                     self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
                 self.end_headers()
-                if body:
+                if body and (after := hub.cut.pop(f"{repo}/{name}", None)) is not None:
+                    self.wfile.write(data[start : start + after])  # then the connection drops
+                    self.close_connection = True
+                elif body:
                     self.wfile.write(data[start:])
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,6 +52,69 @@ def test_a_download_whose_sha256_differs_is_deleted_and_said(tmp_path: Path, mon
         with pytest.raises(UserError, match="SHA-256 .* it was deleted"):
             pull("hf:test/tiny/tiny.gguf", tmp_path)
     assert not (tmp_path / "test/tiny/tiny.gguf").exists()
+
+
+def test_a_download_cut_halfway_resumes_from_where_it_stopped(tmp_path: Path, monkeypatch):
+    # huggingface_hub writes in chunks of 10 MiB: the connection drops past the first, in the second.
+    big = bytes(range(256)) * 4096 * 24  # 24 MiB
+    with FakeHub({"test/tiny/tiny.gguf": big}, cut={"test/tiny/tiny.gguf": 15 * 2**20}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        path = pull("hf:test/tiny/tiny.gguf", tmp_path)
+        assert path.read_bytes() == big and not Path(f"{path}.part").exists()
+        ranges = [r[2] for r in hub.requests if r[0] == "GET"]
+        assert len(ranges) == 2 and ranges[0] is None
+        assert int(ranges[1].removeprefix("bytes=").rstrip("-")) >= 2**20, "resumed, not started again"
+
+
+def test_a_pull_left_unfinished_is_resumed_by_the_next_one(tmp_path: Path, monkeypatch):
+    """Ctrl-C (or a crash) leaves FILE.part; the next pull asks only for the rest."""
+    big = bytes(range(256)) * 4096
+    part = tmp_path / "test/tiny/tiny.gguf.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(big[:400_000])
+    with FakeHub({"test/tiny/tiny.gguf": big}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        assert pull("hf:test/tiny/tiny.gguf", tmp_path).read_bytes() == big
+        assert [r[2] for r in hub.requests if r[0] == "GET"] == ["bytes=400000-"]
+
+
+def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_used(tmp_path: Path, play_env):
+    big = bytes(range(256)) * 4096
+    script = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"  # a write past the limit fails instead of killing
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))\n"  # this process's disk holds 200 kB
+        "sys.argv = ['bot', 'model', 'pull', 'hf:test/tiny/tiny.gguf']\n"
+        "import runpy; runpy.run_module('bot', run_name='__main__')\n"
+    )
+    models = tmp_path / "models"
+    with FakeHub({"test/tiny/tiny.gguf": big}) as hub:
+        env = {**play_env, "HF_ENDPOINT": hub.url, "GM_MODELS_DIR": str(models)}
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")} | env
+        full = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300
+        )
+        assert full.returncode == 1 and "Traceback" not in full.stderr, full.stderr
+        assert full.stderr.strip().startswith("No room to write tiny.gguf in ") and "pull again" in full.stderr
+        target = models / "test/tiny/tiny.gguf"
+        assert not target.exists(), "the model's name appears only for a whole, checked file"
+        played = run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL="hf:test/tiny/tiny.gguf", **env)
+        assert played.returncode == 1 and "model pull hf:test/tiny/tiny.gguf" in played.stderr
+        again = run_bot("model", "pull", "hf:test/tiny/tiny.gguf", cwd=tmp_path, **env)
+        assert again.returncode == 0, again.stderr
+        assert target.read_bytes() == big
+        assert [r[2] for r in hub.requests if r[0] == "GET"][-1].startswith("bytes="), "it resumed"
+
+
+def test_a_download_the_disk_cannot_hold_is_refused_before_a_byte_is_fetched(tmp_path: Path, monkeypatch):
+    import shutil
+
+    with FakeHub({"test/tiny/tiny.gguf": GGUF}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setattr(shutil, "disk_usage", lambda _path: shutil._ntuple_diskusage(10**9, 10**9 - 100, 100))
+        with pytest.raises(UserError, match=r"No room for tiny.gguf in .*it needs .* more and .* is free"):
+            pull("hf:test/tiny/tiny.gguf", tmp_path)
+        assert not [r for r in hub.requests if r[0] == "GET"]
 
 
 def test_a_missing_file_and_no_network_are_one_clear_sentence(tmp_path: Path, monkeypatch):
