@@ -166,3 +166,91 @@ def test_the_terminal_plays_through_a_server(server: str, tmp_path: Path, play_e
     assert "GM:" in played.stdout or "The GM had nothing to say" in played.stdout, played.stdout
     wrong = run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_URL=server, GM_MODEL_NAME="nope", **play_env)
     assert wrong.returncode == 1 and "set GM_MODEL_NAME to one of them" in wrong.stderr
+
+
+class FaultyServer:
+    """An OpenAI-compatible server on 127.0.0.1 that answers garbage or stalls until told to behave."""
+
+    REPLY = "The lamp flickers and the stair creaks."
+
+    def __init__(self, mode: str):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.mode = mode  # "garbage", "stall" or "ok"
+        self.release = threading.Event()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, json.dumps({"data": [{"id": "gm"}]}).encode(), "application/json")
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                if server.mode == "stall":
+                    server.release.wait(60)  # a server that took the request and never answers
+                    return
+                if server.mode == "garbage":
+                    if body.get("stream"):
+                        self._send(200, b"data: {\"choices\": [{\"delta\": {\"cont\n\n", "text/event-stream")
+                    else:
+                        self._send(200, b"<html>502 Bad Gateway</html>", "text/html")
+                    return
+                if self.path.endswith("tokenize"):
+                    self._send(200, json.dumps({"tokens": list(range(len(body.get("content", "")) // 4))}).encode())
+                elif body.get("stream"):
+                    events = [{"choices": [{"delta": {"content": word + " "}}]} for word in server.REPLY.split()]
+                    events.append({"choices": [{"delta": {}, "finish_reason": "stop"}]})
+                    stream = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                    self._send(200, stream.encode(), "text/event-stream")
+                else:  # a structured call of the memory: an answer that fails validation, so it falls back
+                    answer = {"choices": [{"message": {"content": "{}"}}], "usage": {"prompt_tokens": 1}}
+                    self._send(200, json.dumps(answer).encode())
+
+            def _send(self, status: int, data: bytes, kind: str = "application/json") -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> FaultyServer:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("fault", ["garbage", "stall"])
+async def test_a_server_answering_garbage_or_stalling_fails_the_turn_and_the_retry_answers(
+    fault: str, tmp_path: Path, worlds_dir: Path
+):
+    with FaultyServer(fault) as faulty:
+        model = ServerModel(faulty.url, "gm", timeout=1)
+        store = await Store.open(tmp_path / "gm.sqlite3")
+        async with ModelWorker(model) as worker:
+            engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=40))
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            with pytest.raises(ModelFailed, match="your action is saved"):
+                await engine.act(game.id, "maya", "I climb the stair.")
+            assert [e.content for e in await engine.unanswered(game.id)] == ["I climb the stair."]
+            faulty.mode = "ok"
+            faulty.release.set()
+            result = await engine.retry(game.id)
+            assert result.text == FaultyServer.REPLY
+            assert await engine.unanswered(game.id) == []
+            await engine.close()
+        await store.close()
