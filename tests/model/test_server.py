@@ -195,7 +195,7 @@ class FaultyServer:
                     return
                 if server.mode == "garbage":
                     if body.get("stream"):
-                        self._send(200, b"data: {\"choices\": [{\"delta\": {\"cont\n\n", "text/event-stream")
+                        self._send(200, b'data: {"choices": [{"delta": {"cont\n\n', "text/event-stream")
                     else:
                         self._send(200, b"<html>502 Bad Gateway</html>", "text/html")
                     return
