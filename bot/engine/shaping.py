@@ -11,7 +11,9 @@ taken out here, a sentence at a time, before anyone sees it:
 - a line that speaks for a seated player (or for "User"/"Player") ends the
   reply; at the very start, where the model opens in the transcript's
   ``Maya: ...`` form, the label goes and the rest is judged as an opening;
-- a leading "GM:" or "Narrator:" of the model's own is taken off;
+- a leading "GM:" or "Narrator:" of the model's own is taken off, and so is
+  an opening line about the reply rather than the story ("Here's a
+  continuation of the game:", "Sure! Here is the next part:");
 - a sentence at the start that restates the action answered (most of its
   content words are the action's) is dropped, unless it is all the reply has;
 - a sentence the reply already said, or one of the last replies said, ends
@@ -38,6 +40,14 @@ ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's,
 ECHO_COVER = 0.8  # and that holds nearly all of the action's, restates it
 ECHO_MIN_WORDS = 4
 RECENT_REPLIES = 3
+# An opening line that talks about the reply, not the story: a chat model's preamble, ending in a colon.
+PREAMBLE_MAX = 140  # characters: a longer opening line is the story
+_PREAMBLE_START = re.compile(r"^\s*(?:sure|okay|ok|certainly|of course|here(?:'s| is| are| comes)|continu\w*)\b", re.I)
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:sure|okay|ok|certainly|of course)\b[^\n]{0,40}?[!.,]\s*)?"
+    r"(?:here(?:'s| is| are| comes)|continu\w*)\b[^\n]{0,80}:[ \t]*\n",
+    re.I,
+)
 
 
 def stop_sequences(players: Sequence[str]) -> list[str]:
@@ -102,6 +112,13 @@ class ReplyShaper:
         while not self.done:
             if not self._started and self._own.match(self._pending):
                 self._pending = self._own.sub("", self._pending, count=1)
+            if not self._started and (preamble := _PREAMBLE.match(self._pending)):
+                self.shaped.dropped.append(preamble.group(0).strip())
+                self._pending = self._pending[preamble.end() :]
+                continue
+            if not self._started and _PREAMBLE_START.match(self._pending) and "\n" not in self._pending[:PREAMBLE_MAX]:
+                if len(self._pending) < PREAMBLE_MAX:
+                    break  # it may be a preamble: wait for the end of its line
             line = self._players.match(self._pending) if not self._started or self._line_start else None
             if line is not None and not self._started:
                 # It opens in the transcript's "Name: ..." form: the label goes; what follows is judged like

@@ -87,3 +87,39 @@ def test_a_new_gm_line_further_on_ends_the_reply():
     text, shaper = _shape("The fog lifts.\nGM: The fog lifts again.\nMaya: I wave.")
     assert text == "The fog lifts." and shaper.done
     assert "\nGM:" in stop_sequences(["Maya"])
+
+
+def test_the_recorded_reply_from_the_issue_comes_out_as_narration():
+    """Turn 1 of Hollow Manor with the bundled model, as a new user met it: a preamble, the player's line with
+    an echo of the action, an NPC's line, and a loop."""
+    raw = (
+        "GM: Here's a continuation of the game:\n"
+        "- Maya: I walk up to the front door of the manor and knock. She sees a lamp lit in the hall.\n"
+        "Meg Wren: She was walking to the closet and she had no money.\n"
+        "I'm going to get it tomorrow.\n"
+        "I'm going to get it tomorrow.\n"
+    )
+    text, shaper = _shape(raw, players=["Maya"], actions=["I walk up to the front door of the manor and knock."])
+    assert text == (
+        "She sees a lamp lit in the hall.\n"
+        "Meg Wren: She was walking to the closet and she had no money.\n"
+        "I'm going to get it tomorrow."
+    )
+    assert shaper.shaped.speaks_for_players and shaper.shaped.echo and shaper.shaped.repeats
+    assert "Here's a continuation of the game:" in shaper.shaped.dropped
+
+
+def test_a_preamble_goes_but_a_line_of_the_story_ending_in_a_colon_stays():
+    assert _shape("Sure! Here is the next part:\nThe lamp gutters.")[0] == "The lamp gutters."
+    assert _shape("Here's what happens next:\nThe lamp gutters.", pieces=3)[0] == "The lamp gutters."
+    assert _shape("The note reads:\nMeet me at midnight.")[0] == "The note reads:\nMeet me at midnight."
+    assert _shape("Here the stair ends. A door waits.")[0] == "Here the stair ends. A door waits."
+    assert _shape("Sure enough, the door is locked.")[0] == "Sure enough, the door is locked."
+    # An opening that might be a preamble is held only for the length of one: a long line streams as usual.
+    shaper = ReplyShaper(["Maya"])
+    long = (
+        "Sure enough, the door is locked. The hall beyond is dark and cold. Rain drums on the high windows. "
+        "Somewhere above, a board creaks under a slow step. "
+    )
+    shown = shaper.feed(long + "A clock ")
+    assert shown == long.strip() and not shaper.done
