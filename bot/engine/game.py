@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import re
@@ -648,7 +649,8 @@ class Engine:
             again = await self._narrate(
                 game_id, turn, _nudged(context), max_tokens, on_text, guard=guard, shaping=shaping, retried=True
             )
-            return dataclasses.replace(again, first_text=again.first_text + waited)
+            stats = first.stats.then(again.stats) if first.stats is not None else again.stats
+            return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
         started = time.perf_counter()
         first_text: float | None = None
         pieces: list[str] = []
@@ -684,10 +686,11 @@ class Engine:
             stop=stop_sequences(shaping.names) if shaping is not None and shaping.enabled else (),
         )  # fmt: skip
         try:
-            async for piece in stream:
-                await take(shaper.feed(piece))
-                if shaper.done:
-                    break  # leaving the stream stops the model
+            async with contextlib.aclosing(aiter(stream)) as reading:
+                async for piece in reading:
+                    await take(shaper.feed(piece))
+                    if shaper.done:
+                        break  # leaving the stream stops the model (closing it waits for that)
             written = stream.stats.generated_tokens if stream.stats else 0
             rest = shaper.finish(cut_by_length=written >= max_tokens)
             empty = not rest.strip() and not "".join(pieces).strip()  # it stopped at once, at a player's line

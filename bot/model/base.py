@@ -46,6 +46,20 @@ class CallStats:
     def reuse(self) -> float:
         return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
+    def then(self, later: CallStats | None) -> CallStats:
+        """This call and a ``later`` one made for the same answer, as one: what both read, wrote and took."""
+        if later is None:
+            return self
+        return CallStats(
+            prompt_tokens=self.prompt_tokens + later.prompt_tokens,
+            reused_tokens=self.reused_tokens + later.reused_tokens,
+            evaluated_tokens=self.evaluated_tokens + later.evaluated_tokens,
+            generated_tokens=self.generated_tokens + later.generated_tokens,
+            first_token_seconds=self.seconds + later.first_token_seconds,
+            seconds=self.seconds + later.seconds,
+            state_restored=self.state_restored,
+        )
+
 
 class LanguageModel(ABC):
     """Generate text, stream it, generate JSON for a schema, count tokens.

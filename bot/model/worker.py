@@ -9,6 +9,7 @@ place among the maintenance jobs, and run again once nobody waits.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import threading
@@ -272,6 +273,8 @@ class ModelStream:
         self.stats: CallStats | None = None
 
     def __aiter__(self) -> AsyncIterator[str]:
+        """The pieces; close the iterator (``contextlib.aclosing``) when leaving early, so the model has
+        stopped and ``stats`` is set once the loop is left."""
         return self._pieces()
 
     async def _pieces(self) -> AsyncIterator[str]:
@@ -279,13 +282,19 @@ class ModelStream:
         loop = asyncio.get_running_loop()
         pieces: asyncio.Queue = asyncio.Queue()
         stop = threading.Event()
+        writing = False  # the model has written a piece: it stops within a token when told to
 
         def produce() -> None:
             try:
-                for piece in model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop):
-                    if stop.is_set():
-                        break
-                    loop.call_soon_threadsafe(pieces.put_nowait, piece)
+                written = model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop)
+                try:
+                    for piece in written:
+                        if stop.is_set():
+                            break
+                        loop.call_soon_threadsafe(pieces.put_nowait, piece)
+                finally:
+                    if hasattr(written, "close"):
+                        written.close()  # a reader that left early: the model stops, and records what it did
                 self.stats = model.last_call
             finally:
                 loop.call_soon_threadsafe(pieces.put_nowait, _DONE)
@@ -306,9 +315,15 @@ class ModelStream:
                 piece = getter.result()
                 if piece is _DONE:
                     break
+                writing = True
                 yield piece
             await job  # raise what the model raised, before or during the stream
         finally:
             stop.set()
+            if writing and not job.done():
+                # The reader left early: the model stops at its next token. Waiting for that keeps the call's
+                # figures (``stats``) and its time with the turn that made it.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(job)
             if not job.done():
-                job.cancel()
+                job.cancel()  # not waited for: still queued, it never runs; still reading its prompt, it ends alone

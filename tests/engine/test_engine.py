@@ -134,6 +134,20 @@ async def test_an_empty_reply_is_asked_for_once_more_and_never_stored(engine: En
     assert "Write what happens next, in new words" in scripted.last().prompt_text
 
 
+async def test_a_reply_that_only_echoes_the_action_is_asked_for_again_and_the_turn_counts_both_calls(
+    engine: Engine, scripted: ScriptedModel
+):
+    game = await _game_with(engine)
+    echo, answer = "You light the old brass lamp in the lamp room.", "The flame catches and the glass fills with gold."
+    scripted.enqueue(echo, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "I light the old brass lamp in the lamp room.", on_text=shown.append)
+    assert result.text == answer and "".join(shown) == answer, "the echo never reached the screen"
+    assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert result.model.generated_tokens == scripted.count_tokens(echo) + scripted.count_tokens(answer)
+    assert result.model.seconds >= result.model.first_token_seconds > 0
+
+
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     rolled = await engine.roll(game.id, "maya", "1d20+5")

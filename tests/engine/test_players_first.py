@@ -145,3 +145,48 @@ async def test_a_job_failing_on_the_same_input_is_parked_shown_and_retried_later
     await engine.memory.idle(game.id)
     assert (await engine.memory_status(game.id)).parked == []
     assert sum(1 for c in memory_model.calls if c.messages[0].content.startswith("You record the facts")) > again
+
+
+class EndlessModel(ScriptedModel):
+    """A GM that loops on one sentence and would go on writing until told to stop, a token every few ms."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed_at: float | None = None
+
+    def stream(self, messages, *, max_tokens, slot=None, stop=()):
+        import time
+
+        from bot.model.base import CallStats
+
+        started, written = time.perf_counter(), 0
+        try:
+            for piece in ["The fog ", "rolls in. ", "A gull cries. "] + ["The fog ", "rolls in. "] * 1000:
+                time.sleep(0.005)
+                written += 1
+                yield piece
+        finally:
+            self.closed_at = time.perf_counter()
+            self.last_call = CallStats(
+                prompt_tokens=100, reused_tokens=90, evaluated_tokens=10, generated_tokens=written,
+                first_token_seconds=0.005, seconds=self.closed_at - started,
+            )  # fmt: skip
+
+
+async def test_a_reply_the_rules_end_early_stops_the_model_and_keeps_its_figures_with_the_turn(
+    store: Store, worlds_dir
+):
+    import time
+
+    model = EndlessModel()
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=2000))
+        game = await start(engine, "Maya")
+        result = await engine.act(game.id, "maya", "I wait on the landing stage.")
+        returned = time.perf_counter()
+        assert result.text == "The fog rolls in. A gull cries."
+        assert model.closed_at is not None and model.closed_at <= returned, "the model stopped before the turn ended"
+        assert result.model is not None and 0 < result.model.generated_tokens < 50, "the call's figures are the turn's"
+        turn_jobs = [r for r in worker.records if r.label == engine.sessions[game.id].slot]
+        assert turn_jobs and all(r.ended_at <= returned for r in turn_jobs)
+        await engine.close()
