@@ -272,6 +272,12 @@ class LlamaModel(LanguageModel):
                 piece = chunk["choices"][0]["delta"].get("content")
                 if piece:
                     yield piece
+        except GeneratorExit:
+            # The reader left early (the reply rules ended the reply). llama-cpp-python saves a stream's state
+            # only once it is read to its end: keep it here, or the game's next turn reads its prompt cold.
+            chunks.close()
+            self._llama.keep_state()
+            raise
         finally:  # also when the caller stops reading early: the figures of what was done
             self._finish()
 

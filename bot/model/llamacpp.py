@@ -132,6 +132,11 @@ class GameLlama(llama_cpp.Llama):
             self.reading.generated += 1
             yield token
 
+    def keep_state(self) -> None:
+        """Save the state for this call's slot now (as the stock class does only at a stream's end)."""
+        if self.cache is not None:
+            self.cache[self.input_ids[: self.n_tokens].tolist()] = self.save_state()
+
     def save_state(self) -> llama_cpp.LlamaState:
         size = llama_cpp.llama_state_get_size(self._ctx.ctx)
         buffer = (ctypes.c_uint8 * int(size))()

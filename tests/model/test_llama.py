@@ -148,6 +148,30 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     assert second.evaluated_tokens < second.prompt_tokens // 3
 
 
+def test_a_games_state_is_kept_when_its_reply_is_left_early(llama: LlamaModel):
+    """The reply rules stop reading a reply at a player's line or a repeat; llama-cpp-python saves a stream's
+    state only when it is read to its end, so the game's next turn would read its prompt cold."""
+    chat = [
+        ChatMessage(role="system", content="You are the game master. " + "The ember road is long and hot. " * 30),
+        ChatMessage(role="user", content="Rook: I climb onto the wagon."),
+    ]
+    pieces = llama.stream(chat, max_tokens=64, slot="game:early")
+    next(pieces), next(pieces)
+    pieces.close()  # the reader leaves after two pieces
+    first = llama.last_call
+    assert first.generated_tokens < 64
+    llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
+    again = [
+        *chat,
+        ChatMessage(role="assistant", content="The wagon lurches."),
+        ChatMessage(role="user", content="Rook: I hold on."),
+    ]
+    "".join(llama.stream(again, max_tokens=8, slot="game:early"))
+    second = llama.last_call
+    assert second.state_restored, "the state saved when the reply was left came back"
+    assert second.reused_tokens >= first.prompt_tokens - 2, (second, first)
+
+
 def test_llama_cpps_device_registry_is_read_and_the_cpu_is_in_it():
     from bot.model.llama import backend_devices
 
