@@ -132,7 +132,8 @@ def pull(name: str, models_dir: Path) -> Path:
     where = endpoint or "https://huggingface.co"
     offline = "Without a network, download the GGUF elsewhere and set GM_MODEL to its path."
     try:
-        metadata = get_hf_file_metadata(hf_hub_url(found.repo, found.file, endpoint=endpoint))
+        url = hf_hub_url(found.repo, found.file, endpoint=endpoint)
+        metadata = get_hf_file_metadata(url)
         if _checked(target, metadata.etag):
             return target
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -144,8 +145,10 @@ def pull(name: str, models_dir: Path) -> Path:
         print(f"Downloading {found.repo}/{found.file} ({_gb(metadata.size)}{resuming}) into {target.parent} ...")
         with part.open("r+b" if have else "wb") as file:
             file.seek(have)
+            # From the Hub's own URL each time: it redirects to a fresh signed address on its file store (and
+            # the client drops the token on the way there).
             http_get(
-                metadata.location, file, resume_size=have, expected_size=metadata.size,
+                url, file, resume_size=have, expected_size=metadata.size,
                 headers=build_hf_headers(), displayed_filename=found.file,
             )  # fmt: skip
             file.truncate()  # a server that ignored the range sent the file again from its start
