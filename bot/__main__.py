@@ -66,8 +66,7 @@ def load_model(settings: Settings) -> LanguageModel:
             timeout=settings.model_timeout, parallel=settings.model_parallel,
         )  # fmt: skip
         server.check()
-        if settings.reply_tokens is None:
-            settings.reply_tokens = REPLY_TOKENS
+        settle_for_model(settings, server)
         return server
     if settings.model:
         from bot.model.catalog import model_file

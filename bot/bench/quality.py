@@ -36,7 +36,7 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
-from bot.engine.shaping import GENERIC_SPEAKERS, restates
+from bot.engine.shaping import GENERIC_SPEAKERS, ends_a_sentence, normal_form, restates, speaker_line
 from bot.memory.leaks import content_words, sentences
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
@@ -92,21 +92,19 @@ def score(text: str, action: str, players: Sequence[str], recent: Sequence[str],
     if not text:
         return ["empty"]
     faults = []
-    names = "|".join(re.escape(n) for n in [*players, *GENERIC_SPEAKERS])
-    if re.search(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{names})(?:\*\*)?[ \t]*:", text, re.IGNORECASE):
+    if speaker_line([*players, *GENERIC_SPEAKERS]).search(text):
         faults.append("speaks_for_players")
     said = sentences(text)
     if said and restates(_stems(said[0]), _stems(action)):
         faults.append("echo")
-    normal = [" ".join(stem for stem, _ in content_words(s)) for s in said]
-    before = {" ".join(stem for stem, _ in content_words(s)) for r in recent[-3:] for s in sentences(r)}
+    before = {normal_form(s) for r in recent[-3:] for s in sentences(r)}
     seen: set[str] = set()
-    for sentence in normal:
+    for sentence in map(normal_form, said):
         if sentence and (sentence in seen or sentence in before):
             faults.append("repeats")
             break
         seen.add(sentence)
-    if not re.search(r"([.!?…][\"'”’)\]*]*|\]\])\s*$", text):
+    if not ends_a_sentence(text):
         faults.append("cut_off")
     if not _stems(text) & (grounding | _stems(action) | _stems(" ".join(players))):
         faults.append("ungrounded")

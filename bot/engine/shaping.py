@@ -56,12 +56,14 @@ def stop_sequences(players: Sequence[str]) -> list[str]:
     return [f"\n{name}:" for name in names] + [f"\n**{name}**:" for name in players if name.strip()]
 
 
-def _speaker_line(names: Sequence[str]) -> re.Pattern[str]:
+def speaker_line(names: Sequence[str]) -> re.Pattern[str]:
+    """A line spoken for one of ``names``: ``Maya:``, ``- Maya:``, ``**Maya**:``."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{alternatives})(?:\*\*)?[ \t]*:", re.IGNORECASE)
 
 
-def _normal(sentence: str) -> str:
+def normal_form(sentence: str) -> str:
+    """A sentence's content words, stemmed: two sentences saying the same thing compare equal."""
     return " ".join(stem for stem, _ in content_words(sentence))
 
 
@@ -90,11 +92,11 @@ class ReplyShaper:
         self.enabled = enabled
         self.done = False  # the reply must end here: stop reading the model
         self.shaped = Shaped()
-        self._players = _speaker_line([*players, *GENERIC_SPEAKERS])
-        self._next_turn = _speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
+        self._players = speaker_line([*players, *GENERIC_SPEAKERS])
+        self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
-        self._actions = [set(_normal(a).split()) for a in actions if a.strip()]
-        self._said = {_normal(s) for reply in recent[-RECENT_REPLIES:] for s in sentences(reply)} - {""}
+        self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
+        self._said = {normal_form(s) for reply in recent[-RECENT_REPLIES:] for s in sentences(reply)} - {""}
         self._pending = ""
         self._started = False  # some text has been let through
         self._in_aside = 0
@@ -158,7 +160,7 @@ class ReplyShaper:
         self.done = True
         if not rest.strip():
             text = ""
-        elif cut_by_length and not _ends_a_sentence(rest) and (self._started or self._echoed):
+        elif cut_by_length and not ends_a_sentence(rest) and (self._started or self._echoed):
             self.shaped.cut_off = True
             self.shaped.dropped.append(rest.strip())
             text = ""
@@ -176,7 +178,7 @@ class ReplyShaper:
         if not sentence.strip():
             return ""
         self._in_aside += sentence.count("[[") - sentence.count("]]")
-        normal = _normal(sentence)
+        normal = normal_form(sentence)
         inside_aside = "[[" in sentence or self._in_aside > 0
         if not self._started and not inside_aside and self._restates_action(normal):
             self.shaped.echo = True
@@ -216,5 +218,5 @@ def restates(sentence: set[str], action: set[str]) -> bool:
     return shared >= ECHO_COVER * len(action) and shared >= ECHO_SHARE * len(sentence)
 
 
-def _ends_a_sentence(text: str) -> bool:
+def ends_a_sentence(text: str) -> bool:
     return bool(re.search(r"[.!?…][\"'”’)\]*]*\s*$", text)) or text.rstrip().endswith("]]")

@@ -127,6 +127,14 @@ def test_a_background_call_stops_between_generated_tokens(llama: LlamaModel):
     assert 0 < llama._llama.reading.generated < 64
 
 
+def _next_turn_after_background_work(llama: LlamaModel, chat: list, reply: str, action: str, *, slot: str):
+    """The game's next turn (its reply, then a new action), once background work has used the model; its figures."""
+    llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
+    again = [*chat, ChatMessage(role="assistant", content=reply), ChatMessage(role="user", content=action)]
+    "".join(llama.stream(again, max_tokens=8, slot=slot))
+    return llama.last_call
+
+
 def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     chat = [
         ChatMessage(role="system", content="You are the game master. " + "The manor is old and cold. " * 30),
@@ -134,14 +142,7 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     ]
     "".join(llama.stream(chat, max_tokens=8, slot="game:1"))
     first = llama.last_call
-    llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
-    again = [
-        *chat,
-        ChatMessage(role="assistant", content="It creaks."),
-        ChatMessage(role="user", content="Maya: I go in."),
-    ]
-    "".join(llama.stream(again, max_tokens=8, slot="game:1"))
-    second = llama.last_call
+    second = _next_turn_after_background_work(llama, chat, "It creaks.", "Maya: I go in.", slot="game:1")
     assert first.reused_tokens == 0 or first.reused_tokens < first.prompt_tokens
     assert second.state_restored, "the game's saved state came back after the other call"
     assert second.reused_tokens >= first.prompt_tokens - 2, (second, first)
@@ -160,14 +161,7 @@ def test_a_games_state_is_kept_when_its_reply_is_left_early(llama: LlamaModel):
     pieces.close()  # the reader leaves after two pieces
     first = llama.last_call
     assert first.generated_tokens < 64
-    llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
-    again = [
-        *chat,
-        ChatMessage(role="assistant", content="The wagon lurches."),
-        ChatMessage(role="user", content="Rook: I hold on."),
-    ]
-    "".join(llama.stream(again, max_tokens=8, slot="game:early"))
-    second = llama.last_call
+    second = _next_turn_after_background_work(llama, chat, "The wagon lurches.", "Rook: I hold on.", slot="game:early")
     assert second.state_restored, "the state saved when the reply was left came back"
     assert second.reused_tokens >= first.prompt_tokens - 2, (second, first)
 
