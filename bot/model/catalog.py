@@ -73,7 +73,13 @@ CATALOG: dict[str, CatalogModel] = {
 }  # fmt: skip
 
 HF_PREFIX = "hf:"
-_HF_FILE = re.compile(r"^hf:(?P<repo>[\w.-]+/[\w.-]+)/(?P<file>[\w./-]+\.gguf)$")
+HF_FORM = "a Hub file is written hf:OWNER/REPO/FILE.gguf"
+# The Hub's own rules for a repository id (huggingface_hub's validate_repo_id): each part starts with a letter
+# or digit, holds letters, digits, '.', '_' and '-', never '..' or '--', at most 96 characters.
+_REPO_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+# A file's path in the repository: folders and a name, none of them empty, '.', '..' or hidden.
+_FILE_PART = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,199}")
+MAX_FILE_PARTS = 8
 
 
 @dataclass(frozen=True)
@@ -81,8 +87,30 @@ class HubFile:
     repo: str
     file: str
 
+    def __post_init__(self) -> None:
+        _check_hub_file(self.repo, self.file)
+
     def local_path(self, models_dir: Path) -> Path:
-        return models_dir / self.repo / self.file
+        """Where the file lives: always inside ``models_dir``, at ``OWNER/REPO/FILE`` (checked, whatever the name)."""
+        path = models_dir.joinpath(*self.repo.split("/"), *self.file.split("/"))
+        if not path.resolve().is_relative_to(models_dir.resolve()):  # a link inside the folder that leads out
+            raise UserError(f"{self.repo}/{self.file} would be written outside {models_dir}; refused.")
+        return path
+
+
+def _check_hub_file(repo: str, file: str) -> None:
+    """Refuse a repository id or a file path that is not one the Hub could have, before it names a local path."""
+    owner, _, name = repo.partition("/")
+    parts = file.split("/")
+    sound_repo = all(_REPO_PART.fullmatch(part) and ".." not in part and "--" not in part for part in (owner, name))
+    sound_file = len(parts) <= MAX_FILE_PARTS and all(_FILE_PART.fullmatch(part) for part in parts)
+    if not (sound_repo and sound_file and file.endswith(".gguf")):
+        shown = f"{repo}/{file}"
+        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        raise UserError(
+            f"{shown!r} is not a file on the Hub: {HF_FORM}, where OWNER and REPO are letters, digits, '.', '_' "
+            "and '-', and FILE is a .gguf file's path in the repository (no '..', no empty or hidden parts)."
+        )
 
 
 def hub_file(name: str) -> HubFile | None:
@@ -90,20 +118,34 @@ def hub_file(name: str) -> HubFile | None:
     if name in CATALOG:
         return HubFile(CATALOG[name].repo, CATALOG[name].file)
     if name.startswith(HF_PREFIX):
-        match = _HF_FILE.match(name)
-        if match is None:
-            raise UserError(f"{name!r}: a Hub file is written hf:OWNER/REPO/FILE.gguf.")
-        return HubFile(match["repo"], match["file"])
-    if name.endswith(".gguf") or os.sep in name or Path(name).exists():
+        owner, _, rest = name.removeprefix(HF_PREFIX).partition("/")
+        repo_name, _, file = rest.partition("/")
+        if not (owner and repo_name and file):
+            shown = name if len(name) <= 80 else name[:79] + "…"
+            raise UserError(f"{shown!r}: {HF_FORM}.")
+        return HubFile(f"{owner}/{repo_name}", file)
+    if name.endswith(".gguf") or os.sep in name or _exists(Path(name)):
         return None
-    raise UserError(f"Unknown model {name!r}. Catalog: {', '.join(CATALOG)}; or hf:OWNER/REPO/FILE.gguf, or a path.")
+    shown = name if len(name) <= 80 else name[:79] + "…"
+    raise UserError(f"Unknown model {shown!r}. Catalog: {', '.join(CATALOG)}; or hf:OWNER/REPO/FILE.gguf, or a path.")
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long for the file system, say: nothing by that name
+        return False
 
 
 def model_file(name: str, models_dir: Path) -> Path:
     """The GGUF a ``GM_MODEL`` value stands for, which must be there already."""
     found = hub_file(name)
     path = found.local_path(models_dir) if found else Path(name).expanduser()
-    if not path.is_file():
+    try:
+        there = path.is_file()
+    except OSError as exc:
+        raise UserError(f"GM_MODEL: no model file there ({exc.strerror}).") from None
+    if not there:
         if found:
             raise UserError(f"{name} is not downloaded yet: python -m bot model pull {name}")
         raise UserError(f"GM_MODEL: no model file at {path}.")

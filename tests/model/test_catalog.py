@@ -149,3 +149,39 @@ def test_model_pull_from_the_command_line_and_then_play_with_it(tmp_path: Path, 
 
 def test_the_readme_lists_the_catalog_the_code_has():
     assert catalog_table() in (PROJECT / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hf:a/b//tmp/x.gguf",  # an absolute file part
+        "hf:a/b/../../../x.gguf",  # up out of the models folder
+        "hf:a/b/../../OWNER/REPO/FILE.gguf",  # over another model's file
+        "hf:../../x/y.gguf",  # a repo id that climbs
+        "hf:a/b/./x.gguf",
+        "hf:a/b/.hidden.gguf",
+        "hf:a/../b/x.gguf",
+        "hf:a/b/dir//x.gguf",
+        "hf:-a/b/x.gguf",
+        "hf:a/b--c/x.gguf" * 1,
+        "hf:a/b/" + "x" * 10_000 + ".gguf",  # too long a name for any file system
+        "hf:" + "a" * 10_000 + "/b/x.gguf",
+    ],
+)
+def test_a_hub_name_that_would_leave_the_models_folder_is_refused(tmp_path: Path, monkeypatch, name: str):
+    models = tmp_path / "data" / "models"
+    with FakeHub({}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        with pytest.raises(UserError, match="hf:OWNER/REPO/FILE.gguf") as refused:
+            pull(name, models)
+        assert len(str(refused.value)) < 400, "one clear line, not the whole name"
+        assert hub.requests == [], "nothing was asked of the Hub"
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert written == [], "nothing was written anywhere"
+
+
+def test_a_hub_file_is_always_inside_the_models_folder(tmp_path: Path):
+    models = tmp_path / "models"
+    for name in ("hf:owner/repo/model.gguf", "hf:owner/repo.v2/sub/dir/model-Q4_K_M.gguf", "mistral-7b"):
+        path = hub_file(name).local_path(models)
+        assert path.resolve().is_relative_to(models.resolve())
