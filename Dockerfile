@@ -75,9 +75,9 @@ ENV GM_DATABASE=/app/data/gm.sqlite3 \
     GM_WORLDS_DIR=/app/worlds
 VOLUME ["/app/data"]
 
-# Healthy while the bot holds its database (the flock on gm.sqlite3.lock, seen in /proc/locks without taking
+# Healthy while the bot holds its database (the flock on gm.sqlite3 itself, seen in /proc/locks without taking
 # it: start-up got that far and the process still has it) and the database opens read-only.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
-    CMD ["python", "-c", "import os, sqlite3, sys; db = os.environ['GM_DATABASE']; ino = os.stat(db + '.lock').st_ino; any(w.endswith(':%d' % ino) for w in open('/proc/locks').read().split()) or sys.exit('no process holds ' + db); sqlite3.connect('file:' + db + '?mode=ro', uri=True, timeout=5).execute('SELECT count(*) FROM sqlite_master').fetchone()"]
+    CMD ["python", "-c", "import os, sqlite3, sys; db = os.environ['GM_DATABASE']; ino = os.stat(db).st_ino; any('FLOCK' in line and line.split()[5].endswith(':%d' % ino) for line in open('/proc/locks')) or sys.exit('no process holds ' + db); sqlite3.connect('file:' + db + '?mode=ro', uri=True, timeout=5).execute('SELECT count(*) FROM sqlite_master').fetchone()"]
 
 CMD ["python", "-m", "bot", "run"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.store.lock import lock_holder
 from tests.conftest import FIXTURES
 
 TIMEOUT = 300
@@ -99,9 +100,9 @@ def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_e
         env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
     )  # fmt: skip
     try:
-        lock = Path(play_env["GM_DATABASE"] + ".lock")
+        database = Path(play_env["GM_DATABASE"])
         for _ in range(600):  # until the first process holds the database
-            if lock.exists() and lock.read_text().strip() == str(holder.pid):
+            if database.exists() and lock_holder(database.stat()) == holder.pid:
                 break
             time.sleep(0.05)
         second = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)

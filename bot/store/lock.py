@@ -1,13 +1,19 @@
 """One process per database: two bots on one file would answer every turn twice, or end each other's games.
 
-The lock is the operating system's (``flock`` on a file beside the
-database), so it goes with the process however it ends, a crash or
-``kill -9`` included: nothing stale is left to clear by hand.
+The lock is the operating system's ``flock`` on the database file itself,
+so it holds whatever path names the file: a symlink or a hard link to a
+database in use finds it locked. It goes with the process however it
+ends, a crash or ``kill -9`` included: nothing stale is left to clear by
+hand. ``flock`` and the byte-range locks SQLite takes on the same file are
+independent of each other on Linux, and the descriptor stays open until
+the database is closed: closing a descriptor of the file earlier would drop
+SQLite's own locks in this process.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from bot.errors import UserError
@@ -26,7 +32,7 @@ class DatabaseLock:
     """Held while this process uses ``database``: ``with DatabaseLock(path):``."""
 
     def __init__(self, database: Path):
-        self.path = database.with_name(database.name + ".lock")
+        self.database = database
         self._fd: int | None = None
 
     def __enter__(self) -> DatabaseLock:
@@ -39,23 +45,29 @@ class DatabaseLock:
     def acquire(self) -> None:
         if fcntl is None:
             return
-        database = self.path.with_suffix("")
+        database = self.database
+        if database.exists() and not database.is_file():
+            kind = "a folder" if database.is_dir() else "not a regular file"
+            raise UserError(f"The database path {database} is {kind}; set GM_DATABASE (or --db) to a file's path.")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            database.parent.mkdir(parents=True, exist_ok=True)
+            # An empty file is an empty SQLite database: creating it here lets the lock come first.
+            fd = os.open(database, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise UserError(f"Cannot open the database at {database}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise UserError(f"The database path {database} is not a regular file; set GM_DATABASE (or --db) to one.")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "?"
+            holder = lock_holder(os.fstat(fd))
             os.close(fd)
+            who = f" (pid {holder})" if holder else ""
             raise DatabaseInUse(
-                f"Another bot process (pid {holder}) is using {database}; stop it first, "
+                f"Another bot process{who} is using {database}; stop it first, "
                 "or give this one its own database with --db or GM_DATABASE."
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
         self._fd = fd
 
     def release(self) -> None:
@@ -63,3 +75,20 @@ class DatabaseLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def lock_holder(file: os.stat_result) -> int | None:
+    """The process holding a ``flock`` on ``file``, from Linux's ``/proc/locks``; ``None`` if that cannot be told."""
+    where = f"{os.major(file.st_dev):02x}:{os.minor(file.st_dev):02x}:{file.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (a waiting lock has "->" after the number)
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        if fields[5] == where and fields[4].isdigit():
+            return int(fields[4])
+    return None
