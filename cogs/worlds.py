@@ -117,7 +117,7 @@ class WorldsCog(TableCog):
 
     @world.command(name="reload", description="Read the world files again")
     async def world_reload(self, interaction: discord.Interaction) -> None:
-        errors = self.engine.worlds.reload()
+        errors = await self.engine.worlds.reload_in_thread()
         text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
         if errors:
             text += "\nLeft out:\n" + "\n".join(f"`{line}`" for e in errors for line in str(e).splitlines())

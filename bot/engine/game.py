@@ -27,7 +27,7 @@ from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
 from bot.memory.leaks import complete_sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
-from bot.model.base import CallStats, ChatMessage
+from bot.model.base import CallStats, ChatMessage, ModelUnavailable
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
@@ -59,6 +59,7 @@ REGENERATE = (
     "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
 )
 NO_GAME = "There is no game here; start one first."
+MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
 # Names the log and the prompt give to the game's own voices: a player by one of them would read as narration.
 RESERVED_NAMES = frozenset({"gm", "the gm", "game master", "the game master", "dm", "system", "narrator", "bot"})
 NAME_PATTERN = re.compile(r"[^\W_][\w '’.-]*")
@@ -598,22 +599,25 @@ class Engine:
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
         hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
         view = await self.memory.view(game, state, hot, await self.store.players(game.id), action, memory)
-        context = build_context(
-            world,
-            view,
-            action,
-            budget,
-            self.worker.count_tokens,
-            reply_words=max(30, budget.reply_tokens * 3 // 5),
-        )
-        context = squeeze_to_fit(context, budget.n_ctx, self.worker.count_tokens)
+        previous = self.sessions[game.id].last_prompt if remember else None
+        count = self.worker.count_tokens
+
+        def build() -> Context:
+            built = build_context(world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5))
+            built = squeeze_to_fit(built, budget.n_ctx, count)
+            if previous is not None:
+                built.trace.prefix_reuse = shared_prefix_share(previous, built.messages, count)
+            return built
+
+        try:  # counting tokens may wait on a tokenizer (a model server's): never on the loop
+            context = await asyncio.to_thread(build)
+        except ModelUnavailable as exc:
+            log.warning("Game %d: counting the prompt's tokens failed: %s", game.id, exc)
+            raise ModelFailed(MODEL_FAILED) from exc
         if not remember:
             return context
         if context.notes and action.id not in view.notes:  # kept with the action, so later prompts show it there
             await self.store.save_turn_notes(game.id, action.id, context.notes)
-        previous = self.sessions[game.id].last_prompt
-        if previous is not None:
-            context.trace.prefix_reuse = shared_prefix_share(previous, context.messages, self.worker.count_tokens)
         log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in context.messages))
         return context
 
@@ -699,7 +703,7 @@ class Engine:
             await take(rest)
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
-            raise ModelFailed("The GM could not answer just now; your action is saved. Try again.") from exc
+            raise ModelFailed(MODEL_FAILED) from exc
         if shaper.shaped.dropped:
             log.info("Game %d turn %d: taken out of the reply: %r", game_id, turn, shaper.shaped.dropped)
         if guard is not None and held and on_text is not None:

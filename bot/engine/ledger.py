@@ -209,7 +209,7 @@ class Ledger:
         if not any(e.kind is EntryKind.GM for e in fresh):
             return written
         # Behind by several turns (a busy table), the backlog is read in as few calls as fit, all of it.
-        for batch in in_batches(fresh, [self.worker.count_tokens(e.line) for e in fresh]):
+        for batch in in_batches(fresh, await self.worker.count_many([e.line for e in fresh])):
             written += await self._extract(game_id, world, batch, checked_through=batch[-1].id)
         return written
 

@@ -318,7 +318,7 @@ class MemoryKeeper:
             short_before = await self.store.summary(state.short_id)
             story_before = await self.store.summary(state.story_id)
             unsummarized = await self.store.log_between(game_id, state.folded_through)
-            tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
+            tokens = await self.worker.count_many([render_entry(e) for e in unsummarized])
             config = await self.settings.memory(game_id)
             chunks = plan_compaction(unsummarized, tokens, config, force=force)
             fill = await self.fill(game_id)
@@ -620,7 +620,7 @@ class MemoryKeeper:
     async def trigger(self, game_id: int):
         state = await self.store.memory_state(game_id)
         unsummarized = await self.store.log_between(game_id, state.folded_through)
-        tokens = [self.worker.count_tokens(render_entry(e)) for e in unsummarized]
+        tokens = await self.worker.count_many([render_entry(e) for e in unsummarized])
         return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
 
 

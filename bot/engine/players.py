@@ -58,7 +58,7 @@ class PlayerMemories:
         entries = await self.store.log_between(game.id, after)
         if not entries and not redo:
             return False
-        batches = material(entries, player, after, self.worker.count_tokens)
+        batches = await asyncio.to_thread(material, entries, player, after, self.worker.count_tokens)
         if not batches and not redo:
             return False
         summary, facts = (base.summary, base.facts) if base else ("Nothing yet.", ())

@@ -10,6 +10,7 @@ anywhere else. Its default settings live beside them (see
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
 
@@ -21,6 +22,9 @@ from bot.worlds import World, WorldFileError, WorldLibrary, world_from_text
 log = logging.getLogger(__name__)
 
 MAX_SERVER_WORLDS = 25  # a server's own worlds; an autocomplete shows 25
+# All of a server's own world files together: every server's are read at start, so one server may not make
+# that slow for all. A shipped world is about 20 KB.
+MAX_SERVER_WORLD_BYTES = 2 * 2**20
 WORLD_PREFIX = "world:"
 
 
@@ -38,21 +42,19 @@ class Servers:
         self._hidden: dict[str, set[str]] = {}  # server -> shipped worlds it hides
 
     async def load(self) -> None:
-        """Read every server's worlds from the database; one that no longer passes the checker is left out."""
+        """Read every server's worlds from the database, parsed in a thread (the loop serves other servers
+        meanwhile); one that no longer passes the checker, or past its server's size limit, is left out."""
+        scopes = await self.store.scopes("server:")
         worlds: dict[str, dict[str, World]] = {}
         hidden: dict[str, set[str]] = {}
-        for scope, values in (await self.store.scopes("server:")).items():
+        for scope, values in scopes.items():
             server = scope.removeprefix("server:")
             hidden[server] = set(values.get("hidden_worlds", []))
-            for key, text in values.items():
-                if not key.startswith(WORLD_PREFIX):
-                    continue
-                try:
-                    world = world_from_text(text, Path(f"{key.removeprefix(WORLD_PREFIX)}.yaml"))
-                except WorldFileError as exc:
-                    log.warning("Server %s: world left out: %s", server, exc)
-                    continue
-                worlds.setdefault(server, {})[world.id] = world
+            texts = {
+                key.removeprefix(WORLD_PREFIX): text for key, text in values.items() if key.startswith(WORLD_PREFIX)
+            }
+            if texts:
+                worlds[server] = await asyncio.to_thread(_parse_server_worlds, server, texts)
         self._worlds, self._hidden = worlds, hidden
 
     # What a server sees
@@ -102,10 +104,21 @@ class Servers:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise WorldFileError(where, [f"(file): not UTF-8 text (byte {exc.start})"]) from None
-        world = world_from_text(text, where)
+        world = await asyncio.to_thread(world_from_text, text, where)  # a big file takes a while: not on the loop
         own = self._worlds.get(server, {})
         if world.id not in own and len(own) >= MAX_SERVER_WORLDS:
             raise UserError(f"This server has {len(own)} worlds of its own, the most it may; /world remove one first.")
+        stored = await self.store.settings(server_scope(server))
+        others = sum(
+            len(str(v).encode())
+            for k, v in stored.items()
+            if k.startswith(WORLD_PREFIX) and k != WORLD_PREFIX + world.id
+        )
+        if others + len(data) > MAX_SERVER_WORLD_BYTES:
+            raise UserError(
+                f"This server's worlds would come to {others + len(data):,} bytes, more than the "
+                f"{MAX_SERVER_WORLD_BYTES:,} a server may keep; /world remove one first."
+            )
         await self.store.set_setting(server_scope(server), WORLD_PREFIX + world.id, text)
         self._worlds.setdefault(server, {})[world.id] = world
         log.info("Server %s: world %s added (%d bytes)", server, world.id, len(data))
@@ -144,3 +157,21 @@ class Servers:
             await self.store.delete_setting(server_scope(server), "gm_role")
         else:
             await self.store.set_setting(server_scope(server), "gm_role", role_id)
+
+
+def _parse_server_worlds(server: str, texts: dict[str, str]) -> dict[str, World]:
+    """A server's stored world texts, checked as at upload, within its size limit; the rest left out and logged."""
+    worlds: dict[str, World] = {}
+    size = 0
+    for name, text in sorted(texts.items()):
+        size += len(text.encode())
+        if size > MAX_SERVER_WORLD_BYTES:
+            log.warning("Server %s: world %s left out: the server's worlds pass %d bytes", server, name, size)
+            continue
+        try:
+            world = world_from_text(text, Path(f"{name}.yaml"))
+        except WorldFileError as exc:
+            log.warning("Server %s: world left out: %s", server, exc)
+            continue
+        worlds[world.id] = world
+    return worlds

@@ -15,6 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.errors import UserError
+
 
 class ChatMessage(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -24,6 +26,11 @@ class ChatMessage(BaseModel):
 
 
 Messages = Sequence[ChatMessage]
+
+
+class ModelUnavailable(UserError):
+    """The model cannot be reached or used just now (a model server down, its tokenizer failing): the turn is
+    kept for /retry. The message is for the log and admins; it may name where the model runs."""
 
 
 class Interrupted(Exception):  # noqa: N818 - a signal, not an error

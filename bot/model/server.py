@@ -34,15 +34,14 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from bot.errors import UserError
-from bot.model.base import CallStats, LanguageModel, Messages
+from bot.model.base import CallStats, LanguageModel, Messages, ModelUnavailable
 
 log = logging.getLogger(__name__)
 
 BACKOFF = (0.5, 1.0, 2.0)  # seconds before each retry
 
 
-class ServerError(UserError):
+class ServerError(ModelUnavailable):
     """The model server cannot be used; the message says what to check."""
 
 

@@ -200,8 +200,14 @@ class ModelWorker:
         return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop)
 
     def count_tokens(self, text: str) -> int:
+        """Tokens of ``text``; it may block (a model server's tokenizer is a request): not for the event loop,
+        where :meth:`count_many` is."""
         # Tokenizing reads only the vocabulary, so it needs no turn in the queue.
         return self.model.count_tokens(text)
+
+    async def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each text, counted in a thread: the loop never waits on a tokenizer."""
+        return await asyncio.to_thread(lambda: [self.model.count_tokens(text) for text in texts])
 
     def busy_seconds(self, priority: Priority | None = None) -> float:
         """Model time of the finished jobs kept in ``records`` (of one priority, if given)."""

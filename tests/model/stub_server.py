@@ -1,0 +1,133 @@
+"""A stand-in for an OpenAI-compatible model server on 127.0.0.1, misbehaving on request.
+
+It answers ``/v1/models``, ``/v1/chat/completions`` (streamed or whole), llama.cpp's ``/tokenize`` and
+``/v1/embeddings``, and records every request with its headers. What it does wrong is set by its attributes,
+which a test may change while it runs.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class StubServer:
+    REPLY = "The lamp flickers and the stair creaks."
+
+    def __init__(self, name: str = "gm"):
+        self.name = name
+        self.reply = self.REPLY
+        self.tokenize_seconds = 0.0  # a slow tokenizer
+        self.tokenize_status = 200  # a failing one: 500
+        self.stream = "whole"  # "whole", "cut" (no finish reason, no [DONE]), "endless" (ignores max_tokens)
+        self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape
+        self.redirect_to: str | None = None  # answer every request with a 307 to this base URL
+        self.pad_bytes = 0  # bytes of padding in each JSON answer: a huge answer
+        self.requests: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
+        self.written_words = 0  # words sent in streamed replies
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                stub.requests.append(("GET", self.path, dict(self.headers)))
+                if self._redirected():
+                    return
+                self._json(stub.models)
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                stub.requests.append(("POST", self.path, dict(self.headers)))
+                if self._redirected():
+                    return
+                if self.path.endswith("tokenize"):
+                    time.sleep(stub.tokenize_seconds)
+                    if stub.tokenize_status != 200:
+                        self._json({"error": {"message": "tokenizer failed"}}, status=stub.tokenize_status)
+                        return
+                    self._json({"tokens": list(range(max(1, len(body.get("content", "")) // 4)))})
+                elif self.path.endswith("embeddings"):
+                    texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                    data = [{"index": i, "embedding": _vector(text)} for i, text in enumerate(texts)]
+                    self._json({"data": data, "model": stub.name})
+                elif body.get("stream"):
+                    self._stream(body)
+                else:
+                    answer = {"choices": [{"message": {"content": stub.reply}, "finish_reason": "stop"}]}
+                    self._json({**answer, "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+
+            def _redirected(self) -> bool:
+                if stub.redirect_to is None:
+                    return False
+                self.send_response(307)
+                self.send_header("Location", stub.redirect_to.rstrip("/") + self.path.removeprefix("/v1"))
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return True
+
+            def _json(self, payload: object, *, status: int = 200) -> None:
+                data = json.dumps(payload).encode()
+                if stub.pad_bytes and isinstance(payload, dict):
+                    data = data[:-1] + b', "pad": "' + b"x" * stub.pad_bytes + b'"}'
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, body: dict) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                words = stub.reply.split()
+                try:
+                    if stub.stream == "endless":
+                        n = 0
+                        while True:  # far past max_tokens, until the client hangs up
+                            self._event({"choices": [{"delta": {"content": f"word{n} "}}]})
+                            n += 1
+                    for word in words:
+                        self._event({"choices": [{"delta": {"content": word + " "}}]})
+                    if stub.stream == "cut":
+                        return  # the server died: no finish reason, no [DONE]
+                    self._event({"choices": [{"delta": {}, "finish_reason": "stop"}]})
+                    self.wfile.write(b"data: [DONE]\n\n")
+                except OSError:
+                    pass
+
+            def _event(self, event: dict) -> None:
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+                stub.written_words += 1
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.root = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = self.root + "/v1"
+
+    def __enter__(self) -> StubServer:
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def paths(self) -> list[str]:
+        return [path for _, path, _ in self.requests]
+
+
+def _vector(text: str, dimension: int = 8) -> list[float]:
+    """A stable stand-in embedding: letters counted into ``dimension`` buckets."""
+    vector = [0.0] * dimension
+    for character in text.lower():
+        vector[ord(character) % dimension] += 1.0
+    return vector
