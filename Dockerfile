@@ -65,8 +65,10 @@ COPY pyproject.toml README.md ./
 COPY bot ./bot
 COPY cogs ./cogs
 COPY worlds ./worlds
+COPY scripts/files-only.txt ./scripts/
 RUN pip install -q --no-deps --no-build-isolation -e . \
     && pip check \
+    && pip install -q --no-deps -r scripts/files-only.txt \
     && python -m compileall -q bot cogs
 
 USER 10001:10001

@@ -27,11 +27,11 @@ lint: $(VENV)/.installed-test
 check: $(VENV)/.installed
 	$(BIN)/python -m bot check
 
-$(VENV)/.installed: pyproject.toml scripts/install
+$(VENV)/.installed: pyproject.toml scripts/install scripts/files-only.txt
 	PYTHON=$(PYTHON) sh scripts/install $(VENV)
 	touch $@
 
-$(VENV)/.installed-test: pyproject.toml scripts/install
+$(VENV)/.installed-test: pyproject.toml scripts/install scripts/files-only.txt
 	PYTHON=$(PYTHON) sh scripts/install $(VENV) test
 	touch $@ $(VENV)/.installed
 

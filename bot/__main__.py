@@ -28,6 +28,7 @@ from bot.errors import UserError
 from bot.memory.config import fitted
 from bot.memory.context import frozen_tokens
 from bot.model.base import LanguageModel
+from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import Game, LogEntry, Store
@@ -94,6 +95,52 @@ def load_model(settings: Settings) -> LanguageModel:
     model = LlamaModel(config)
     settle_for_model(settings, model)
     return model
+
+
+def load_embedder(settings: Settings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
+    """The embedding model ``GM_EMBED_MODEL`` names, or ``None`` and why (recall then goes by words alone).
+
+    A model that does not load never stops the bot: the reason is logged once and shown in /memory-status.
+    """
+    from bot.model import minilm
+    from bot.model.catalog import EMBEDDING_CATALOG, model_file
+    from bot.model.embedding import LlamaEmbedder, ServerEmbedder
+
+    choice = (settings.embed_model or "").strip()
+    if choice.lower() == "none":
+        return None, None
+    try:
+        if choice.startswith("server:"):
+            from bot.model.server import ServerModel
+
+            if not settings.model_url:
+                raise UserError("GM_EMBED_MODEL=server:NAME takes the embeddings of GM_MODEL_URL's server; set it")
+            server = model if isinstance(model, ServerModel) else _server_model(settings, choice)
+            return ServerEmbedder(server, choice.removeprefix("server:")), None
+        if not choice:
+            path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
+        else:
+            path, entry = model_file(choice, settings.models_dir), EMBEDDING_CATALOG.get(choice)
+            name = entry.name if entry else path.stem
+            prefixes = (entry.query_prefix, entry.document_prefix) if entry else ("", "")
+        embedder = LlamaEmbedder(
+            path, name=name, n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
+            query_prefix=prefixes[0], document_prefix=prefixes[1],
+        )  # fmt: skip
+    except (UserError, OSError, ValueError, RuntimeError) as exc:
+        reason = f"the embedding model {choice or minilm.NAME} is unavailable ({exc})"
+        return None, reason
+    log.info("Recall by meaning with %s (%d dimensions, %s)", embedder.name, embedder.dimension, embedder.placement)
+    return embedder, None
+
+
+def _server_model(settings: Settings, choice: str):
+    from bot.model.server import ServerModel
+
+    return ServerModel(
+        settings.model_url, choice.removeprefix("server:"), api_key=settings.model_api_key,
+        timeout=settings.model_timeout,
+    )  # fmt: skip
 
 
 def settle_for_model(settings: Settings, model: LanguageModel) -> None:
@@ -165,7 +212,11 @@ class App:
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings, *, worlds: WorldLibrary | None = None, model: LanguageModel | None = None
+    settings: Settings,
+    *,
+    worlds: WorldLibrary | None = None,
+    model: LanguageModel | None = None,
+    embedder: Embedder | None = None,
 ) -> AsyncIterator[App]:
     """Everything a front end needs, opened in order and closed in reverse."""
     if worlds is None:
@@ -182,9 +233,15 @@ async def open_app(
                 backups = asyncio.create_task(
                     back_up_every(settings.database, settings.backup_hours, settings.backup_keep)
                 )
+            unavailable = None
+            if embedder is None:
+                embedder, unavailable = await asyncio.to_thread(load_embedder, settings, model)
             async with ModelWorker(model) as worker:
-                engine = Engine(store, worker, worlds, engine_config(settings))
-                await engine.servers.load()
+                engine = Engine(
+                    store, worker, worlds, engine_config(settings), embedder=embedder,
+                    embedder_unavailable=unavailable,
+                )  # fmt: skip
+                await engine.start()
                 try:
                     yield App(settings, store, worker, engine)
                 finally:

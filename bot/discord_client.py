@@ -55,7 +55,7 @@ class GameMasterBot(commands.Bot):
         for module in cog_modules():
             await self.load_extension(module)
             log.info("Loaded %s", module)
-        await self.engine.servers.load()
+        await self.engine.start()
         await self.sync_commands(force=self.force_sync)
 
     async def sync_commands(self, *, force: bool = False) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
-from bot.memory.context import GM_ONLY_LAYERS, ContextTrace
+from bot.memory.context import GM_ONLY_LAYERS, ContextTrace, LayerTrace
 from bot.store import Fact, PlayerMemory
 
 BAR_WIDTH = 20
@@ -71,6 +71,7 @@ def status_text(status: MemoryStatus) -> str:
     lines.append(f"Last compaction: {when}" + (" (upkeep running)" if status.upkeep_running else ""))
     if status.model:
         lines.append(f"Model: {status.model}")
+    lines.append(f"Recall: {meaning_line(status)}")
     if status.last_turn is not None:
         lines.append(f"Last turn: {last_turn(status)}")
     elif status.cache_reuse is not None:
@@ -84,6 +85,26 @@ def status_text(status: MemoryStatus) -> str:
     return "\n".join(lines)
 
 
+def shown_items(trace: ContextTrace, layer: LayerTrace, limit: int) -> str:
+    """A layer's items as /recall lists them; a recalled fragment says which index found it."""
+    names = [f"{ref} ({trace.found_by[ref]})" if ref in trace.found_by else ref for ref in layer.items[:limit]]
+    return ", ".join(names) + (" ..." if len(layer.items) > limit else "")
+
+
+def meaning_line(status: MemoryStatus) -> str:
+    """How recall finds fragments: by meaning with which model, and how much of the game is embedded."""
+    meaning = status.meaning
+    if meaning is None or meaning.model is None:
+        why = f" ({meaning.problem})" if meaning is not None and meaning.problem else ""
+        return f"by words alone{why}"
+    waiting = f", {meaning.waiting} waiting" if meaning.waiting else ""
+    problem = f"; {meaning.problem}" if meaning.problem else ""
+    return (
+        f"by words and by meaning, with {meaning.model} ({meaning.placement}): {meaning.embedded} fragments "
+        f"embedded{waiting}{problem}"
+    )
+
+
 def trace_text(trace: ContextTrace | None, *, show_secrets: bool = True) -> str:
     if trace is None:
         return "No turn has been played yet."
@@ -95,7 +116,7 @@ def trace_text(trace: ContextTrace | None, *, show_secrets: bool = True) -> str:
             continue
         line = f"  {layer.name:<9} {bar(layer.tokens, layer.budget)}"
         if layer.items:
-            line += f"  in: {', '.join(layer.items[:12])}" + (" ..." if len(layer.items) > 12 else "")
+            line += f"  in: {shown_items(trace, layer, 12)}"
         if layer.left_out:
             line += f"  left out: {', '.join(layer.left_out[:12])}" + (" ..." if len(layer.left_out) > 12 else "")
         lines.append(line)

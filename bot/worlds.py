@@ -13,7 +13,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
@@ -105,11 +105,19 @@ class LoreEntry(_Strict):
     always_on: bool = False
     priority: int = Field(default=50, ge=0, le=100)
     content: Text
+    match: Literal["keys", "meaning", "both"] = Field(
+        default="keys",
+        description="Fire on a key said (keys), when the scene means what the entry is about (meaning), or both.",
+    )
+    threshold: float = Field(
+        default=0.45, ge=0.0, le=1.0,
+        description="For match by meaning: how close (cosine) the scene must come to the entry's content to fire it.",
+    )  # fmt: skip
 
     @model_validator(mode="after")
     def _fires_somehow(self) -> LoreEntry:
-        if not self.keys and not self.always_on:
-            raise ValueError("a lore entry needs keys, or always_on: true")
+        if not self.keys and not self.always_on and self.match == "keys":
+            raise ValueError("a lore entry needs keys, or always_on: true, or match: meaning")
         if self.secondary_keys and not self.keys:
             raise ValueError("secondary_keys only narrow keys; give keys as well")
         return self

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import discord
 
 from bot.memory.context import GM_ONLY_LAYERS
-from bot.reports import last_turn, next_compaction
+from bot.reports import last_turn, meaning_line, next_compaction, shown_items
 
 # Discord's limits (https://discord.com/developers/docs/resources/message, embed limits).
 LIMIT = 2000  # characters in a message's content
@@ -217,6 +217,7 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
     embed.add_field(name="Compaction", value=_clip(f"Next: {next_compaction(status)}. Last: {last}."), inline=False)
     if status.model:
         embed.add_field(name="Model", value=_clip(status.model), inline=False)
+    embed.add_field(name="Recall", value=_clip(meaning_line(status)), inline=False)
     if status.last_turn is not None:
         embed.add_field(name="Last turn", value=_clip(last_turn(status)), inline=False)
     if status.parked:
@@ -245,7 +246,7 @@ def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
             continue
         value = _bar(layer.tokens, layer.budget)
         if layer.items:
-            value += f"\nin: {', '.join(layer.items[:15])}" + (" …" if len(layer.items) > 15 else "")
+            value += f"\nin: {shown_items(trace, layer, 15)}"
         if layer.left_out:
             value += f"\nleft out: {', '.join(layer.left_out[:15])}" + (" …" if len(layer.left_out) > 15 else "")
         embed.add_field(name=layer.name, value=_clip(value), inline=False)

@@ -34,6 +34,7 @@ from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
 from bot.memory.context import Budget, MemoryView, build_context
 from bot.model.base import ChatMessage
+from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
@@ -72,21 +73,31 @@ class PlaceholderSummaries(ScriptedModel):
 
 
 class MemoryRetriever:
-    """Feeds conversations into games and answers the harness from the context builder."""
+    """Feeds conversations into games and answers the harness from the context builder.
 
-    def __init__(self, settings: Settings, count_tokens, store: Store, loop: asyncio.AbstractEventLoop):
+    With an ``embedder`` the memory recalls by meaning beside the words; :meth:`words_alone` answers from the
+    same games without it, and :meth:`meaning_alone` from the vectors alone.
+    """
+
+    def __init__(
+        self, settings: Settings, count_tokens, store: Store, loop: asyncio.AbstractEventLoop,
+        embedder: Embedder | None = None,
+    ):  # fmt: skip
         self.count = count_tokens
         self.store = store
         self.loop = loop
+        self.embedder = embedder
         self.worker = ModelWorker(PlaceholderSummaries(count_tokens))
         self.config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
         self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
+        self.plain: dict[str, Engine] = {}  # the same games, recalled by words alone
 
     async def ingest(self, conv: Conversation, worlds_dir: Path) -> None:
         world = conversation_world(conv)
         library = WorldLibrary(worlds_dir)
         library.worlds[world.id] = world
-        engine = Engine(self.store, self.worker, library, self.config)
+        engine = Engine(self.store, self.worker, library, self.config, embedder=self.embedder)
+        self.plain[conv.id] = Engine(self.store, self.worker, library, self.config)
         game = (await self.store.create_game(f"locomo:{conv.id}", world.id)).id
         players = {
             name: await self.store.add_player(game, name.casefold(), name) for name in (conv.speaker_a, conv.speaker_b)
@@ -106,13 +117,39 @@ class MemoryRetriever:
                 )  # fmt: skip
                 dia_of[entry.id] = turn.dia_id
         await engine.memory.compact(game)  # closed chunks only, as upkeep would after the last turn
+        await engine.meaning.idle()  # every turn embedded, as the background does between turns
         self.games[conv.id] = (engine, game, dia_of)
 
     def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
         return self.loop.run_until_complete(self._retrieve(conv, question, budget))
 
-    async def _retrieve(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
+    def words_alone(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
+        return self.loop.run_until_complete(self._retrieve(conv, question, budget, self.plain[conv.id]))
+
+    def meaning_alone(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
+        """Turns by closeness in meaning to the question, each added if its tokens still fit in the budget."""
         engine, game, dia_of = self.games[conv.id]
+
+        async def nearest():
+            query = await engine.meaning.query(question.text)
+            return await engine.meaning.search(game, query, 400)
+
+        chosen, used = [], 0
+        for hit in self.loop.run_until_complete(nearest()):
+            if used >= budget or not hit.ref.startswith("entry:"):
+                continue
+            dia = dia_of.get(int(hit.ref.split(":")[1]))
+            cost = self.count(hit.text)
+            if dia and used + cost <= budget:
+                chosen.append(dia)
+                used += cost
+        return Retrieved(dia_ids=frozenset(chosen), tokens=used)
+
+    async def _retrieve(
+        self, conv: Conversation, question: Question, budget: int, engine: Engine | None = None
+    ) -> Retrieved:
+        meaning, game, dia_of = self.games[conv.id]
+        engine = engine or meaning
         world = engine.worlds.get("locomo")
         action = LogEntry(id=0, game_id=game, turn=0, kind=EntryKind.ACTION, author=ASKER,
                           content=question.text, created_at="2026-01-01T00:00:00Z")  # fmt: skip
@@ -127,7 +164,7 @@ class MemoryRetriever:
 
 
 def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_model, settle_for_model
+    from bot.__main__ import load_embedder, load_model, settle_for_model
 
     if not path.is_file():
         raise UserError(f"No LoCoMo file at {path}.")
@@ -137,22 +174,33 @@ def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
     settle_for_model(settings, tokenizer)
     count = functools.lru_cache(maxsize=500_000)(tokenizer.count_tokens)
+    embedder, unavailable = load_embedder(settings)
     loop = asyncio.new_event_loop()
     with tempfile.TemporaryDirectory() as tmp:
         store = loop.run_until_complete(Store.open(Path(tmp) / "locomo.sqlite3"))
-        memory = MemoryRetriever(settings, count, store, loop)
+        memory = MemoryRetriever(settings, count, store, loop, embedder)
         try:
             loop.run_until_complete(_start(memory.worker))
             for conv in conversations:
                 loop.run_until_complete(memory.ingest(conv, Path(tmp)))
-            results = evaluate(conversations, {"memory": memory, "bm25": bm25_retriever(count)}, budgets)
+            retrievers = {"memory": memory}
+            if embedder is not None:
+                retrievers["memory_words"] = memory.words_alone
+            retrievers["bm25"] = bm25_retriever(count)
+            if embedder is not None:
+                retrievers["meaning"] = memory.meaning_alone
+            results = evaluate(conversations, retrievers, budgets)
         finally:
+            for engine, _, _ in memory.games.values():
+                loop.run_until_complete(engine.close())
             loop.run_until_complete(memory.worker.close())
             loop.run_until_complete(store.close())
             loop.close()
+    meaning = f"recall by meaning with {embedder.name}" if embedder else f"words alone ({unavailable or 'none set'})"
     out.write(
         f"bench locomo: {path.name}, {len(conversations)} conversations; tokens counted with {tokenizer.name}; "
-        "'memory' is this memory's context (hot window and recalled turns), 'bm25' plain BM25 over single turns.\n"
+        f"{meaning}. 'memory' is this memory's context (hot window and recalled turns), 'memory_words' the same "
+        "without the embedding index, 'bm25' plain BM25 over single turns, 'meaning' single turns by meaning alone.\n"
     )
     print_results(results, out, budgets)
     return results.figures(budgets)

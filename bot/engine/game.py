@@ -16,6 +16,7 @@ from bot import dice
 from bot.cleantext import clean_text
 from bot.engine.guard import LeakGuards, TurnGuard
 from bot.engine.ledger import Ledger, LoreListing, PinResult
+from bot.engine.meaning import MeaningIndex
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.servers import Servers
 from bot.engine.session import Sessions
@@ -28,6 +29,7 @@ from bot.memory.context import Budget, Context, ContextTrace, build_context, sha
 from bot.memory.leaks import complete_sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage, ModelUnavailable
+from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
@@ -181,17 +183,26 @@ class ModelFailed(UserError):
 class Engine:
     """Runs every game of the process: one lock per game, one shared model worker."""
 
-    def __init__(self, store: Store, worker: ModelWorker, worlds: WorldLibrary, config: EngineConfig):
+    def __init__(
+        self, store: Store, worker: ModelWorker, worlds: WorldLibrary, config: EngineConfig, *,
+        embedder: Embedder | None = None, embedder_unavailable: str | None = None,
+    ):  # fmt: skip
+        """``embedder`` recalls by meaning beside the words (F31); ``None``: words alone, and
+        ``embedder_unavailable`` says why, when a model was asked for and did not load."""
         self.store = store
         self.worker = worker
         self.worlds = worlds
         self.config = config
         self.settings = GameSettings(store, config.memory, config.reply_tokens)
         self.sessions = Sessions()
-        self.memory = MemoryKeeper(store, worker, self.world_of, config.memory, self.settings, self.sessions)
+        self.meaning = MeaningIndex(store, worker, embedder, embedder_unavailable)
+        self.memory = MemoryKeeper(
+            store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
+        )
         self.guards = LeakGuards(store)
         self.servers = Servers(store, worlds)
         self.stopping = False  # set by drain(): the process is going down
+        self._started = False
 
     async def drain(self, seconds: float) -> bool:
         """Take no new turn, and let the running ones finish for up to ``seconds``; ``False`` if one still runs.
@@ -211,12 +222,24 @@ class Engine:
         if self.stopping:
             raise UserError("The GM is restarting; nothing was saved. Try again in a minute.")
 
+    async def start(self) -> None:
+        """Read the servers' worlds, and embed in the background what is not embedded yet (an older database's
+        games, or every fragment again after the embedding model changed). Once: a second call does nothing."""
+        if self._started:
+            return
+        self._started = True
+        await self.servers.load()
+        if self.meaning.unavailable:
+            log.warning("Recall by words alone: %s", self.meaning.unavailable)
+        self.meaning.notify()
+
     async def close(self) -> None:
         """Stop background upkeep and round timers; stored actions wait for the next round."""
         for session in self.sessions:
             if session.round_timer is not None:
                 session.round_timer.cancel()
         await self.memory.close()
+        await self.meaning.close()
 
     # Games
 

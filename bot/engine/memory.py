@@ -17,6 +17,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from bot.engine.ledger import Ledger, LedgerFailed, Scene
+from bot.engine.meaning import MeaningIndex
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
@@ -32,7 +33,7 @@ from bot.memory.compaction import (
     render_entry,
 )
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import ContextTrace, MemoryItem, MemoryView
+from bot.memory.context import NEWER, ContextTrace, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.base import Messages
 from bot.model.worker import ModelWorker, Priority
@@ -118,13 +119,15 @@ class MemoryKeeper:
         config: MemoryConfig,
         settings: GameSettings | None = None,
         sessions: Sessions | None = None,
+        meaning: MeaningIndex | None = None,
     ):
         self.store = store
         self.worker = worker
         self.world_of = world_of
         self.settings = settings or GameSettings(store, config, reply_tokens=300)
         self.sessions = sessions if sessions is not None else Sessions()
-        self.ledger = Ledger(store, worker, world_of, self.settings)
+        self.meaning = meaning
+        self.ledger = Ledger(store, worker, world_of, self.settings, meaning=meaning)
         self.players = PlayerMemories(store, worker, world_of)
         self._casts: dict[str, tuple[World, Cast]] = {}
         self.held: set[int] | None = None  # games whose upkeep waits for release()
@@ -154,12 +157,20 @@ class MemoryKeeper:
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
         story = await self.store.summary(state.story_id)
         short = await self.store.summary(state.short_id)
-        scene = Scene(action=action.content, recent=[e.line for e in hot[-config.lore_scan_depth :]])
+        secret = action.visibility is Visibility.PRIVATE  # its answer goes to its player alone
+        scene = Scene(
+            action=action.content,
+            recent=[e.line for e in hot[-config.lore_scan_depth :]],
+            audience=action.player_id if secret else None,
+        )
         in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
         pins, glossary, lore, recall = await self.ledger.layers(
             game, scene, in_prompt, config, glossary_through=state.front.glossary_through
         )
         buckets = await self.ledger.buckets(game.id)
+        notes = _switched_on(await self.store.turn_notes(game.id, state.folded_through), buckets)
+        if buckets.facts:
+            recall = await self._newer_facts_first(game.id, notes, recall)
         public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
         present = self.cast(game).present([*public, action.content])
         npcs = []
@@ -179,8 +190,24 @@ class MemoryKeeper:
             recall=recall,
             scene=npcs,
             threads=await self.players.threads(game.id, list(players), state.front.memories),
-            notes=_switched_on(await self.store.turn_notes(game.id, state.folded_through), buckets),
+            notes=notes,
         )
+
+    async def _newer_facts_first(
+        self, game_id: int, notes: dict[int, list[TurnNote]], recall: list[MemoryItem]
+    ) -> list[MemoryItem]:
+        """A fact that earlier turns' notes show and that a newer one has superseded ("the key: on the desk",
+        then "the key: in the cellar") brings its current value first, so the newer value is always in the
+        prompt after the older."""
+        held = {note.ref for entry_notes in notes.values() for note in entry_notes}
+        shown = [int(ref.split(":")[1]) for ref in held if ref.startswith("fact:")]
+        newer = [
+            MemoryItem(f"fact:{fact.id}", f"[fact, now] {fact.text}", found_by=NEWER)
+            for fact in await self.ledger.current_values(game_id, shown)
+            if f"fact:{fact.id}" not in held
+        ]
+        taken = {item.ref for item in newer}
+        return newer + [item for item in recall if item.ref not in taken]
 
     def cast(self, game: Game) -> Cast:
         """The world's NPCs and the names that bring them into a scene (rebuilt when the world reloads)."""
@@ -201,6 +228,8 @@ class MemoryKeeper:
     # Scheduling: one upkeep task per game at a time, never in a player's way
 
     def schedule(self, game_id: int) -> None:
+        if self.meaning is not None:
+            self.meaning.notify()  # what the turn stored is embedded once the model is free
         session = self.sessions[game_id]
         if self.held is not None:
             self.held.add(game_id)

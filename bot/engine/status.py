@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from bot.engine.meaning import MeaningStatus
 from bot.engine.memory import SummaryInfo
 from bot.store import Game, SummaryKind
 
@@ -83,6 +84,7 @@ class MemoryStatus(BaseModel):
     fold_at_percent: int = 75
     last_turn: LastTurn | None = None
     parked: list[str] = []  # background jobs that failed on the same input until parked, and why
+    meaning: MeaningStatus | None = None  # recall by meaning: the model, where it runs, what is embedded
 
 
 async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
@@ -133,6 +135,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         room_filled=trace.fill if trace else None,
         fold_at_percent=config.fold_at_percent,
         last_turn=_last_turn(trace),
+        meaning=await engine.meaning.status(game.id),
         parked=[
             f"{JOB_NAMES.get(f.job, f.job)}: failed {f.failures} times on the same input since turn {f.parked_at_turn} "
             f"({f.reason}); tried again in a few turns, or now with /compact"

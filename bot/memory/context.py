@@ -59,6 +59,13 @@ NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
 HOT_BLOCKS = 8
 # Once a layer's notes fill its budget, a turn still adds up to this fraction of it, the most relevant first.
 NEW_SHARE = 4
+# The new action's best recalled matches always get room, within the whole recall budget, whatever earlier
+# turns' notes already hold: appending never starves the question at hand. Measured on a 300-turn game with
+# ten clues asked about in other words (tests/memory/long_game.py): 5 found with none guaranteed, 9 with three,
+# for about one point of prefix reuse (89.4% to 89.1%).
+BEST_MATCHES = 3
+FOLLOWING = "next"  # how a recalled fragment is marked when it came along as the turn after a recalled one
+NEWER = "newer"  # a fact recalled because it supersedes one the prompt already shows
 
 HEADERS = {
     "chapters": "Chapters so far:",
@@ -87,6 +94,7 @@ class MemoryItem:
     ref: str
     text: str
     priority: int = 0
+    found_by: str = ""  # for a recalled fragment: "words", "meaning", "both", or "next" (the turn after one)
 
 
 @dataclass(frozen=True)
@@ -143,6 +151,8 @@ class ContextTrace(BaseModel):
     overflow: str | None = None
     prefix_reuse: float | None = None  # share of the prompt that repeats the last prompt and its reply
     private_to: int | None = None  # the player whose secret action this turn answered: theirs and the admins'
+    # Which index found each fragment this turn recalled: "words", "meaning", "both", or "next" (brought along).
+    found_by: dict[str, str] = {}
     # What answering cost, filled in after the model wrote the reply.
     first_text_seconds: float | None = None
     reply_seconds: float | None = None
@@ -327,18 +337,27 @@ class _Layer:
         return HEADERS[self.name] + "\n" + "\n".join(f"- {item.text}" for item in self.items)
 
 
-def _cap(name: str, items: Sequence[MemoryItem], budget: int, count: CountTokens) -> _Layer:
-    """Items in the given order while they fit the layer's budget; the rest are left out."""
+def _cap(
+    name: str, items: Sequence[MemoryItem], budget: int, count: CountTokens, *,
+    best: set[str] = frozenset(), best_room: int = 0,
+) -> _Layer:  # fmt: skip
+    """Items in the given order while they fit the layer's budget (``best`` ones: ``best_room``); the rest are
+    left out."""
     layer = _Layer(name, budget=budget)
     used = count(HEADERS[name])
     for item in items:
         cost = count(item.text) + 2
-        if used + cost <= budget:
+        if used + cost <= (max(budget, best_room) if item.ref in best else budget):
             layer.items.append(item)
             used += cost
         else:
             layer.left_out.append(item.ref)
     return layer
+
+
+def _best_matches(items: Sequence[MemoryItem]) -> set[str]:
+    """The refs of the first ``BEST_MATCHES`` recalled fragments (not the turns they brought along)."""
+    return {item.ref for item in [item for item in items if item.found_by != FOLLOWING][:BEST_MATCHES]}
 
 
 def build_context(
@@ -423,7 +442,8 @@ def _new_notes(
     for name in NOTES:
         # What each NPC entering witnessed is never left out (F6); what it hides and knows fits the budget.
         room = left(name, limits[name]) - sum(count(item.text) + 2 for item in present) * (name == "scene")
-        layer = _cap(name, candidates[name], room, count)
+        best = _best_matches(candidates[name]) if name == "recall" else set()
+        layer = _cap(name, candidates[name], room, count, best=best, best_room=limits[name])
         if name == "scene":
             layer.items[:0] = present
         layer.budget = limits[name]
@@ -495,9 +515,11 @@ def _trace(
         else:
             layers.append(LayerTrace(name="action", tokens=count(entry_message(action).content), budget=None,
                                      items=[f"entry:{action.id}"]))  # fmt: skip
+    found = {item.ref: item.found_by for item in added["recall"].items if item.found_by}
     return ContextTrace(
-        layers=layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow
-    )
+        layers=layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow,
+        found_by=found,
+    )  # fmt: skip
 
 
 def _fit_hot(

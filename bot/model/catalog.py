@@ -72,6 +72,44 @@ CATALOG: dict[str, CatalogModel] = {
     )
 }  # fmt: skip
 
+
+@dataclass(frozen=True)
+class EmbeddingCatalogModel:
+    """An embedding model for recall by meaning (``GM_EMBED_MODEL``), run in process by llama.cpp."""
+
+    name: str
+    repo: str
+    file: str
+    size_gb: float
+    dimension: int
+    languages: str
+    licence: str
+    query_prefix: str = ""  # what the model was trained to see before a query, and before a stored passage
+    document_prefix: str = ""
+
+
+EMBEDDING_CATALOG: dict[str, EmbeddingCatalogModel] = {
+    m.name: m
+    for m in (
+        EmbeddingCatalogModel(
+            "nomic-embed-text-v1.5", "nomic-ai/nomic-embed-text-v1.5-GGUF", "nomic-embed-text-v1.5.Q8_0.gguf",
+            0.15, 768, "English", "Apache 2.0", "search_query: ", "search_document: ",
+        ),
+        EmbeddingCatalogModel(
+            "bge-m3", "gpustack/bge-m3-GGUF", "bge-m3-Q8_0.gguf", 0.63, 1024, "100+ languages", "MIT",
+        ),
+        EmbeddingCatalogModel(
+            "embeddinggemma-300m", "ggml-org/embeddinggemma-300M-GGUF", "embeddinggemma-300M-Q8_0.gguf",
+            0.33, 768, "100+ languages", "Gemma Terms of Use", "task: search result | query: ", "title: none | text: ",
+        ),
+        EmbeddingCatalogModel(
+            "qwen3-embedding-0.6b", "Qwen/Qwen3-Embedding-0.6B-GGUF", "Qwen3-Embedding-0.6B-Q8_0.gguf",
+            0.64, 1024, "100+ languages", "Apache 2.0",
+            "Instruct: Given a scene of a role-playing game, retrieve the earlier passages it refers to\nQuery: ",
+        ),
+    )
+}  # fmt: skip
+
 HF_PREFIX = "hf:"
 HF_FORM = "a Hub file is written hf:OWNER/REPO/FILE.gguf"
 # The Hub's own rules for a repository id (huggingface_hub's validate_repo_id): each part starts with a letter
@@ -117,6 +155,8 @@ def hub_file(name: str) -> HubFile | None:
     """The Hub file a ``GM_MODEL`` value names (a catalog name or ``hf:OWNER/REPO/FILE.gguf``); ``None`` for a path."""
     if name in CATALOG:
         return HubFile(CATALOG[name].repo, CATALOG[name].file)
+    if name in EMBEDDING_CATALOG:
+        return HubFile(EMBEDDING_CATALOG[name].repo, EMBEDDING_CATALOG[name].file)
     if name.startswith(HF_PREFIX):
         owner, _, rest = name.removeprefix(HF_PREFIX).partition("/")
         repo_name, _, file = rest.partition("/")
@@ -127,7 +167,8 @@ def hub_file(name: str) -> HubFile | None:
     if name.endswith(".gguf") or os.sep in name or _exists(Path(name)):
         return None
     shown = name if len(name) <= 80 else name[:79] + "…"
-    raise UserError(f"Unknown model {shown!r}. Catalog: {', '.join(CATALOG)}; or hf:OWNER/REPO/FILE.gguf, or a path.")
+    catalog = ", ".join([*CATALOG, *EMBEDDING_CATALOG])
+    raise UserError(f"Unknown model {shown!r}. Catalog: {catalog}; or hf:OWNER/REPO/FILE.gguf, or a path.")
 
 
 def _exists(path: Path) -> bool:
@@ -272,5 +313,16 @@ def catalog_table() -> str:
         lines.append(
             f"| `{m.name}` | [{m.repo}](https://huggingface.co/{m.repo}) `{m.file}` | {m.size_gb:.1f} GB | "
             f"{m.memory_gb:.1f} GB | {m.context // 1024}k | {m.licence} | {m.about} |"
+        )
+    return "\n".join(lines)
+
+
+def embedding_catalog_table() -> str:
+    """The embedding models of the catalog as Markdown, for the README (a test keeps the two the same)."""
+    lines = ["| name | file | size | dimension | languages | licence |", "|---|---|---|---|---|---|"]
+    for m in EMBEDDING_CATALOG.values():
+        lines.append(
+            f"| `{m.name}` | [{m.repo}](https://huggingface.co/{m.repo}) `{m.file}` | {m.size_gb:.2f} GB | "
+            f"{m.dimension} | {m.languages} | {m.licence} |"
         )
     return "\n".join(lines)

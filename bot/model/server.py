@@ -77,7 +77,7 @@ class ServerModel(LanguageModel):
     def check(self) -> None:
         """Refuse at start a server that does not answer, or that does not serve ``GM_MODEL_NAME``."""
         try:
-            listing = self._request("GET", "/models", None)
+            listing = self.request_json("GET", "/models", None)
         except ServerError:
             raise
         served = [m.get("id") for m in listing.get("data", [])]
@@ -91,7 +91,7 @@ class ServerModel(LanguageModel):
 
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         started = time.perf_counter()
-        answer = self._request("POST", "/chat/completions", self._body(messages, max_tokens))
+        answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens))
         self._record(answer.get("usage"), started, started)
         return answer["choices"][0]["message"].get("content") or ""
 
@@ -139,7 +139,7 @@ class ServerModel(LanguageModel):
                 else {"type": "json_object", "schema": schema}
             )
             try:
-                answer = self._request("POST", "/chat/completions", body)
+                answer = self.request_json("POST", "/chat/completions", body)
             except ServerError as exc:
                 if kind == "json_schema" and "json_schema" in str(exc):  # this server knows json_object only
                     self._json_format = "json_object"
@@ -157,7 +157,7 @@ class ServerModel(LanguageModel):
         root = self.url.removesuffix("/v1")
         if self._tokenize in (None, "llama.cpp"):
             try:
-                tokens = self._request("POST", "/tokenize", {"content": text}, base=root, retries=False)["tokens"]
+                tokens = self.request_json("POST", "/tokenize", {"content": text}, base=root, retries=False)["tokens"]
                 self._tokenize = "llama.cpp"
                 return len(tokens)
             except (ServerError, KeyError, TypeError):
@@ -166,7 +166,7 @@ class ServerModel(LanguageModel):
         if self._tokenize in (None, "extras"):
             try:
                 body = {"input": text, "model": self.model}
-                tokens = self._request("POST", "/extras/tokenize", body, base=root, retries=False)["tokens"]
+                tokens = self.request_json("POST", "/extras/tokenize", body, base=root, retries=False)["tokens"]
                 self._tokenize = "extras"
                 return len(tokens)
             except (ServerError, KeyError, TypeError):
@@ -195,7 +195,7 @@ class ServerModel(LanguageModel):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def _request(
+    def request_json(
         self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True
     ) -> dict:
         response = self._open(method, path, body, base=base, retries=retries)

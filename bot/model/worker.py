@@ -37,6 +37,7 @@ class Priority(IntEnum):
     PLAYER = 0
     PRIVATE = 1
     MAINTENANCE = 2
+    EMBEDDING = 3  # recall by meaning's background: after every other job
 
 
 @dataclass(order=True)

@@ -42,6 +42,10 @@ class LedgerStore:
         def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
         async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
         async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
+        async def queue_vector(
+            self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int
+        ) -> None: ...
+        async def forget_vector(self, db: aiosqlite.Connection, ref: str) -> None: ...
 
     # Pins (F11)
 
@@ -192,12 +196,15 @@ class LedgerStore:
     # Recall (F15): one FTS5 index of turns, summaries and facts, ranked by BM25
 
     async def index(self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int) -> None:
+        """Make a fragment recallable: by its words now, by its meaning once the background has embedded it."""
         await db.execute(
             "INSERT INTO recall_index (text, ref, game_id, turn) VALUES (?, ?, ?, ?)", (text, ref, game_id, turn)
         )
+        await self.queue_vector(db, game_id, ref, text, turn)
 
     async def unindex(self, db: aiosqlite.Connection, ref: str) -> None:
         await db.execute("DELETE FROM recall_index WHERE ref = ?", (ref,))
+        await self.forget_vector(db, ref)
 
     async def following_entries(self, game_id: int, entry_ids: list[int]) -> dict[int, RecallHit]:
         """For each entry id, the next live entry of the same game (its reply, most often)."""

@@ -286,6 +286,50 @@ MIGRATIONS: list[tuple[str, str]] = [
         );
         """,
     ),
+    (
+        "m008_embeddings",
+        """
+        -- Recall by meaning (F31): vectors for each fragment recall can return (the whole, then each sentence:
+        -- its parts), tagged with the model that made them (vectors of two models are never compared). The
+        -- fragment's text is kept with its first part, so a hit is shown as it was embedded; an edit or a
+        -- delete removes them all.
+        CREATE TABLE vectors (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL,
+            ref TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            turn INTEGER NOT NULL,
+            audience TEXT,
+            text TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE UNIQUE INDEX vectors_by_game ON vectors (game_id, model, ref, part);
+        CREATE INDEX vectors_by_ref ON vectors (ref);
+
+        -- What is still to embed, oldest first: filled with each fragment as it is indexed, emptied as its
+        -- vector is written (in the same transaction), so a kill -9 loses nothing.
+        CREATE TABLE vector_todo (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL,
+            ref TEXT NOT NULL,
+            turn INTEGER NOT NULL,
+            audience TEXT,
+            text TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX vector_todo_by_ref ON vector_todo (ref);
+        CREATE INDEX vector_todo_by_game ON vector_todo (game_id, id);
+
+        -- A database from before: everything recall can return is embedded in the background.
+        INSERT OR IGNORE INTO vector_todo (game_id, ref, turn, text)
+            SELECT game_id, ref, turn, text FROM recall_index;
+        INSERT OR IGNORE INTO vector_todo (game_id, ref, turn, audience, text)
+            SELECT game_id, 'entry:' || id, turn, visible_to,
+                   (CASE kind WHEN 'gm' THEN 'GM' ELSE author END) || ': ' || content
+            FROM turn_log WHERE visibility = 'private' AND deleted = 0;
+        """,
+    ),
 ]
 
 

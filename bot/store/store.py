@@ -32,6 +32,7 @@ from bot.store.models import (
     Visibility,
 )
 from bot.store.private import PrivateStore, entry_from_row
+from bot.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def check_database(path: Path) -> None:
         )
 
 
-class Store(LedgerStore, PrivateStore):
+class Store(LedgerStore, PrivateStore, VectorStore):
     """The game database. Open with ``async with await Store.open(path)``.
 
     Writes that touch more than one row go through :meth:`transaction`,
@@ -313,8 +314,11 @@ class Store(LedgerStore, PrivateStore):
                         "INSERT OR IGNORE INTO npc_witness (game_id, npc_id, entry_id, turn) VALUES (?, ?, ?, ?)",
                         [(game_id, npc, cursor.lastrowid, entry.turn) for npc in entry.npcs],
                     )
-                if public:  # recall feeds prompts and reports; private messages stay out of it
+                if public:  # recall by words feeds prompts and reports; private messages stay out of it
                     await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
+                else:  # by meaning, only for a turn whose answer goes to one who witnessed it (bot.engine.meaning)
+                    await self.queue_vector(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn,
+                                            witnesses)  # fmt: skip
             if turn_done is not None:
                 await db.execute("UPDATE games SET turn = ?, updated_at = ? WHERE id = ?", (turn_done, now, game_id))
             else:
@@ -350,6 +354,11 @@ class Store(LedgerStore, PrivateStore):
             if entry.visibility is Visibility.PUBLIC:
                 await self.unindex(db, f"entry:{entry_id}")
                 await self.index(db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn)
+            else:
+                await self.forget_vector(db, f"entry:{entry_id}")
+                await self.queue_vector(
+                    db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn, entry.visible_to
+                )
             await self._mark_stale(db, entry.game_id, entry_id)
         return await self.entry(entry_id)
 

