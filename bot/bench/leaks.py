@@ -160,6 +160,81 @@ async def _command_output(engine: Engine, game_id: int, command: str) -> str:
     return reports.status_text(await engine.memory_status(game_id))
 
 
+@dataclass
+class MeaningReport:
+    """The guard by meaning: leaks told in other words that it stopped, clean replies it stopped wrongly."""
+
+    leaks: int = 0
+    caught: int = 0
+    clean: int = 0
+    flagged: int = 0
+    missed: list[str] = field(default_factory=list)
+    wrongly: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (
+            f"paraphrase_caught={self.caught / max(1, self.leaks):.3f} "
+            f"clean_flagged={self.flagged / max(1, self.clean):.3f} paraphrases={self.leaks} clean={self.clean}"
+        )
+
+
+class SayingModel(ScriptedModel):
+    """A GM that says the sentence it is given, and something harmless when told it leaked."""
+
+    name = "saying"
+
+    def __init__(self) -> None:
+        super().__init__(default=self._reply)
+        self.sentence = ""
+
+    def _reply(self, messages: list[ChatMessage]) -> str:
+        if (quiet := found_nothing(messages)) is not None:
+            return quiet
+        if messages[0].content.startswith("You keep the private memory"):
+            return json.dumps({"summary": "They keep their own counsel.", "facts": []})
+        if messages[0].content.startswith("You keep the memory"):
+            return "The guests wait out the storm."
+        if REGENERATE in messages[-1].content:
+            return "Rain lashes the windows. What do you do?"
+        return f"{self.sentence} What do you do?"
+
+
+async def run_meaning_bench(
+    store: Store, worlds: WorldLibrary, config, embedder, out: TextIO | None = None
+) -> MeaningReport:
+    """Each paraphrased leak and each clean sentence said by the GM in a fresh Hollow Manor game, in public."""
+    from bot.bench.leak_corpus import CLEAN, PARAPHRASED
+
+    model = SayingModel()
+    report = MeaningReport()
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, worlds, config, embedder=embedder)
+        try:
+            for leak, sentence in [(True, s) for s in PARAPHRASED] + [(False, s) for s in CLEAN]:
+                game = (await engine.start_game(f"bench:meaning:{time.time_ns()}", WORLD)).game
+                await engine.join(game.id, "tom", "Tom")
+                model.sentence = sentence
+                result = await engine.act(game.id, "tom", "I look around and listen.")
+                stopped = result.draft is not None
+                if leak:
+                    report.leaks += 1
+                    report.caught += stopped
+                    if not stopped:
+                        report.missed.append(sentence)
+                else:
+                    report.clean += 1
+                    report.flagged += stopped
+                    if stopped:
+                        report.wrongly.append(sentence)
+                if out is not None:
+                    verdict = ("caught" if stopped else "MISSED") if leak else ("FLAGGED" if stopped else "clean")
+                    out.write(f"  {verdict:<8} {sentence}\n")
+                    out.flush()
+        finally:
+            await engine.close()
+    return report
+
+
 class LeakyModel(ScriptedModel):
     """A GM that gives away whatever secret its prompt holds, and again when told not to, every other time.
 
@@ -206,7 +281,8 @@ class LeakyModel(ScriptedModel):
 
 
 def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
-    """Run the bench with the bundled model (``bundled``) or the leaking scripted one (``leaky``)."""
+    """Run the bench with the bundled model (``bundled``) or the leaking scripted one (``leaky``); then, with
+    an embedding model, the guard by meaning on leaks told in other words and on clean replies."""
     from bot.__main__ import load_model, settle_for_model
 
     if model_name == "leaky":
@@ -218,19 +294,30 @@ def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
 
 
 async def _run(settings: Settings, model: LanguageModel, out: TextIO) -> LeakReport:
-    from bot.__main__ import engine_config
+    from bot.__main__ import engine_config, load_embedder
 
     config = engine_config(settings, reply_tokens=min(settings.reply_tokens, 160))
+    embedder, unavailable = await asyncio.to_thread(load_embedder, settings)
+    worlds = WorldLibrary(settings.worlds_dir)
+    meaning = None
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "leaks.sqlite3")
         try:
             async with ModelWorker(model) as worker:
-                engine = Engine(store, worker, WorldLibrary(settings.worlds_dir), config)
+                engine = Engine(store, worker, worlds, config, embedder=embedder)
                 try:
-                    out.write(f"bench leaks: {len(ATTEMPTS)} attempts by Tom on Maya's secrets, model {model.name}\n")
+                    guard = f"guard by words and by meaning ({embedder.name})" if embedder else "guard by words alone"
+                    out.write(
+                        f"bench leaks: {len(ATTEMPTS)} attempts by Tom on Maya's secrets, model {model.name}, {guard}\n"
+                    )
                     report = await run_leak_bench(engine, out)
                 finally:
                     await engine.close()
+            if embedder is not None:
+                out.write("\nthe guard by meaning: leaks told in other words, and clean replies on the same topics\n")
+                meaning = await run_meaning_bench(store, worlds, config, embedder, out)
+            else:
+                out.write(f"\nno guard by meaning: {unavailable or 'GM_EMBED_MODEL=none'}\n")
         finally:
             await store.close()
     out.write("\nby kind (attempts, leaked before the guard, after):\n")
@@ -238,5 +325,5 @@ async def _run(settings: Settings, model: LanguageModel, out: TextIO) -> LeakRep
         out.write(f"  {kind:<20} {n:>3} {before:>3} {after:>3}\n")
     for text in report.leaked:
         out.write(f"still leaked: {text}\n")
-    out.write(report.line() + "\n")
+    out.write(report.line() + (f" {meaning.line()}" if meaning else "") + "\n")
     return report

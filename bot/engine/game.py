@@ -199,7 +199,7 @@ class Engine:
         self.memory = MemoryKeeper(
             store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
         )
-        self.guards = LeakGuards(store)
+        self.guards = LeakGuards(store, self.meaning)
         self.servers = Servers(store, worlds)
         self.stopping = False  # set by drain(): the process is going down
         self._started = False

@@ -10,7 +10,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from bot.memory.leaks import Guard, Hit, guarded_world_secrets, private_secrets, prompt_secret, world_public_runs
+from bot.engine.meaning import MeaningIndex
+from bot.memory.leaks import (
+    Guard,
+    Hit,
+    Secret,
+    guarded_world_secrets,
+    leaks_by_meaning,
+    private_secrets,
+    prompt_secret,
+    sentences,
+    world_public_runs,
+    world_public_stems,
+)
 from bot.store import Game, Store
 from bot.worlds import World
 
@@ -22,14 +34,21 @@ PRIVATE_ENTRIES = 200  # the newest private messages guarded word for word; olde
 class TurnGuard:
     """The guard for one reply of one game."""
 
-    def __init__(self, store: Store, game: Game, guard: Guard):
+    def __init__(
+        self, store: Store, game: Game, guard: Guard, meaning: MeaningIndex | None = None,
+        public_stems: frozenset[str] = frozenset(),
+    ):  # fmt: skip
         self.store = store
         self.game = game
         self.guard = guard
+        self.meaning = meaning if meaning is not None and meaning.on else None
+        self.public_stems = public_stems  # the world's public words: no evidence of a leak by meaning
         self._public: dict[tuple[str, ...], bool] = {}
+        self._uncovered: dict[str, bool] = {}
 
     async def check(self, text: str, audience: int | None = None) -> list[Hit]:
-        """The hits in ``text`` for ``audience`` (a player id; ``None`` for the channel), public ones dropped."""
+        """The hits in ``text`` for ``audience`` (a player id; ``None`` for the channel), public ones dropped:
+        secrets said word for word, and (with an embedding model) in other words."""
         hits: dict[tuple[str, str], Hit] = {}  # one per sentence and secret
         for hit in self.guard.candidates(text, audience):
             if (hit.sentence, hit.ref) in hits:
@@ -38,7 +57,51 @@ class TurnGuard:
                 self._public[hit.words] = await self.store.said_in_public(self.game.id, hit.words)
             if not hit.uncoverable or not self._public[hit.words]:
                 hits[hit.sentence, hit.ref] = hit
+        if self.meaning is not None:
+            caught = {sentence for sentence, _ in hits}
+            for hit in await self._by_meaning(text, audience, caught):
+                hits.setdefault((hit.sentence, hit.ref), hit)
         return list(hits.values())
+
+    async def _by_meaning(self, text: str, audience: int | None, caught: set[str]) -> list[Hit]:
+        """Sentences that tell a world secret or another player's private message in other words."""
+        said = [s.strip() for s in sentences(text) if s.strip() and s.strip() not in caught]
+        secrets = [
+            s for s in self.guard.secrets
+            if s.text and not (audience is not None and (s.public_only or audience in s.known_to))
+        ]  # fmt: skip
+        if not said:
+            return []
+        try:
+            closeness = await self.meaning.closeness(said, [s.text for s in secrets]) if secrets else None
+            private = await self.meaning.nearest_private(self.game.id, said, audience)
+        except Exception as exc:  # the guard by words still stands
+            log.warning("Game %d: the leak guard by meaning failed (%s); words alone this time", self.game.id, exc)
+            return []
+        hits = []
+        for i, sentence in enumerate(said):
+            for j, secret in enumerate(secrets):
+                if leaks_by_meaning(sentence, secret.text, float(closeness[i, j]), self.public_stems):
+                    if not await self._said_already(secret):
+                        hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
+            if private[i] is not None:
+                ref, secret_text, score = private[i]
+                if leaks_by_meaning(sentence, secret_text, score, self.public_stems):
+                    hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
+        return hits
+
+    async def _said_already(self, secret: Secret) -> bool:
+        """Whether the players uncovered a secret in public already: some run of its words was said there."""
+        if not secret.uncoverable:
+            return False
+        if secret.ref not in self._uncovered:
+            found = False
+            for phrase in sorted(secret.phrases)[:40]:
+                if await self.store.said_in_public(self.game.id, phrase):
+                    found = True
+                    break
+            self._uncovered[secret.ref] = found
+        return self._uncovered[secret.ref]
 
     async def record(self, turn: int, audience: str, hits: Sequence[Hit], action: str) -> None:
         """Log every hit, in the log and in the game's record of them."""
@@ -56,9 +119,11 @@ class TurnGuard:
 
 
 class LeakGuards:
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, meaning: MeaningIndex | None = None):
         self.store = store
+        self.meaning = meaning
         self._public_runs: dict[str, tuple[World, set[tuple[str, ...]]]] = {}
+        self._public_stems: dict[str, tuple[World, frozenset[str]]] = {}
 
     async def for_turn(self, game: Game, world: World, unlocked: str) -> TurnGuard:
         """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth)."""
@@ -67,7 +132,10 @@ class LeakGuards:
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
         secrets += private_secrets(entries, await self.store.player_memories(game.id))
         secrets.append(prompt_secret())
-        return TurnGuard(self.store, game, Guard(secrets, self._world_public(world)))
+        stems = self._public_stems.get(world.id)
+        if stems is None or stems[0] is not world:
+            stems = self._public_stems[world.id] = (world, world_public_stems(world))
+        return TurnGuard(self.store, game, Guard(secrets, self._world_public(world)), self.meaning, stems[1])
 
     def _world_public(self, world: World) -> set[tuple[str, ...]]:
         cached = self._public_runs.get(world.id)

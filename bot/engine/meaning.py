@@ -39,7 +39,8 @@ GAMES_KEPT = 64  # games whose vectors stay in memory
 PROGRESS_SECONDS = 30.0  # how often a backlog's progress is logged
 RETRY_SECONDS = 30.0  # after the embedding model failed, before trying again
 IDLE_SECONDS = 60.0
-QUERIES_KEPT = 256  # the background task looks at the queue at least this often
+QUERIES_KEPT = 256
+TEXTS_KEPT = 4096  # the background task looks at the queue at least this often
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ class MeaningIndex:
         self._dirty: set[int] = set()  # games the background wrote vectors for since their matrix was read
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
-        self._lore: dict[str, np.ndarray] = {}  # a lore entry's text -> its vector (this model's)
+        self._texts: OrderedDict[str, np.ndarray] = OrderedDict()  # a text -> its parts' vectors (this model's)
         self._damaged: set[str] = set()
         self._queries: OrderedDict[str, Query] = OrderedDict()
         self.query_seconds: deque[float] = deque(maxlen=1000)  # the cost of each turn's query, for bench turns
@@ -282,21 +283,57 @@ class MeaningIndex:
             return None
         return vector
 
-    # Lore by meaning (F13 with F31)
+    # Texts compared whole: lore entries, the world's secrets, sentences of a reply (cached, this model's)
+
+    async def vectors_of(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each text's parts' vectors (see ``passages``), embedding the texts not seen yet; raises when the
+        model fails."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._texts]
+        if missing:
+
+            def embed() -> list[np.ndarray]:
+                return [self.embedder.embed(passages(text)) for text in missing]
+
+            self._texts.update(zip(missing, await asyncio.to_thread(embed), strict=True))
+            while len(self._texts) > TEXTS_KEPT:
+                self._texts.popitem(last=False)
+        return {t: self._texts[t] for t in texts}
 
     async def lore_scores(self, texts: Sequence[str], query: Query | None) -> list[float]:
-        """How close each lore text is to the turn's query (cosine), embedding the texts not seen yet."""
+        """How close each lore text is to the turn's query (its closest part's cosine)."""
         if query is None or self.embedder is None or not texts:
             return [0.0] * len(texts)
-        missing = [t for t in dict.fromkeys(texts) if t not in self._lore]
-        if missing:
-            try:
-                vectors = await asyncio.to_thread(self.embedder.embed, missing)
-            except Exception as exc:
-                log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc)
-                return [0.0] * len(texts)
-            self._lore.update(zip(missing, vectors, strict=True))
-        return [float(self._lore[t] @ query.vector) for t in texts]
+        try:
+            vectors = await self.vectors_of(texts)
+        except Exception as exc:
+            log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc)
+            return [0.0] * len(texts)
+        return [float((vectors[t] @ query.vector).max()) for t in texts]
+
+    # The leak guard by meaning (F17 with F31)
+
+    async def closeness(self, sentences: Sequence[str], secrets: Sequence[str]) -> np.ndarray:
+        """How close each sentence is to each secret (the secret's closest part), shape (sentences, secrets)."""
+        vectors = await self.vectors_of([*sentences, *secrets])
+        said = np.vstack([vectors[s][0] for s in sentences])
+        return np.array([(vectors[t] @ said.T).max(axis=0) for t in secrets]).T.reshape(len(sentences), len(secrets))
+
+    async def nearest_private(
+        self, game_id: int, sentences: Sequence[str], audience: int | None
+    ) -> list[tuple[str, str, float] | None]:
+        """For each sentence, the closest private message of the game that ``audience`` did not witness (all of
+        them for the channel, ``None``): its ref, its text and the cosine; ``None`` where there is none."""
+        vectors = await self._vectors(game_id)
+        rows = [i for i, seen in vectors.private.items() if audience is None or audience not in seen]
+        if not rows or vectors.matrix is None:
+            return [None] * len(sentences)
+        said = await self.vectors_of(sentences)
+        ends = [*vectors.starts[1:], len(vectors.matrix)]
+        block = np.vstack([vectors.matrix[vectors.starts[i] : ends[i]] for i in rows])
+        offsets = np.cumsum([0] + [ends[i] - vectors.starts[i] for i in rows])[:-1]
+        scores = np.maximum.reduceat(block @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
+        best = scores.argmax(axis=0)  # per sentence, the closest private fragment
+        return [(vectors.refs[rows[b]], vectors.texts[rows[b]], float(scores[b, n])) for n, b in enumerate(best)]
 
     # What /memory-status says
 

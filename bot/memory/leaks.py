@@ -109,6 +109,7 @@ class Secret:
     public_only: bool = False  # guarded in public only (world secrets: the GM may tell them privately)
     uncoverable: bool = True  # no longer secret once said in public (the prompt's headings never are)
     keys: frozenset[tuple[str, ...]] = frozenset()  # the author's key phrases: also caught across two sentences
+    text: str = ""  # the secret in full, for the guard by meaning (world secrets; private messages are searched)
 
 
 @dataclass(frozen=True)
@@ -242,14 +243,17 @@ def guarded_world_secrets(world: World, chapter_index: int, beats_done: Sequence
             continue
         keys = frozenset(k for k in (tuple(s for s, _ in content_words(p)) for p in truth.key_phrases) if k)
         phrases = keys | runs(truth.text, 4)
-        secrets.append(Secret(f"truth:{truth.id}", frozenset(phrases), public_only=True, keys=keys))
+        secrets.append(Secret(f"truth:{truth.id}", frozenset(phrases), public_only=True, keys=keys, text=truth.text))
     for chapter in world.chapters[chapter_index:]:
         for beat in chapter.beats:
             if beat.private_clue and beat.id not in done:
-                secrets.append(Secret(f"clue:{beat.id}", frozenset(runs(beat.private_clue, 4)), public_only=True))
+                secrets.append(
+                    Secret(f"clue:{beat.id}", frozenset(runs(beat.private_clue, 4)), public_only=True,
+                           text=beat.private_clue)
+                )  # fmt: skip
     for npc in world.npcs:
         for i, hidden in enumerate(npc.hides):
-            secrets.append(Secret(f"npc:{npc.id}:hides:{i}", frozenset(runs(hidden, 4)), public_only=True))
+            secrets.append(Secret(f"npc:{npc.id}:hides:{i}", frozenset(runs(hidden, 4)), public_only=True, text=hidden))
     return secrets
 
 
@@ -273,3 +277,34 @@ def prompt_secret() -> Secret:
     """The prompt's own markers: a reply that repeats them is repeating the GM's instructions."""
     phrases = {tuple(s for s, _ in content_words(m)) for m in PROMPT_MARKERS}
     return Secret("prompt", frozenset(p for p in phrases if len(p) >= 2), uncoverable=False)
+
+
+# The guard by meaning (F31): a sentence that says a secret in other words. Its closeness to the secret (cosine)
+# alone cannot tell a leak from a sentence on the same topic that reveals nothing (the brandy glass on the desk,
+# beside the truth that the brandy was poisoned): with the bundled model on bench leaks' sentences, a threshold
+# that stops four in five paraphrased leaks also stops one clean sentence in six. So a sentence leaks by meaning
+# when it is very close, or close and shares at least two of the secret's own words that the world's public text
+# does not hold. Measured there (with the guard by words): 70% of the paraphrases stopped, 1 clean sentence of
+# 47; one shared word instead of two stops 85% and 6%.
+MEANING_CLOSE = 0.45
+MEANING_VERY_CLOSE = 0.65
+MEANING_SHARED_WORDS = 2
+
+
+def world_public_stems(world: World) -> frozenset[str]:
+    """Every content word the world makes public: not evidence that a sentence tells a secret."""
+    text = " ".join(
+        [world.title, world.pitch, world.setting, world.opening, *(n.name for n in world.npcs),
+         *(n.description for n in world.npcs), *(e.content for e in world.lore)]
+    )  # fmt: skip
+    return frozenset(stem for stem, _ in content_words(text))
+
+
+def leaks_by_meaning(sentence: str, secret_text: str, closeness: float, public: frozenset[str]) -> bool:
+    """Whether ``sentence``, ``closeness`` (cosine) from ``secret_text``, tells it in other words."""
+    if closeness >= MEANING_VERY_CLOSE:
+        return True
+    if closeness < MEANING_CLOSE:
+        return False
+    own = {stem for stem, _ in content_words(secret_text)} - public
+    return len(own & {stem for stem, _ in content_words(sentence)}) >= MEANING_SHARED_WORDS
