@@ -4,7 +4,7 @@ python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
 python -m bot games                python -m bot backup PATH
 python -m bot check [PATH ...]
 python -m bot run
-python -m bot bench context|locomo|leaks|turns
+python -m bot bench context|locomo|leaks|turns|quality|recall
 """
 
 from __future__ import annotations
@@ -412,6 +412,13 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 
         leaks.run(settings, args.model, sys.stdout)
         return 0
+    if args.bench == "recall":
+        from bot.bench import recall
+
+        if args.turns < 40:
+            raise UserError("--turns must be at least 40: the clues are told in the first 40.")
+        recall.run(settings, args.turns, sys.stdout)
+        return 0
     if args.bench == "quality":
         from bot.bench import quality
 
@@ -508,6 +515,10 @@ def main(argv: list[str] | None = None) -> int:
     models.add_parser("list", help="the catalog, and what is downloaded")
     pull_parser = models.add_parser("pull", help="download a model into data/models/ (resumable, checksum checked)")
     pull_parser.add_argument("name", help="a catalog name, or hf:OWNER/REPO/FILE.gguf")
+    recall_parser = benches.add_parser(
+        "recall", help="recall by meaning in a long game, lore by meaning, and search time at 10k and 100k fragments"
+    )
+    recall_parser.add_argument("--turns", type=int, default=300, help="turns of the long game (default 300)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     args = parser.parse_args(argv)

@@ -16,6 +16,21 @@ from dataclasses import dataclass
 from bot.engine import Engine
 from bot.model.base import ChatMessage
 from bot.model.scripted import ScriptedModel, found_nothing
+from bot.worlds import World
+
+# A world of its own, with nothing secret: the clues are the GM's, and nothing the guard would stop.
+LONG_GAME_WORLD = World.model_validate(
+    {
+        "id": "gull-rock", "title": "The Lighthouse at Gull Rock", "pitch": "A keeper is missing.",
+        "style": "Short and plain.", "rules": ["Keep replies short."],
+        "setting": "A rock in a cold sea: a lighthouse, a keeper's cottage, a manor on the headland.",
+        "chapters": [{"id": "search", "title": "The Search", "goal": "Find the keeper.",
+                      "beats": [{"id": "found", "description": "Someone finds the keeper."}]}],
+        "npcs": [{"id": "wren", "name": "Wren Tally", "description": "The boatman, nervous and chatty."}],
+        "lore": [{"id": "gull-rock", "keys": ["Gull Rock"], "content": "Gull Rock is a granite stack off the coast."}],
+        "opening": "The supply boat bumps against the landing stage. What do you do?",
+    }
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -130,7 +145,7 @@ class LongGameModel(ScriptedModel):
 
 async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300) -> int:
     """Play ``turns`` turns of two players; returns the game's id."""
-    game = (await engine.start_game("long", "lighthouse")).game
+    game = (await engine.start_game("long", LONG_GAME_WORLD.id)).game
     for name in ("Maya", "Tom"):
         await engine.join(game.id, name.lower(), name)
     actions = ["I look around.", "I walk on.", "I listen to the sea.", "I wait and watch.", "I go on carefully."]

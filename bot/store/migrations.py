@@ -311,7 +311,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         -- What is still to embed, oldest first: filled with each fragment as it is indexed, emptied as its
         -- vector is written (in the same transaction), so a kill -9 loses nothing.
         CREATE TABLE vector_todo (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused: a text queued again is told from the old
             game_id INTEGER NOT NULL,
             ref TEXT NOT NULL,
             turn INTEGER NOT NULL,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sqlite3
@@ -136,7 +137,7 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         """One write: all of it or none. A storage failure becomes a :class:`StorageError` saying nothing was saved."""
         async with self._write_lock:
             try:
-                await self._db.execute("BEGIN IMMEDIATE")
+                await self._begin()
                 try:
                     yield self._db
                 except BaseException:
@@ -148,6 +149,19 @@ class Store(LedgerStore, PrivateStore, VectorStore):
             except sqlite3.Error as exc:
                 log.error("Database write failed: %s", exc)
                 raise StorageError(f"{storage_problem(exc)}: this was not saved. {STORAGE_HINT}") from exc
+
+    async def _begin(self) -> None:
+        """BEGIN, which runs in the connection's thread even when the task awaiting it is cancelled (a background
+        job stopped at shutdown): then the transaction it opened is rolled back, or the next one could not
+        begin."""
+        begin = asyncio.ensure_future(self._db.execute("BEGIN IMMEDIATE"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await begin
+                await self._db.rollback()
+            raise
 
     async def _one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
         try:

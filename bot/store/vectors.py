@@ -89,7 +89,7 @@ class VectorStore:
         games = []
         async with self.transaction() as db:
             for todo, parts in done:
-                cursor = await db.execute("DELETE FROM vector_todo WHERE id = ?", (todo.id,))
+                cursor = await db.execute("DELETE FROM vector_todo WHERE id = ? AND text = ?", (todo.id, todo.text))
                 if not cursor.rowcount:
                     continue
                 audience = None if todo.audience is None else json.dumps(list(todo.audience))

@@ -1,0 +1,272 @@
+"""Recall by meaning through the engine, with the bundled embedding model (F31): paraphrases found, private
+messages kept to their witnesses, lore and the leak guard by meaning, and faults that leave words alone."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.memory.config import MemoryConfig
+from bot.memory.recall import passages
+from bot.model import ModelWorker, ScriptedModel
+from bot.model.embedding import Embedder
+from bot.store import Store
+from bot.worlds import WorldLibrary
+from tests.conftest import PROJECT
+from tests.embedding import bundled_embedder
+from tests.engine.test_memory import scripted_memory
+
+CLUE = "Stepping past the nets, you see that the lifeboat's oars were sawn halfway through, near the blades."
+QUESTION = "Had anybody damaged the rowing paddles of the rescue vessel?"
+FILLER = (
+    "Rain drums on the slate roof.", "Gulls wheel and cry above the rocks.", "The stairs creak underfoot.",
+    "Fog rolls in from the sea and thins again.", "A bell tolls faintly across the water.",
+)  # fmt: skip
+CONFIG = EngineConfig(n_ctx=2048, reply_tokens=128, memory=MemoryConfig(fold_at_percent=10))
+
+
+def lossy(messages) -> str:
+    """Summaries and private memories that keep nothing: what is recalled comes from the turns themselves."""
+    system = messages[0].content
+    if system.startswith("You keep the private memory"):
+        return '{"summary": "The character waited about.", "facts": []}'
+    if system.startswith("You keep the memory"):
+        return "The players waited out the weather."
+    return scripted_memory(messages)
+
+
+@pytest.fixture
+def model() -> ScriptedModel:
+    return ScriptedModel(default=lossy)
+
+
+async def _engine(store: Store, worker: ModelWorker, worlds_dir: Path, embedder: Embedder | None) -> Engine:
+    return Engine(store, worker, WorldLibrary(worlds_dir), CONFIG, embedder=embedder)
+
+
+async def _play_with_a_clue(engine: Engine, model: ScriptedModel) -> int:
+    """A game where the GM shows a clue at turn 2, then 24 turns of weather push it out of the recent turns.
+
+    Played with recall switched off: earlier turns' notes (which later prompts show) then hold nothing, and
+    the question's own recall is what the test sees."""
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    await engine.set_bucket(game.id, "recall", False)
+    for turn in range(1, 27):
+        model.enqueue(CLUE if turn == 2 else " ".join(FILLER[(turn + i) % len(FILLER)] for i in range(3)))
+        await engine.act(game.id, ("maya", "tom")[turn % 2], "I look around.")
+        await engine.memory.idle(game.id)
+    await engine.set_bucket(game.id, "recall", True)
+    return game.id
+
+
+async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, worlds_dir, model):
+    async with ModelWorker(model) as worker:
+        words = await _engine(store, worker, worlds_dir, None)
+        game_id = await _play_with_a_clue(words, model)
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        await engine.meaning.idle()  # what the background embeds of the game
+        hot = (await engine.preview(game_id, "Maya", "I look around.")).trace.layer("hot").items
+        clue = next(e for e in await store.log(game_id) if e.content == CLUE)
+        assert f"entry:{clue.id}" not in hot, "the clue's turn has left the recent turns"
+
+        context = await engine.preview(game_id, "Maya", QUESTION)
+        assert CLUE in context.messages[-1].content
+        assert context.trace.found_by[f"entry:{clue.id}"] == "meaning"
+
+        prompt = "\n".join(m.content for m in (await words.preview(game_id, "Maya", QUESTION)).messages)
+        assert CLUE not in prompt, "by words alone, the question does not find it"
+        status = await engine.memory_status(game_id)
+        assert status.meaning.model == "all-MiniLM-L6-v2" and status.meaning.waiting == 0
+        assert status.meaning.embedded >= 50
+        await engine.close()
+
+
+async def test_a_private_message_is_recalled_by_meaning_only_in_its_witness_secret_turn(store, worlds_dir, model):
+    secret = "Under the bed you find a silver cufflink shaped like a heron, which you keep."
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        await engine.join(game.id, "tom", "Tom")
+        model.enqueue(secret)
+        await engine.whisper(game.id, "maya", "I search under the bed, quietly.")
+        for turn in range(24):
+            model.enqueue(" ".join(FILLER[(turn + i) % len(FILLER)] for i in range(3)))
+            await engine.act(game.id, ("maya", "tom")[turn % 2], "I wait by the window.")
+            await engine.memory.idle(game.id)
+        await engine.meaning.idle()
+        question = "Did anyone pick up a piece of jewellery in the shape of a bird?"
+        public = await engine.preview(game.id, "Tom", question)
+        assert "heron" not in "\n".join(m.content for m in public.messages[1:]), "a public turn never recalls it"
+        model.enqueue("You turn it over in your fingers.")
+        answered = await engine.whisper(game.id, "maya", question)
+        recalled = answered.context.trace.layer("recall").items
+        reply_to = next(
+            e for e in await store.log(game.id) if e.content.startswith("GM: " + secret[:10]) or e.content == secret
+        )
+        assert f"entry:{reply_to.id}" in recalled, "her own secret turn may recall what she witnessed"
+        assert answered.context.trace.private_to == answered.action.player_id
+        await engine.close()
+
+
+class Failing(Embedder):
+    name = "failing"
+    dimension = 4
+    placement = "nowhere"
+
+    def _embed(self, texts):
+        raise RuntimeError("the embedding model fell over")
+
+
+async def test_an_embedding_model_that_fails_or_will_not_load_leaves_the_game_on_words(
+    store, worlds_dir, model, caplog
+):
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, Failing())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        with caplog.at_level(logging.WARNING, logger="bot.engine.meaning"):
+            result = await engine.act(game.id, "maya", "I climb the stair.")
+        assert result.text == "The GM answers in 4 words' time." or result.text
+        assert "recalls by words alone" in caplog.text
+        await engine.close()
+
+        unavailable = Engine(store, worker, WorldLibrary(worlds_dir), CONFIG, embedder_unavailable="no such file")
+        with caplog.at_level(logging.WARNING):
+            await unavailable.start()
+            await unavailable.start()
+        assert caplog.text.count("Recall by words alone: no such file") == 1, "said once at start"
+        assert (await unavailable.act(game.id, "maya", "I climb on.")).text
+        status = await unavailable.memory_status(game.id)
+        assert status.meaning.model is None and status.meaning.problem == "no such file"
+        await unavailable.close()
+
+
+async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(store, worlds_dir, model, caplog):
+    async with ModelWorker(model) as worker:
+        game_id = await _play_with_a_clue(await _engine(store, worker, worlds_dir, None), model)
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        await engine.meaning.idle()
+        await store._db.execute(
+            "UPDATE vectors SET vector = x'0011' WHERE id = (SELECT min(id) FROM vectors WHERE part = 0)"
+        )
+        store.vectors_removed += 1  # as any change of the table the index did not make itself
+        with caplog.at_level(logging.WARNING, logger="bot.engine.meaning"):
+            first = await engine.preview(game_id, "Maya", QUESTION)
+            await engine.preview(game_id, "Maya", QUESTION + " Tell me.")
+        assert caplog.text.count("is damaged") == 1, "logged once"
+        assert CLUE in first.messages[-1].content
+        await engine.close()
+
+
+async def test_lore_fires_by_meaning_and_by_keys(store, worlds_dir, model):
+    world = worlds_dir / "lighthouse.yaml"
+    world.write_text(
+        world.read_text().replace(
+            "lore:\n",
+            "lore:\n  - id: lamp\n    match: meaning\n"
+            "    content: The lighthouse lamp burns colza oil; a full reservoir keeps it lit for one night.\n",
+        )
+    )
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        about = await engine.preview(game.id, "Maya", "Is there enough fuel to keep the beacon burning tonight?")
+        assert "lore:lamp" in about.trace.layer("lore").items
+        other = await engine.preview(game.id, "Maya", "I ask Wren about the supply boat.")
+        assert "lore:lamp" not in other.trace.layer("lore").items
+        keys = await engine.preview(game.id, "Maya", "I look at Gull Rock from the boat.")
+        assert "lore:gull-rock" in keys.trace.layer("lore").items, "keys work as before"
+        await engine.close()
+
+
+async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(store, worlds_dir, model):
+    leak = "The missing keeper is still alive; he is hiding in a cave in the sea below the rock."
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")
+        result = await engine.act(game.id, "maya", "Where is the keeper?")
+        assert result.draft is not None and "cave" not in result.text
+        hits = await store.leak_hits(game.id)
+        assert any(h.ref == "truth:keeper-alive" for h in hits)
+        await engine.close()
+
+
+def test_kill_9_while_embedding_loses_nothing_and_the_next_start_carries_on(tmp_path: Path):
+    """A backlog of 300 messages being embedded; the process is killed mid-way; the next one finishes it."""
+    database = tmp_path / "gm.sqlite3"
+    fill = textwrap.dedent(
+        f"""
+        import asyncio
+        from pathlib import Path
+        from bot.store import Store, NewEntry, EntryKind
+        async def main():
+            store = await Store.open(Path({str(database)!r}))
+            game = await store.create_game("chan", "lighthouse")
+            for n in range(300):
+                await store.append(game.id, NewEntry(turn=n, kind=EntryKind.GM, author="GM",
+                    content=f"Turn {{n}}: the rain goes on. The gulls cry. A lamp is lit in window {{n}}."))
+            await store.close()
+        asyncio.run(main())
+        """
+    )
+    embed = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from pathlib import Path
+        from bot.engine import Engine, EngineConfig
+        from bot.model import ModelWorker, ScriptedModel
+        from bot.store import Store
+        from bot.worlds import WorldLibrary
+        from tests.embedding import bundled_embedder
+        async def main():
+            store = await Store.open(Path({str(database)!r}))
+            async with ModelWorker(ScriptedModel()) as worker:
+                engine = Engine(store, worker, WorldLibrary(Path(".")), EngineConfig(), embedder=bundled_embedder())
+                print("ready", flush=True)
+                await engine.meaning.idle()
+                print("done", flush=True)
+            await store.close()
+        asyncio.run(main())
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(PROJECT)}
+    subprocess.run([sys.executable, "-c", fill], check=True, cwd=PROJECT, env=env)
+    process = subprocess.Popen([sys.executable, "-c", embed], cwd=PROJECT, env=env, stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "ready"
+    import sqlite3
+
+    for _ in range(600):  # until some but not all are embedded
+        with sqlite3.connect(database) as con:
+            done = con.execute("SELECT count(DISTINCT ref) FROM vectors").fetchone()[0]
+        if done >= 20:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    with sqlite3.connect(database) as con:
+        embedded = {r[0] for r in con.execute("SELECT DISTINCT ref FROM vectors")}
+        waiting = {r[0] for r in con.execute("SELECT ref FROM vector_todo")}
+        parts = dict(con.execute("SELECT ref, count(*) FROM vectors GROUP BY ref").fetchall())
+    assert 20 <= len(embedded) < 300 and embedded.isdisjoint(waiting) and len(embedded | waiting) == 300
+    whole = len(passages("GM: Turn 7: the rain goes on. The gulls cry. A lamp is lit in window 7."))
+    assert set(parts.values()) == {whole} == {3}, "a fragment's vectors are written whole or not at all"
+    again = subprocess.run([sys.executable, "-c", embed], cwd=PROJECT, env=env, capture_output=True, text=True)
+    assert again.stdout.split() == ["ready", "done"], again.stderr
+    with sqlite3.connect(database) as con:
+        assert con.execute("SELECT count(DISTINCT ref) FROM vectors").fetchone()[0] == 300
+        assert con.execute("SELECT count(*) FROM vector_todo").fetchone()[0] == 0

@@ -1,0 +1,158 @@
+"""Embedding models (F31): the bundled all-MiniLM-L6-v2 run by llama.cpp, what is embedded of a fragment, and
+choosing a model with GM_EMBED_MODEL."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.__main__ import load_embedder
+from bot.memory.recall import passages
+from bot.model import minilm
+from bot.model.embedding import Embedder, LlamaEmbedder
+from bot.settings import Settings
+from tests.embedding import bundled_embedder
+
+
+def _reference(ids: list[int]) -> np.ndarray:
+    """all-MiniLM-L6-v2's sentence embedding of token ``ids``, computed from its safetensors with numpy alone:
+    BERT's encoder, then the mean of its token vectors, normalised."""
+    from math import erf
+
+    with zipfile.ZipFile(minilm.bundled_archive()) as files:
+        weights = {
+            name: array.astype(np.float32) for name, array in minilm._safetensors(files.read("model.safetensors"))
+        }
+        config = json.loads(files.read("config.json"))
+
+    def norm(x, name):
+        mean = x.mean(-1, keepdims=True)
+        var = ((x - mean) ** 2).mean(-1, keepdims=True)
+        return (x - mean) / np.sqrt(var + config["layer_norm_eps"]) * weights[name + ".weight"] + weights[
+            name + ".bias"
+        ]
+
+    def dense(x, name):
+        return x @ weights[name + ".weight"].T + weights[name + ".bias"]
+
+    n, heads = len(ids), config["num_attention_heads"]
+    size = config["hidden_size"] // heads
+    e = "embeddings."
+    x = weights[e + "word_embeddings.weight"][ids] + weights[e + "position_embeddings.weight"][:n]
+    x = norm(x + weights[e + "token_type_embeddings.weight"][0], e + "LayerNorm")
+    for layer in range(config["num_hidden_layers"]):
+        p = f"encoder.layer.{layer}."
+        q, k, v = (
+            dense(x, p + f"attention.self.{w}").reshape(n, heads, size).transpose(1, 0, 2)
+            for w in ("query", "key", "value")
+        )
+        scores = q @ k.transpose(0, 2, 1) / np.sqrt(size)
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        attended = (scores / scores.sum(-1, keepdims=True) @ v).transpose(1, 0, 2).reshape(n, heads * size)
+        x = norm(x + dense(attended, p + "attention.output.dense"), p + "attention.output.LayerNorm")
+        hidden = dense(x, p + "intermediate.dense")
+        hidden = 0.5 * hidden * (1 + np.vectorize(erf)(hidden / np.sqrt(2)))
+        x = norm(x + dense(hidden, p + "output.dense"), p + "output.LayerNorm")
+    mean = x.mean(0)
+    return mean / np.linalg.norm(mean)
+
+
+def test_the_bundled_model_is_the_upstream_weights_run_faithfully_by_llama_cpp():
+    embedder = bundled_embedder()
+    assert embedder.name == "all-MiniLM-L6-v2" and embedder.dimension == 384
+    for text in ("The groom led the horses to the stable.", "Maya kneels by the study door and looks in!"):
+        ids = embedder._llama.tokenize(text.encode())
+        assert ids[0] == 101 and ids[-1] == 102, "[CLS] ... [SEP], as BERT's tokenizer writes it"
+        assert float(_reference(ids) @ embedder.embed([text])[0]) > 0.9999
+
+
+def test_the_bundled_weights_are_checked_against_the_upstream_sha256(tmp_path: Path):
+    archive = tmp_path / "model.zip"
+    with zipfile.ZipFile(minilm.bundled_archive()) as source, zipfile.ZipFile(archive, "w") as changed:
+        for item in source.infolist():
+            data = source.read(item)
+            changed.writestr(item, data[:-1] + b"\0" if item.filename == "model.safetensors" else data)
+    with pytest.raises(Exception, match="SHA-256 .* not the upstream 53aa5117"):
+        minilm.convert(archive, tmp_path / "out.gguf")
+    assert not (tmp_path / "out.gguf").exists() or (tmp_path / "out.gguf").stat().st_size == 0
+
+
+def test_vectors_are_unit_length_and_near_in_meaning():
+    embedder = bundled_embedder()
+    doctor, physician, weather = embedder.embed(
+        ["The doctor put the little brown bottle in his pocket.", "The physician hid the vial in his coat.",
+         "It rained all night."]
+    )  # fmt: skip
+    assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-5 for v in (doctor, physician, weather))
+    assert float(doctor @ physician) > float(doctor @ weather) + 0.3
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_a_fragment_is_embedded_whole_and_sentence_by_sentence():
+    reply = 'GM: Rain drums on the roof. He nods. The oil was watered down. "Who did this?" Wren asks.\nWhat next?'
+    assert passages(reply) == [
+        reply,
+        "GM: Rain drums on the roof.",
+        "He nods. The oil was watered down.",  # a sentence of fewer than four words goes with the next
+        '"Who did this?" Wren asks. What next?',  # and a short last one with the one before
+    ]
+    assert passages("Maya: I open the door.") == ["Maya: I open the door."]
+    assert passages("Version 1.5 of the map. It shows 3.14 miles!") == [
+        "Version 1.5 of the map. It shows 3.14 miles!", "Version 1.5 of the map.", "It shows 3.14 miles!"
+    ]  # fmt: skip
+    long = " ".join(f"Sentence number {n} is here." for n in range(60))
+    assert len(passages(long)) == 1 + 20, "at most 24 parts: neighbours read together past that"
+
+
+def test_gm_embed_model_chooses_the_model_and_one_that_does_not_load_leaves_words_alone(tmp_path: Path):
+    settings = Settings(_env_file=None)
+    assert load_embedder(settings.model_copy(update={"embed_model": "none"})) == (None, None)
+    default, problem = load_embedder(settings)
+    assert isinstance(default, LlamaEmbedder) and default.name == "all-MiniLM-L6-v2" and problem is None
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 64)
+    for choice in (str(broken), str(tmp_path / "missing.gguf"), "nomic-embed-text-v1.5", "server:nomic"):
+        embedder, reason = load_embedder(settings.model_copy(update={"embed_model": choice, "models_dir": tmp_path}))
+        assert embedder is None and reason.startswith("the embedding model ") and "unavailable" in reason, reason
+        assert "\n" not in reason
+    _, reason = load_embedder(
+        settings.model_copy(update={"embed_model": "nomic-embed-text-v1.5", "models_dir": tmp_path})
+    )
+    assert "model pull nomic-embed-text-v1.5" in reason
+
+
+def test_a_catalog_embedding_model_knows_its_query_and_document_markers(tmp_path: Path):
+    from bot.model.catalog import EMBEDDING_CATALOG, embedding_catalog_table, hub_file
+
+    nomic = EMBEDDING_CATALOG["nomic-embed-text-v1.5"]
+    assert nomic.query_prefix == "search_query: " and nomic.document_prefix == "search_document: "
+    assert hub_file("bge-m3").local_path(tmp_path) == tmp_path / "gpustack/bge-m3-GGUF/bge-m3-Q8_0.gguf"
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    assert embedding_catalog_table() in readme
+
+
+class Marked(Embedder):
+    """Records what it was asked to embed."""
+
+    name = "marked"
+    dimension = 2
+    query_prefix, document_prefix = "q: ", "d: "
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def _embed(self, texts):
+        self.seen += texts
+        return np.ones((len(texts), 2))
+
+
+def test_queries_and_stored_passages_get_their_markers_and_long_texts_are_cut():
+    marked = Marked()
+    marked.embed(["where is the key"], query=True)
+    marked.embed(["x" * 5000])
+    assert marked.seen[0] == "q: where is the key"
+    assert marked.seen[1].startswith("d: x") and len(marked.seen[1]) == 3 + 2000
