@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bot import reports
 from bot.engine import Engine, EngineConfig
 from bot.memory.config import MemoryConfig
 from bot.memory.recall import passages
@@ -89,6 +90,10 @@ async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, w
         status = await engine.memory_status(game_id)
         assert status.meaning.model == "all-MiniLM-L6-v2" and status.meaning.waiting == 0
         assert status.meaning.embedded >= 50
+        # What /recall and /memory-status show, in the terminal and in Discord alike.
+        assert f"entry:{clue.id} (meaning)" in reports.trace_text(context.trace, show_secrets=False)
+        assert "Recall: by words and by meaning, with all-MiniLM-L6-v2 (in process" in reports.status_text(status)
+        assert f"{status.meaning.embedded} fragments embedded" in reports.status_text(status)
         await engine.close()
 
 

@@ -25,6 +25,7 @@ class StubServer:
         self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape
         self.redirect_to: str | None = None  # answer every request with a 307 to this base URL
         self.pad_bytes = 0  # bytes of padding in each JSON answer: a huge answer
+        self.embeddings_status = 200  # 404: a server without embeddings
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
         self.written_words = 0  # words sent in streamed replies
         stub = self
@@ -53,6 +54,9 @@ class StubServer:
                         return
                     self._json({"tokens": list(range(max(1, len(body.get("content", "")) // 4)))})
                 elif self.path.endswith("embeddings"):
+                    if stub.embeddings_status != 200:
+                        self._json({"error": {"message": "no embeddings here"}}, status=stub.embeddings_status)
+                        return
                     texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
                     data = [{"index": i, "embedding": _vector(text)} for i, text in enumerate(texts)]
                     self._json({"data": data, "model": stub.name})

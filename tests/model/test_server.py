@@ -254,3 +254,93 @@ async def test_a_server_answering_garbage_or_stalling_fails_the_turn_and_the_ret
             assert await engine.unanswered(game.id) == []
             await engine.close()
         await store.close()
+
+
+def start_server_with_embeddings() -> tuple[subprocess.Popen, str]:
+    """llama-cpp-python's server with two models: the bundled chat model, and the bundled embedding model
+    with embeddings on (it swaps between them as requests ask)."""
+    from bot.model.llama import bundled_model_path
+    from tests.embedding import bundled_embedder
+
+    port = _free_port()
+    config = {
+        "host": "127.0.0.1", "port": port,
+        "models": [
+            {"model": str(bundled_model_path()), "model_alias": NAME, "n_ctx": 2048, "n_gpu_layers": int(GPU_LAYERS)},
+            {"model": str(bundled_embedder()._llama.model_path), "model_alias": "minilm", "embedding": True,
+             "n_ctx": 512, "n_batch": 512, "n_ubatch": 512},
+        ],
+    }  # fmt: skip
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"gm-server-{port}.json"
+    path.write_text(json.dumps(config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--config_file", str(path)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/v1"
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError("llama_cpp.server exited at start")
+        try:
+            with urllib.request.urlopen(url + "/models", timeout=1) as answer:
+                json.loads(answer.read())
+                return process, url
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("llama_cpp.server did not answer")
+
+
+async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, worlds_dir: Path):
+    from bot.__main__ import load_embedder
+    from bot.model.embedding import ServerEmbedder
+    from bot.settings import Settings
+    from tests.embedding import bundled_embedder
+
+    process, url = start_server_with_embeddings()
+    try:
+        settings = Settings(_env_file=None, model_url=url, model_name=NAME, embed_model="server:minilm")
+        chat = ServerModel(url, NAME, timeout=30)
+        embedder, problem = load_embedder(settings, chat)
+        assert isinstance(embedder, ServerEmbedder) and problem is None
+        assert embedder.dimension == 384 and embedder.name == "server:minilm" and embedder.server is chat
+        text = "The lifeboat's oars were sawn halfway through."
+        assert float(embedder.embed([text])[0] @ bundled_embedder().embed([text])[0]) > 0.99, "the same model"
+
+        store = await Store.open(tmp_path / "gm.sqlite3")
+        async with ModelWorker(chat) as worker:
+            engine = Engine(
+                store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=24, shape_replies=False),
+                embedder=embedder,
+            )  # fmt: skip
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            try:
+                await engine.act(game.id, "maya", "I check the lifeboat.")
+            except ModelFailed:  # the 135M model sometimes says nothing: the embedding is under test here
+                pass
+            await engine.meaning.idle()
+            query = await engine.meaning.query("Did anyone damage the rescue boat?")
+            found = await engine.meaning.search(game.id, query, 5)
+            assert found and (await engine.memory_status(game.id)).meaning.model == "server:minilm"
+            await engine.close()
+        await store.close()
+    finally:
+        stop_server(process)
+
+
+async def test_a_server_without_embeddings_leaves_recall_on_words(tmp_path: Path):
+    from bot.__main__ import load_embedder
+    from bot.settings import Settings
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        stub.embeddings_status = 404  # a chat server started without --embedding
+        settings = Settings(_env_file=None, model_url=stub.url, model_name="gm", embed_model="server:nomic")
+        embedder, problem = load_embedder(settings, ServerModel(stub.url, "gm", timeout=5))
+        assert embedder is None and problem.startswith("the embedding model server:nomic is unavailable")
+        stub.embeddings_status = 200
+        embedder, problem = load_embedder(settings, ServerModel(stub.url, "gm", timeout=5))
+        assert embedder is not None and embedder.dimension == 8 and problem is None
+    embedder, problem = load_embedder(Settings(_env_file=None, embed_model="server:nomic"))
+    assert embedder is None and "GM_MODEL_URL" in problem
