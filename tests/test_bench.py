@@ -68,17 +68,18 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
         assert kind in result.stdout
 
 
-def test_bench_turns_plays_both_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
+def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
         GM_SEED="3",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "background on:" in out and "background held to the end:" in out
+    assert "background on:" in out and "background held to the end:" in out and "words alone:" in out
+    assert "recall by meaning with all-MiniLM-L6-v2" in out
     assert "prompt tokens read at" in out, "the machine's speed is measured first"
     rows = [line.split() for line in out.splitlines() if line[:4].strip().isdigit()]
-    assert len(rows) == 2 * 2 * 2, "every GM turn of both games, in both runs"
+    assert len(rows) == 2 * 2 * 3, "every GM turn of both games, in the three runs"
     numbers = figures(out)
     for key in ("first_text_p50", "first_text_p95", "first_text_p95_no_jobs", "jobs_delay_ratio",
                 "floor_ratio_p50", "live_reuse", "engine_share", "calls_per_turn"):  # fmt: skip
@@ -87,6 +88,8 @@ def test_bench_turns_plays_both_runs_with_the_real_model_and_ends_with_figures(t
     assert numbers["jobs_delay_ratio"] == round(numbers["first_text_p95"] / numbers["first_text_p95_no_jobs"], 3)
     assert 0 < numbers["live_reuse"] < 1, "a game's second turn reuses its first prompt"
     assert 0 <= numbers["engine_share"] < 1 and numbers["calls_per_turn"] > 0
+    assert numbers["meaning_p50_ratio"] == round(numbers["first_text_p50"] / numbers["first_text_p50_words"], 3)
+    assert numbers["query_ms_p50"] > 0, "each turn's query was embedded"
 
 
 def test_bench_turns_refuses_nonsense(tmp_path: Path):

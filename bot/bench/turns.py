@@ -8,7 +8,9 @@ writing speed with the same model, which gives each turn a floor: the
 prompt tokens it actually had to read at reading speed plus the tokens it
 wrote at writing speed. The whole script runs twice, with the background
 memory work on and with it held back until the end, so what the memory
-costs a player shows as a ratio measured side by side.
+costs a player shows as a ratio measured side by side; and, with an
+embedding model, a third time recalling by words alone, so what recall by
+meaning costs a turn shows the same way.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TextIO
 
 from bot.engine import Engine, EngineConfig
 from bot.model.base import ChatMessage, LanguageModel
+from bot.model.embedding import Embedder
 from bot.model.worker import JobRecord, ModelWorker, Priority
 from bot.settings import Settings
 from bot.store import Store
@@ -124,6 +127,8 @@ class Run:
     player_busy: float = 0.0
     background_busy: float = 0.0
     background_calls: int = 0
+    embedding_busy: float = 0.0
+    query_seconds: list[float] = field(default_factory=list)  # embedding each turn's query
     interruptions: int = 0
     state_restores: int = 0
     wall: float = 0.0
@@ -219,14 +224,15 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
 
 
 async def play(
-    model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, pause: float, hold: bool
-) -> Run:
-    run = Run("background held to the end" if hold else "background on")
+    model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, pause: float, hold: bool,
+    embedder: Embedder | None = None, name: str | None = None,
+) -> Run:  # fmt: skip
+    run = Run(name or ("background held to the end" if hold else "background on"))
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "bench.sqlite3")
         try:
             async with ModelWorker(model) as worker:
-                engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+                engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=embedder)
                 if hold:
                     engine.memory.hold()
                 began = time.perf_counter()
@@ -236,7 +242,9 @@ async def play(
                 run.wall = time.perf_counter() - began
                 engine.memory.release()
                 await engine.memory.idle()
+                await engine.meaning.idle()
                 _account(run, list(worker.records), worker.interruptions)
+                run.query_seconds = list(engine.meaning.query_seconds)
                 run.state_restores = sum(1 for r in worker.records if r.stats and r.stats.state_restored)
                 await engine.close()
         finally:
@@ -248,33 +256,42 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.player_busy = sum(r.busy_seconds for r in records if r.priority is Priority.PLAYER)
     run.background_busy = sum(r.busy_seconds for r in records if r.priority is Priority.MAINTENANCE)
     run.background_calls = sum(1 for r in records if r.priority is Priority.MAINTENANCE)
+    run.embedding_busy = sum(r.busy_seconds for r in records if r.priority is Priority.EMBEDDING)
     run.interruptions = interruptions
 
 
 def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO) -> dict:
-    from bot.__main__ import engine_config, load_model
+    from bot.__main__ import engine_config, load_embedder, load_model
 
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
+    embedder, _ = load_embedder(settings, model)
     config = engine_config(settings)
     speeds = measure_speeds(model, settings.n_ctx)
     runs = []
-    for hold in (False, True):
+    plans = [(False, embedder, None), (True, embedder, None)]
+    if embedder is not None:
+        plans.append((False, None, "words alone"))
+    for hold, used, name in plans:
         forget = getattr(model, "forget", None)
         if forget is not None:
             forget()  # each run starts from a cold model
-        played = asyncio.run(play(model, settings.worlds_dir, config, games=games, turns=turns, pause=pause, hold=hold))
+        played = asyncio.run(
+            play(model, settings.worlds_dir, config, games=games, turns=turns, pause=pause, hold=hold,
+                 embedder=used, name=name)
+        )  # fmt: skip
         for t in played.turns:
             t.floor = t.evaluated / speeds.read(t.prompt) + t.written / speeds.write(t.prompt)
         runs.append(played)
-    return report(model.name, settings, speeds, runs, games, turns, pause, out)
+    meaning = f"recall by meaning with {embedder.name}" if embedder else "recall by words alone"
+    return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out)
 
 
 def report(
     name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, pause: float, out: TextIO
 ) -> dict:
-    on, off = runs
+    on, off, *words = runs
     w = out.write
     w(
         f"bench turns: {games} games of {turns} turns at once ({', '.join(WORLDS[: games if games < 2 else 2])}), "
@@ -308,12 +325,14 @@ def report(
         ("model busy: background (s)", lambda r: f"{r.background_busy:.1f}"),
         ("background calls per turn", lambda r: f"{r.calls_per_turn:.2f}"),
         ("background calls interrupted", lambda r: f"{r.interruptions}"),
+        ("model busy: embedding (s)", lambda r: f"{r.embedding_busy:.1f}"),
+        ("embedding a turn's query p50 (ms)", lambda r: f"{_percentile(r.query_seconds, 0.5) * 1000:.1f}"),
         ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
         ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
     ]
-    w(f"{'':32}{on.name:>22}{off.name:>30}\n")
+    w(f"{'':34}{on.name:>22}{off.name:>30}" + "".join(f"{r.name:>16}" for r in words) + "\n")
     for label, value in rows:
-        w(f"{label:32}{value(on):>22}{value(off):>30}\n")
+        w(f"{label:34}{value(on):>22}{value(off):>30}" + "".join(f"{value(r):>16}" for r in words) + "\n")
     p95_off = off.pct("first_text", 0.95)
     figures = {
         "first_text_p50": round(on.pct("first_text", 0.5), 3),
@@ -331,5 +350,10 @@ def report(
         "read_tps": round(speeds.points[0][1], 1),
         "write_tps": round(speeds.points[0][2], 1),
     }
+    if words:  # what recall by meaning costs a turn, measured beside words alone
+        p50_words = words[0].pct("first_text", 0.5)
+        figures["first_text_p50_words"] = round(p50_words, 3)
+        figures["meaning_p50_ratio"] = round(on.pct("first_text", 0.5) / p50_words, 3) if p50_words else 0.0
+        figures["query_ms_p50"] = round(_percentile(on.query_seconds, 0.5) * 1000, 1)
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
