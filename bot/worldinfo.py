@@ -166,6 +166,8 @@ def _parse_entry(label: str, raw: object, note: Note) -> tuple[LoreEntry, int] |
         "always_on": raw.get("constant") is True,
         "content": content,
     }
+    if raw.get("vectorized") is True:  # SillyTavern's vector storage: the entry also fires by meaning
+        fields["match"] = "both" if fields["keys"] else "meaning"
     title = raw.get("comment") or raw.get("name")
     uid = raw.get("uid", raw.get("id", label.rsplit(".", 1)[-1]))
     base_id = (_slug(title) if isinstance(title, str) else "") or _slug(f"st-{uid}")

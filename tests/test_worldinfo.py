@@ -114,7 +114,7 @@ def test_what_is_left_out_is_reported_in_order(export: dict):
     ]
     assert skipped[4:6] == [
         'entries.9.key: "/lamp(s)?/i" is a regular expression, which is not supported; left out',
-        "entries.9: a lore entry needs keys, or always_on: true",
+        "entries.9: a lore entry needs keys, or always_on: true, or match: meaning",
     ]
     assert skipped[6].startswith("entries.10.content: String should have at most 4000 characters")
     assert len(skipped) == 7
@@ -243,3 +243,15 @@ def test_an_import_into_a_world_without_lore_adds_the_list_at_the_end(tmp_path: 
     before = world.read_text()
     import_into_world_file(write_export(tmp_path, {"entries": [st_entry(0, "Cave", ["cave"], "A cave.")]}), world)
     assert world.read_text().startswith(before.rstrip("\n") + "\n\nlore:\n- id: cave")
+
+
+def test_an_entry_sillytavern_vectorized_also_fires_by_meaning():
+    export = {
+        "entries": [
+            st_entry(0, "Lamp", ["lamp"], "The lamp burns colza oil.", vectorized=True),
+            st_entry(1, "Tide", [], "The tide turns at dusk.", vectorized=True),
+            st_entry(2, "Boat", ["boat"], "The supply boat comes twice a month."),
+        ]
+    }
+    result = parse_world_info(export, "export.json")
+    assert [(e.id, e.match) for e in result.entries] == [("lamp", "both"), ("tide", "meaning"), ("boat", "keys")]
