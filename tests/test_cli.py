@@ -93,18 +93,24 @@ def test_play_never_ends_a_game_silently_and_any_game_can_be_resumed(tmp_path: P
     assert one_clear_line(neither).startswith("Name a world to play")
 
 
-def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_env):
+def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Popen:
+    """A terminal game playing on ``play_env``'s database, once it holds the database's lock (/quit ends it)."""
     holder = subprocess.Popen(
         [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        stderr=subprocess.PIPE, text=True, cwd=cwd,
         env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
     )  # fmt: skip
+    database = Path(play_env["GM_DATABASE"])
+    for _ in range(600):  # until it holds the database
+        if database.exists() and lock_holder(database.stat()) == holder.pid:
+            break
+        time.sleep(0.05)
+    return holder
+
+
+def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_env):
+    holder = holding_the_database(tmp_path, play_env)
     try:
-        database = Path(play_env["GM_DATABASE"])
-        for _ in range(600):  # until the first process holds the database
-            if database.exists() and lock_holder(database.stat()) == holder.pid:
-                break
-            time.sleep(0.05)
         second = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **play_env)
         line = one_clear_line(second)
         assert line.startswith(f"Another bot process (pid {holder.pid}) is using ") and "--db" in line

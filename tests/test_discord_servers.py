@@ -93,8 +93,8 @@ async def test_a_world_uploaded_in_one_server_is_played_there_only(
     assert info.ephemeral and info.response.content.startswith("Unknown world 'cove'")
 
     # A new process reads the server's worlds back: the game goes on.
-    engine.servers._worlds.clear()
-    await simcord_env.restart_bot(GameMasterBot(engine, Settings(discord_token="simulated")))
+    restarted = Engine(engine.store, engine.worker, engine.worlds, engine.config)
+    await simcord_env.restart_bot(GameMasterBot(restarted, Settings(discord_token="simulated")))
     await maya.slash(channel, "join", name="Maya")
     scripted.enqueue("Waves on the rocks.")
     await maya.slash(channel, "act", action="I listen.")
@@ -105,6 +105,7 @@ async def test_a_world_uploaded_in_one_server_is_played_there_only(
     await admin.slash(channel, "game end")
     await admin.slash(channel, "world remove", world="cove")
     assert "cove" not in (await maya.slash(channel, "world list")).response.content
+    await restarted.close()
 
 
 async def test_a_shipped_world_can_be_hidden_in_one_server_and_restored(simcord_env, table, engine: Engine):

@@ -43,14 +43,18 @@ def start_server() -> tuple[subprocess.Popen, str]:
          "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--seed", "5", "--n_gpu_layers", GPU_LAYERS],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
+    return process, _answering(process, f"http://127.0.0.1:{port}/v1")
+
+
+def _answering(process: subprocess.Popen, url: str) -> str:
+    """``url`` once the server behind it answers."""
     for _ in range(600):  # it loads in seconds; the bound is for a loaded machine
         if process.poll() is not None:
             raise RuntimeError("llama_cpp.server exited at start")
         try:
             with urllib.request.urlopen(url + "/models", timeout=1) as answer:
                 json.loads(answer.read())
-                return process, url
+                return url
         except OSError:
             time.sleep(0.1)
     process.kill()
@@ -277,18 +281,7 @@ def start_server_with_embeddings() -> tuple[subprocess.Popen, str]:
         [sys.executable, "-m", "llama_cpp.server", "--config_file", str(path)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(600):
-        if process.poll() is not None:
-            raise RuntimeError("llama_cpp.server exited at start")
-        try:
-            with urllib.request.urlopen(url + "/models", timeout=1) as answer:
-                json.loads(answer.read())
-                return process, url
-        except OSError:
-            time.sleep(0.1)
-    process.kill()
-    raise RuntimeError("llama_cpp.server did not answer")
+    return process, _answering(process, f"http://127.0.0.1:{port}/v1")
 
 
 async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, worlds_dir: Path):

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bot.errors import UserError
-from bot.store.lock import DatabaseInUse, DatabaseLock, lock_holder
-from tests.test_cli import TIMEOUT, one_clear_line, run_bot
+from bot.store.lock import DatabaseInUse, DatabaseLock
+from tests.test_cli import TIMEOUT, holding_the_database, one_clear_line, run_bot
 
 
 def _other_names(database: Path) -> tuple[Path, Path]:
@@ -52,16 +49,8 @@ def test_a_path_that_is_not_a_regular_file_is_refused_and_nothing_is_created_bes
 def test_a_second_bot_through_a_symlink_or_a_hard_link_is_refused(tmp_path: Path, play_env):
     database = Path(play_env["GM_DATABASE"])
     symlink, hardlink = _other_names(database)
-    holder = subprocess.Popen(
-        [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
-    )  # fmt: skip
+    holder = holding_the_database(tmp_path, play_env)
     try:
-        for _ in range(600):  # until the first process holds the database
-            if lock_holder(database.stat()) == holder.pid:
-                break
-            time.sleep(0.05)
         for other in (symlink, hardlink):
             second = run_bot("play", "lighthouse", "--db", str(other), stdin="/quit\n", cwd=tmp_path, **play_env)
             line = one_clear_line(second)
