@@ -68,7 +68,7 @@ async def test_a_secret_roll_goes_to_the_roller_by_dm_and_to_the_gms_record(simc
     entry = (await engine.history(game.id, 1))[0]
     assert entry.kind is EntryKind.ROLL and entry.visibility is Visibility.PRIVATE
     await maya.slash(channel, "act", action="I check the lock.")
-    assert "(private) [Maya rolls 1d20+2: 1d20 (" in scripted.last().prompt_text, "the GM's private record"
+    assert "(private) Maya rolls 1d20+2: 1d20 (" in scripted.last().prompt_text, "the GM's private record"
 
 
 async def test_notes_are_private_to_each_player(simcord_env, table, engine, scripted):

@@ -52,13 +52,16 @@ OnText = Callable[[str], Awaitable[None] | None]
 
 PRIVATE_ONLY = "(The GM answers privately.)"
 WITHHELD = "(The GM keeps that to themselves.)"
+# Notes for one more try, on the action's message of that call only: never stored, never in a later prompt.
+# They name no markup: a model that copies a note copies no aside syntax (the shaper drops a copied note).
 SAY_SOMETHING_NEW = (
-    "(Your last reply only repeated the player's action or an earlier reply. Write what happens next, "
-    "in new words, as the GM.)"
+    "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
+    "what happens next, in new words, as the GM, for everyone at the table.)"
 )
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
-    "secret, whatever the player asked; keep to what the players have found. Private things go in [[to Name: ...]].)"
+    "secret, whatever the player asked; keep to what the players have found. A private thing goes only in an "
+    "aside to the one player who earned it.)"
 )
 NO_GAME = "There is no game here; start one first."
 MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
@@ -111,6 +114,7 @@ class TurnResult:
     private: tuple[PrivateMessage, ...] = ()
     draft: str | None = None  # the first draft's public text, when the leak guard stopped it
     model: CallStats | None = None  # what the model's call cost: tokens read, reused, written
+    raw: str = ""  # what the model wrote last, asides included, after the reply rules
 
     @property
     def text(self) -> str:
@@ -149,6 +153,7 @@ class _Shaping:
     actions: list[str]
     recent: list[str]
     enabled: bool = True
+    public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
 
     def shaper(self) -> ReplyShaper:
         return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
@@ -517,7 +522,9 @@ class Engine:
         unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
         guard = await self.guards.for_turn(game, self.world_of(game), unlocked)
         said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
-        shaping = _Shaping(list(by_name), [e.content for e in acted], said[-3:], self.config.shape_replies)
+        shaping = _Shaping(
+            list(by_name), [e.content for e in acted], said[-3:], self.config.shape_replies, public=private_to is None
+        )
         if private_to is None:
             drafted = await self._public_reply(
                 game.id, turn, context, max_tokens, on_text, guard, list(by_name), shaping
@@ -551,7 +558,7 @@ class Engine:
         answered = Context(context.messages, trace, context.notes)
         return TurnResult(
             await self.store.game(game.id), turn, action, stored[0], answered, seconds, drafted.narration.first_text,
-            private, drafted.draft, drafted.narration.stats,
+            private, drafted.draft, drafted.narration.stats, drafted.raw,
         )  # fmt: skip
 
     async def _public_reply(
@@ -721,6 +728,8 @@ class Engine:
             written = stream.stats.generated_tokens if stream.stats else 0
             rest = shaper.finish(cut_by_length=written >= max_tokens)
             empty = not rest.strip() and not "".join(pieces).strip()  # it stopped at once, at a player's line
+            if hold_back and shaping is not None and shaping.public and not empty:  # all of it in asides
+                empty = not split_reply("".join(pieces) + rest, shaping.names)[0].strip()
             if hold_back and (shaper.said_nothing_new or empty):  # not shown: the caller asks once more
                 return _Narration(rest, first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
             await take(rest)

@@ -19,11 +19,17 @@ taken out here, a sentence at a time, before anyone sees it:
 - a sentence the reply already said, or one of the last replies said, ends
   the reply (at its very start, that sentence alone is dropped);
 - a reply cut by the token limit loses its unfinished last sentence (unless
-  that sentence is all it has).
+  that sentence is all it has);
+- the engine's own notes copied into the reply (a correction it was given,
+  "GM-only ..." headers, "(The GM answers privately.)") end it, and at its
+  start are dropped;
+- transcript artefacts go: a lone "[" the reply opens with, a whole sentence
+  in single brackets (a copied "[Maya joins the game.]"), a stray "]".
 
 :class:`ReplyShaper` holds back at most one unfinished sentence, so streaming
 goes on a sentence at a time. Private asides (``[[to Maya: ...]]``) pass
-through untouched.
+through untouched; one written in single brackets to a seated player
+(``[To Maya: ...]``) is made a real aside, and an empty one is dropped.
 """
 
 from __future__ import annotations
@@ -43,6 +49,18 @@ RECENT_REPLIES = 3
 # An opening line that talks about the reply, not the story: a chat model's preamble, ending in a colon.
 PREAMBLE_MAX = 140  # characters: a longer opening line is the story
 _PREAMBLE_START = re.compile(r"^\s*(?:sure|okay|ok|certainly|of course|here(?:'s| is| are| comes)|continu\w*)\b", re.I)
+# A sentence that is the engine talking, not the story: its correction notes, its headers, its placeholders.
+ENGINE_NOTE = re.compile(
+    r"^\W*(?:gm[ -]?note\b|note to (?:the gm|self)\b|ooc\b|correction\b|gm-only\b|private\)|"
+    r"your (?:last )?(?:reply|draft) (?:only|gave|had|said|repeated)\b|answer \w+ privately\b|"
+    r"lore that applies\b|from earlier in the game\b|characters know only\b|"
+    r"the gm (?:answers privately|keeps that to)\b)",
+    re.IGNORECASE,
+)
+_CLOSING = re.compile(r"[\"'”’)\]]*")
+_LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
+_WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
+_EMPTY_ASIDE = re.compile(r"\[\[\s*(?:to|for)\s+[^:\]\n]{1,40}:\s*\]\]", re.IGNORECASE)
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:sure|okay|ok|certainly|of course)\b[^\n]{0,40}?[!.,]\s*)?"
     r"(?:here(?:'s| is| are| comes)|continu\w*)\b[^\n]{0,80}:[ \t]*\n",
@@ -75,6 +93,8 @@ class Shaped:
     echo: bool = False
     repeats: bool = False
     cut_off: bool = False
+    engine_notes: bool = False
+    artefacts: bool = False
     dropped: list[str] = field(default_factory=list)
 
 
@@ -93,6 +113,10 @@ class ReplyShaper:
         self.done = False  # the reply must end here: stop reading the model
         self.shaped = Shaped()
         self._players = speaker_line([*players, *GENERIC_SPEAKERS])
+        names = "|".join(re.escape(n) for n in sorted((p for p in players if p.strip()), key=len, reverse=True))
+        # An aside in single brackets to a seated player: "[To Maya: ...]".
+        self._single_aside = re.compile(rf"(?<!\[)\[(?!\[)(\s*(?:to|for)\s+(?:{names})\s*:)", re.I) if names else None
+        self._single_open = False  # such an aside is open: its "]" closes it
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
@@ -142,6 +166,7 @@ class ReplyShaper:
             if not ends:
                 break
             end, following = ends[0]
+            end += len(_CLOSING.match(self._pending, end).group(0))  # a closing quote or bracket ends the sentence
             sentence, gap = self._pending[:end], self._pending[end:following]
             self._pending = self._pending[following:]
             out.append(self._take(sentence, gap=gap))
@@ -177,9 +202,28 @@ class ReplyShaper:
         """
         if not sentence.strip():
             return ""
+        sentence = self._asides(sentence)
+        if not sentence.strip():
+            return ""
+        inside_aside = "[[" in sentence or self._in_aside > 0
+        if not inside_aside and (ENGINE_NOTE.match(sentence) or _WHOLLY_BRACKETED.match(sentence)):
+            if ENGINE_NOTE.match(sentence):
+                self.shaped.engine_notes = True
+            else:
+                self.shaped.artefacts = True
+            self.shaped.dropped.append(sentence.strip())
+            if self._started and self.shaped.engine_notes:  # what follows a note is more of it
+                self.done = True
+                self._pending = ""
+            return ""
+        if not self._started and not inside_aside and re.match(r"\s*\[(?!\[)", sentence):
+            self.shaped.artefacts = True  # "[I see a door ...": the transcript's bracket, copied
+            sentence = re.sub(r"^(\s*)\[", r"\1", sentence, count=1)
+        if not inside_aside and "]" in sentence.replace("]]", ""):
+            self.shaped.artefacts = True
+            sentence = _LONE_CLOSE.sub("", sentence)
         self._in_aside += sentence.count("[[") - sentence.count("]]")
         normal = normal_form(sentence)
-        inside_aside = "[[" in sentence or self._in_aside > 0
         if not self._started and not inside_aside and self._restates_action(normal):
             self.shaped.echo = True
             self.shaped.dropped.append(sentence.strip())
@@ -200,6 +244,24 @@ class ReplyShaper:
         self._line_start = "\n" in gap
         before, self._gap = self._gap, "" if final else gap
         return before + sentence
+
+    def _asides(self, sentence: str) -> str:
+        """Single-bracket asides to seated players made real ones; empty asides taken out."""
+        if self._single_aside is not None:
+            start = 0
+            if not self._single_open and (opened := self._single_aside.search(sentence)):
+                sentence = sentence[: opened.start()] + "[[" + sentence[opened.start() + 1 :]
+                self._single_open = True
+                self.shaped.artefacts = True
+                start = opened.start() + 2
+            if self._single_open and (closed := _LONE_CLOSE.search(sentence, start)):
+                sentence = sentence[: closed.start()] + "]]" + sentence[closed.end() :]
+                self._single_open = False
+        if _EMPTY_ASIDE.search(sentence):
+            self.shaped.artefacts = True
+            self.shaped.dropped.append(sentence.strip())
+            sentence = _EMPTY_ASIDE.sub("", sentence)
+        return sentence
 
     def _restates_action(self, normal: str) -> bool:
         words = set(normal.split())

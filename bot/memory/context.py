@@ -195,8 +195,11 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
         f'You are the game master (GM) of "{world.title}", a text role-playing game '
         "played by several people in a chat. Narrate what happens in response to the "
         "players' actions, voice the other characters, and end by inviting the players to act. "
-        f"Never decide what a player's character does or says. Keep each reply under {reply_words} words. "
-        + SYNTAX_RULE,
+        'Players write what their characters do, often as "I ..."; answer the latest action first, in the '
+        'second person and by their characters\' names ("Maya, you find ..."), never as "I" in a player\'s '
+        "place. Never decide what a player's character does, says or feels beyond what their player wrote. "
+        "Write only the story: no labels, brackets or notes. "
+        f"Keep each reply under {reply_words} words. " + SYNTAX_RULE,
         f"Style: {world.style}",
         "Rules:\n" + "\n".join(f"- {rule}" for rule in world.rules),
         f"Setting:\n{world.setting}",
@@ -263,20 +266,31 @@ def scene_notes(
     noted: dict[str, int] = {}
     for ref in held:
         if ref.startswith("scene:"):
-            _, npc_id, at = ref.split(":")
-            noted[npc_id] = max(noted.get(npc_id, 0), int(at))
-    present, secrets = [], []
+            _, npc_ids, at = ref.split(":")
+            for npc_id in npc_ids.split(","):
+                noted[npc_id] = max(noted.get(npc_id, 0), int(at))
+    entering: dict[tuple[tuple[int, ...], tuple[str, ...]], list[NpcScene]] = {}
+    secrets = []
     for npc in scene:
         since = noted.get(npc.npc_id)
         if since is not None and all(t in npc.turns for t in range(since, turn)):
             continue
-        seen = f"turns {turn_ranges(npc.turns)}" if npc.turns else "nothing of the game yet"
-        text = f"{npc.name} is here. {npc.name} witnessed {seen}, and knows nothing else that happened"
-        present.append(
-            MemoryItem(f"scene:{npc.npc_id}:{turn}", text + "".join(f"; saw: {line}" for line in npc.seen) + ".")
-        )
+        entering.setdefault((npc.turns, npc.seen), []).append(npc)
         secrets += [item for item in npc_secrets(world, npc.npc_id) if item.ref not in held]
-    return present, secrets
+    return [_scene_note(group, turn) for group in entering.values()], secrets
+
+
+def _scene_note(group: Sequence[NpcScene], turn: int) -> MemoryItem:
+    """One note for the NPCs entering who witnessed the same turns: what they saw is said once."""
+    first = group[0]
+    seen = f"turns {turn_ranges(first.turns)}" if first.turns else "nothing of the game yet"
+    if len(group) == 1:
+        text = f"{first.name} is here. {first.name} witnessed {seen}, and knows nothing else that happened"
+    else:
+        names = ", ".join(npc.name for npc in group[:-1]) + f" and {group[-1].name}"
+        text = f"{names} are here. Each witnessed {seen}, and knows nothing else that happened"
+    text += "".join(f"; saw: {line}" for line in first.seen) + "."
+    return MemoryItem(f"scene:{','.join(npc.npc_id for npc in group)}:{turn}", text)
 
 
 def notes_text(notes: Sequence[TurnNote]) -> str:
@@ -307,10 +321,12 @@ def _entry_message(entry: LogEntry) -> ChatMessage:
                 role="assistant", content=f"[[to {entry.author.removeprefix('GM to ')}: {entry.content}]]"
             )
         return ChatMessage(role="assistant", content=entry.content)
+    # Joins and rolls read as plain sentences: in brackets, right before an action, a model copies the form and
+    # opens its reply with "[".
     if entry.kind is EntryKind.ROLL:
-        text = f"[{entry.author} rolls {entry.content}]"
+        text = _sentence(f"{entry.author} rolls {entry.content}")
     elif entry.kind is EntryKind.SYSTEM:
-        text = f"[{entry.content}]"
+        text = _sentence(entry.content)
     else:
         text = f"{entry.author}: {entry.content}"
     if entry.visibility is Visibility.PRIVATE:
@@ -318,6 +334,11 @@ def _entry_message(entry: LogEntry) -> ChatMessage:
         if entry.kind is EntryKind.ACTION:  # a secret action, answered to its player alone
             text += f"\n(Answer {entry.author} privately: your whole reply goes to them alone.)"
     return ChatMessage(role="user", content=text)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
 
 
 @dataclass

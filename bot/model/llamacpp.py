@@ -1,7 +1,7 @@
 """llama-cpp-python's ``Llama``, made to stop when asked, count what it reads, and keep one state per game.
 
 Imported only by :class:`bot.model.llama.LlamaModel`, since importing
-``llama_cpp`` loads the native library. Three changes to the stock class:
+``llama_cpp`` loads the native library. Four changes to the stock class:
 
 - ``eval`` reads the prompt in chunks and checks a stop event before each
   chunk and before each generated token, so background work can give the
@@ -10,7 +10,10 @@ Imported only by :class:`bot.model.llama.LlamaModel`, since importing
   compared with its floor;
 - saved states hold the KV cache and the token ids only. The stock
   ``save_state`` also copies the score buffer (``n_batch`` rows of the
-  vocabulary, about 100 MB for SmolLM2), which sampling no longer needs.
+  vocabulary, about 100 MB for SmolLM2), which sampling no longer needs;
+- a game without a saved state starts from the state of another game whose
+  prompt began the same way (the same world's frozen layer), and reads only
+  what differs.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from bot.model.base import Interrupted
 # Prompt tokens read between two checks of the stop event, for calls that may be interrupted: at
 # about 250 tokens a second on two cores, a player waits at most a quarter of a second.
 INTERRUPTIBLE_CHUNK = 64
+# A new game starts from another game's saved state when their prompts share at least this many tokens.
+MIN_SHARED = 256
 
 
 @dataclass
@@ -65,6 +70,17 @@ class GameStates:
             self._states.move_to_end(slot)
         return state
 
+    def nearest(self, tokens: Sequence[int]) -> llama_cpp.LlamaState | None:
+        """The saved state whose tokens begin like ``tokens`` for longest (at least :data:`MIN_SHARED` of them):
+        another game of the same world has read the same frozen layer already."""
+        wanted = np.asarray(tokens, dtype=np.intc)
+        best, best_length = None, MIN_SHARED - 1
+        for state in self._states.values():
+            length = shared_prefix(state.input_ids[: state.n_tokens], wanted)
+            if length > best_length:
+                best, best_length = state, length
+        return best
+
     def put(self, slot: str, state: llama_cpp.LlamaState) -> None:
         self._states.pop(slot, None)
         if state.llama_state_size > self.capacity_bytes:
@@ -74,6 +90,13 @@ class GameStates:
         while self.size > self.capacity_bytes:
             self._states.popitem(last=False)
             self.evicted += 1
+
+
+def shared_prefix(a: np.ndarray, b: np.ndarray) -> int:
+    """How many tokens ``a`` and ``b`` share from their start."""
+    n = min(len(a), len(b))
+    differ = np.flatnonzero(a[:n] != b[:n])
+    return int(differ[0]) if len(differ) else n
 
 
 class _SlotCache(llama_cpp.BaseLlamaCache):
@@ -89,7 +112,9 @@ class _SlotCache(llama_cpp.BaseLlamaCache):
         return self.states.size
 
     def __getitem__(self, key: Sequence[int]) -> llama_cpp.LlamaState:
-        state = self.states.get(self.slot)
+        """The slot's own state; for a slot without one (a new game), the state of another that read the same
+        beginning, so only what differs is read (``Llama`` loads it only when it beats what the model holds)."""
+        state = self.states.get(self.slot) or self.states.nearest(key)
         if state is None:
             raise KeyError(self.slot)
         return state

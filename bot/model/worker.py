@@ -14,7 +14,7 @@ import itertools
 import logging
 import threading
 import time
-from collections import deque
+from collections import Counter, defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -97,8 +97,9 @@ class ModelWorker:
         self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
         self.records: deque[JobRecord] = deque(maxlen=RECORDS_KEPT)
         self.interruptions = 0
-        self.structured_calls = 0  # structured answers asked for, and how many fell back (bench quality)
-        self.structured_fallbacks = 0
+        # Structured answers by schema: valid at the first try ("first"), after the retry ("retry"), or not at all
+        # ("fallback"), for bench quality.
+        self.structured: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
     async def __aenter__(self) -> ModelWorker:
         self.start()
@@ -180,9 +181,17 @@ class ModelWorker:
             priority=priority,
             label=label or schema_type.__name__,
         )
-        self.structured_calls += 1
-        self.structured_fallbacks += not answer.ok
+        outcome = "fallback" if not answer.ok else "first" if answer.attempts == 1 else "retry"
+        self.structured[schema_type.__name__][outcome] += 1
         return answer
+
+    @property
+    def structured_calls(self) -> int:
+        return sum(sum(outcomes.values()) for outcomes in self.structured.values())
+
+    @property
+    def structured_fallbacks(self) -> int:
+        return sum(outcomes["fallback"] for outcomes in self.structured.values())
 
     def stream(
         self,

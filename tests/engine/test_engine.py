@@ -154,7 +154,7 @@ async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scrip
     assert 6 <= rolled.roll.total <= 25
     assert rolled.entry.kind is EntryKind.ROLL and rolled.entry.turn == 1 and rolled.entry.author == "Maya"
     await engine.act(game.id, "maya", "I climb the wet stair.")
-    assert f"[Maya rolls 1d20+5: {rolled.roll.detail}]" in scripted.last().prompt_text
+    assert f"\nMaya rolls 1d20+5: {rolled.roll.detail}.\n" in scripted.last().prompt_text, "a plain sentence"
 
 
 @pytest.mark.parametrize(

@@ -123,3 +123,37 @@ def test_a_preamble_goes_but_a_line_of_the_story_ending_in_a_colon_stays():
     )
     shown = shaper.feed(long + "A clock ")
     assert shown == long.strip() and not shaper.done
+
+
+def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
+    text, shaper = _shape(
+        "The rain falls. What do you do? (GM note: your draft gave away GM-only knowledge. Rewrite the reply.)"
+    )
+    assert text == "The rain falls. What do you do?" and shaper.shaped.engine_notes
+    text, shaper = _shape("(Your last reply only repeated the action.) The clock ticks on the mantel. Who moves?")
+    assert text == "The clock ticks on the mantel. Who moves?" and shaper.shaped.engine_notes
+    text, _ = _shape("GM-only, this scene: Meg hides a debt. The hall is quiet.")
+    assert text == "The hall is quiet."
+    text, _ = _shape("(The GM answers privately.) The lamp gutters.")
+    assert text == "The lamp gutters."
+
+
+def test_transcript_brackets_are_taken_out_of_the_story():
+    text, shaper = _shape("GM: [The study door is locked. A keyhole glints.")
+    assert text == "The study door is locked. A keyhole glints." and shaper.shaped.artefacts
+    text, _ = _shape("[Maya joins the game.]\nThe rain beats on the glass. What do you do?")
+    assert text == "The rain beats on the glass. What do you do?"
+    text, _ = _shape("The rain falls on the roof.] What do you do?")
+    assert text == "The rain falls on the roof. What do you do?"
+    text, _ = _shape('Meg laughs. "Not tonight," she says. "Ask me at dawn."')
+    assert text == 'Meg laughs. "Not tonight," she says. "Ask me at dawn."', "quotes are the story's"
+
+
+def test_an_aside_in_single_brackets_becomes_a_real_one_and_an_empty_one_goes():
+    text, shaper = _shape("The clock strikes. [To Maya: A key lies under the desk. It is gold.] Meg Wren frowns.")
+    assert text == "The clock strikes. [[To Maya: A key lies under the desk. It is gold.]] Meg Wren frowns."
+    assert shaper.shaped.artefacts
+    text, _ = _shape("The clock strikes. [[to Maya: ]] Meg Wren frowns.")
+    assert "[[" not in text and "Meg Wren frowns." in text
+    text, _ = _shape("The clock strikes. [To Tom: psst.] Meg Wren frowns.")
+    assert "[To Tom: psst.]" not in text, "a bracketed line is never the story; Tom does not play here"

@@ -417,6 +417,7 @@ def test_a_changed_summary_breaks_the_shared_prefix():
 
 
 def test_entries_render_as_a_chat_the_model_can_follow():
+    """Joins and rolls are plain sentences: in brackets before an action, a model copies the brackets."""
     hot = [
         gm(1, "The boat bumps against the landing stage."),
         act(2, "I jump ashore."),
@@ -431,11 +432,11 @@ def test_entries_render_as_a_chat_the_model_can_follow():
     assert chat == [
         ("user", GAME_BEGINS),
         ("assistant", "The boat bumps against the landing stage."),
-        ("user", "Maya: I jump ashore.\n[Maya rolls 1d20: 12]\nTom: I tie up the boat."),
+        ("user", "Maya: I jump ashore.\nMaya rolls 1d20: 12.\nTom: I tie up the boat."),
         ("assistant", "The rope is frayed."),
         (
             "user",
-            "[Tom left the game]\n(private) Maya: I pocket the key.\n"
+            "Tom left the game.\n(private) Maya: I pocket the key.\n"
             "(Answer Maya privately: your whole reply goes to them alone.)\nMaya: I walk to the tower.",
         ),
     ]

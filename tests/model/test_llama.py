@@ -149,6 +149,27 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     assert second.evaluated_tokens < second.prompt_tokens // 3
 
 
+def test_a_new_game_of_the_same_world_reads_only_what_differs(llama: LlamaModel):
+    """The first turn of a second game starts from the first game's state: the same frozen layer is not read
+    twice, even after background work has used the model."""
+    frozen = ChatMessage(role="system", content="You are the game master. " + "The lighthouse is dark. " * 60)
+    "".join(llama.stream([frozen, ChatMessage(role="user", content="Maya: I climb the stair.")], max_tokens=8,
+                         slot="game:first"))  # fmt: skip
+    first = llama.last_call
+    llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
+    "".join(llama.stream([frozen, ChatMessage(role="user", content="Tom: I light a match.")], max_tokens=8,
+                         slot="game:second"))  # fmt: skip
+    second = llama.last_call
+    assert first.reused_tokens < 20, "the first game read its world cold"
+    assert second.state_restored and second.reused_tokens > first.prompt_tokens - 20, (second, first)
+    assert second.evaluated_tokens < 20, "only the new action was read"
+    other = [ChatMessage(role="system", content="You are a librarian. " + "The shelves are tall. " * 60),
+             ChatMessage(role="user", content="Tom: I light a match.")]  # fmt: skip
+    llama.generate(LONG_PROMPT, max_tokens=8)
+    "".join(llama.stream(other, max_tokens=8, slot="game:third"))
+    assert not llama.last_call.state_restored, "a game of another world shares no beginning"
+
+
 def test_a_games_state_is_kept_when_its_reply_is_left_early(llama: LlamaModel):
     """The reply rules stop reading a reply at a player's line or a repeat; llama-cpp-python saves a stream's
     state only when it is read to its end, so the game's next turn would read its prompt cold."""
