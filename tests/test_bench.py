@@ -71,7 +71,7 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
-        GM_SEED="3",
+        GM_SEED="3", timeout=900,  # three runs of the real model: a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -89,6 +89,8 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
     assert 0 < numbers["live_reuse"] < 1, "a game's second turn reuses its first prompt"
     assert 0 <= numbers["engine_share"] < 1 and numbers["calls_per_turn"] > 0
     assert numbers["meaning_p50_ratio"] == round(numbers["first_text_p50"] / numbers["first_text_p50_words"], 3)
+    assert "facts not extracted, at an action" in out and numbers["facts_lag_max"] >= numbers["facts_lag_p50"] >= 0
+    assert 0 <= numbers["summary_waiting_share"] <= 1 and numbers["catch_up_s"] >= 0
     assert numbers["query_ms_p50"] > 0, "each turn's query was embedded"
 
 
@@ -105,25 +107,56 @@ def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     out = result.stdout
     assert "rules off (what the model wrote)" in out and "rules on (what players read)" in out
     numbers = figures(out)
-    for key in ("speaks_for_players", "echo", "repeats", "cut_off", "ungrounded", "json_fallback", "cut_off_off"):
+    from bot.bench.quality import FAULTS
+
+    for key in (*FAULTS, "json_fallback", "worst_job_fallback", "regenerated", "cut_off_off", "first_person_off"):
         assert 0 <= numbers[key] <= 1, key
     assert numbers["replies"] == 4, "two turns in each of the two worlds"
+    assert numbers["clue_delivered"] in (0, 1) and "Private clue (locked-room), rules on" in out
+    assert "valid at the first try / after the retry / fell back" in out and "PrivateMemoryAnswer" in out
 
 
 def test_the_quality_rules_find_each_fault():
-    from bot.bench.quality import score
+    from bot.bench.quality import Turn, score
 
-    players, grounding = ["Maya", "Tom"], {"manor", "pike"}
     action = "I walk up to the front door of the manor and knock."
+    turn = Turn(action, "Maya", ["Maya", "Tom"], grounding=frozenset({"manor", "pike"}))
+    clean = "Dr. Pike opens the door, a lamp shaking in his hand. Rain blows across the tiles behind him. He frowns."
 
-    def faults(text: str, recent: tuple[str, ...] = ()) -> list[str]:
-        return score(text, action, players, recent, grounding)
+    def faults(text: str, recent: tuple[str, ...] = (), raw: str | None = None, **changes) -> list[str]:
+        return score(text, Turn(**{**turn.__dict__, "recent": recent, **changes}), raw)
 
-    assert faults("Dr. Pike opens the door. He frowns at you.") == []
-    assert faults("The door opens.\nTom: I follow her in.") == ["speaks_for_players"]
-    assert "echo" in faults("Maya walks up to the front door of the manor and knocks. Pike answers.")
-    assert faults("Pike waits. Pike waits.") == ["repeats"]
-    assert faults("Pike waits.", recent=("Rain falls. Pike waits.",)) == ["repeats"]
-    assert faults("Pike opens the door and") == ["cut_off"]
-    assert faults("Birds sing in a distant valley.") == ["ungrounded"]
+    assert faults(clean) == []
+    assert faults(clean + "\nTom: I follow her in.") == ["speaks_for_players"]
+    assert "echo" in faults("Maya walks up to the front door of the manor and knocks. " + clean)
+    assert faults(clean + " He frowns.") == ["repeats"]
+    assert faults(clean, recent=("Rain falls. " + clean,)) == ["repeats"]
+    assert faults(clean + " Pike opens the door and") == ["cut_off"]
+    assert "ungrounded" in faults("Birds sing in a distant valley, far from any road, under a sky of pale clouds.")
     assert faults("  ") == ["empty"]
+    # What a real instruct model did (Qwen2.5 1.5B on Hollow Manor):
+    assert faults(clean + " Tom says he will wait outside.") == ["speaks_in_prose"]
+    assert faults(clean + " Tom nods and follows.") == ["speaks_in_prose"]
+    assert faults(clean, actor="Tom", action="I say hello to the doctor at the manor door.") == []
+    assert faults("I step inside and look around. " + clean) == ["first_person"]
+    assert faults(clean + ' "I never sleep," he says.') == [], "an NPC speaks in the first person"
+    assert faults(clean + " I'll need a d20 roll from you.") == [], "the GM asks for a roll"
+    assert "ignores_action" in faults("The cook hums in the kitchen. Pots clatter, steam rises from the copper pans.")
+    assert faults(clean, action="I ask the housekeeper about dinner.",
+                  referents=frozenset({"hester", "crane"})) == ["ignores_action"]  # fmt: skip
+    assert "ignores_action" not in faults(
+        "Mrs. Crane folds her hands over her apron and says dinner was at eight, with every guest at the table.",
+        action="I ask the housekeeper about dinner.",
+        referents=frozenset({"hester", "crane"}),
+    )
+    assert faults("Pike opens the front door. He waits.") == ["thin"]
+    assert faults("[" + clean) == ["artefacts"]
+    assert faults(clean + "\nGM: Anything else?") == ["artefacts"]
+    assert faults(clean + " [Maya joins the game.]") == ["artefacts"]
+    assert "engine_notes" in faults(clean + " (GM note: rewrite the reply without any secret. Private things go in .)")
+    assert faults(clean, raw=clean + " [[to Tom: ]]") == ["bad_asides"]
+    assert faults(clean, raw=clean + " [[to Rook: the key]]") == ["bad_asides"], "nobody seated is Rook"
+    assert faults(clean, raw=clean + " [[to Tom: the key is cold") == ["bad_asides"]
+    assert "bad_asides" in faults(clean + " [To Tom: the key is cold.]")
+    assert faults(clean, raw=clean + " [[to Tom: The key is cold.]]") == []
+    assert faults("(The GM answers privately.)") == ["placeholder"]

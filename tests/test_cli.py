@@ -18,7 +18,9 @@ from tests.conftest import FIXTURES
 TIMEOUT = 300
 
 
-def run_bot(*args: str, stdin: str = "", cwd: Path, **env: str) -> subprocess.CompletedProcess:
+def run_bot(
+    *args: str, stdin: str = "", cwd: Path, timeout: float = TIMEOUT, **env: str
+) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
     environment.update(env)
     return subprocess.run(
@@ -28,7 +30,7 @@ def run_bot(*args: str, stdin: str = "", cwd: Path, **env: str) -> subprocess.Co
         text=True,
         cwd=cwd,
         env=environment,
-        timeout=TIMEOUT,
+        timeout=timeout,
     )
 
 

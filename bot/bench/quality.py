@@ -6,6 +6,11 @@ is scored by rules that need no judge:
 
 - ``speaks_for_players``: a line of the reply is spoken for a seated player
   (``Maya: ...``, ``**Maya**: ...``) or for "User"/"Player";
+- ``speaks_in_prose``: the narration has a seated player speak or decide
+  (``Maya says``, ``Tom nods and``) where that player's action said nothing
+  of the kind;
+- ``first_person``: a sentence of narration, outside quotes, in the first
+  person as a player would write it (``I enter the study``);
 - ``echo``: the reply opens by restating the action it answers (most of the
   opening sentence's content words are the action's);
 - ``repeats``: a sentence the reply says twice, or one of the last three
@@ -14,10 +19,25 @@ is scored by rules that need no judge:
 - ``ungrounded``: the reply names nothing from the world (its names and key
   nouns: capitalised words of its public text, its characters, lore keys),
   the players' characters, or the action it answers;
+- ``ignores_action``: none of the action's content words, nor a character
+  the action refers to (``the housekeeper`` for Hester Crane), is in the reply;
+- ``thin``: fewer than :data:`THIN_WORDS` content words that are not the
+  action's own;
+- ``artefacts``: transcript forms in the public text: brackets, a ``GM:``
+  label, a copied join or roll line, ``(private)``;
+- ``engine_notes``: the engine's own notes copied into the reply (a
+  correction note, a GM-only header, a placeholder);
+- ``bad_asides``: an aside with nothing in it, to nobody seated, left open,
+  or written in single brackets;
+- ``placeholder``: a public action answered in public only by
+  "(The GM answers privately.)" or "(The GM keeps that to themselves.)";
 - ``empty``: nothing at all.
 
-Plus ``json_fallback``: the share of structured background calls (memory,
-facts, beats, glossary) whose answer failed validation twice and fell back.
+Per background job (by its answer's schema), the share of structured calls
+whose JSON validated at the first try, after the retry, or fell back. And a
+private-clue scene: after Hollow Manor's script, a player does what earns a
+beat's private clue; the clue must reach that player alone, by DM, and never
+the channel.
 
 The same script runs twice in one invocation with the same seed: with the
 rules of :mod:`bot.engine.shaping` switched off (what the model writes) and
@@ -29,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import re
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +57,16 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
-from bot.engine.shaping import GENERIC_SPEAKERS, ends_a_sentence, normal_form, restates, speaker_line
+from bot.engine.game import PRIVATE_ONLY, WITHHELD
+from bot.engine.shaping import (
+    ENGINE_NOTE,
+    GENERIC_SPEAKERS,
+    OWN_NAMES,
+    ends_a_sentence,
+    normal_form,
+    restates,
+    speaker_line,
+)  # fmt: skip
 from bot.memory.leaks import content_words, sentences
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
@@ -44,9 +74,32 @@ from bot.settings import Settings
 from bot.store import Store
 from bot.worlds import World, WorldLibrary
 
-FAULTS = ("speaks_for_players", "echo", "repeats", "cut_off", "ungrounded", "empty")
+FAULTS = (
+    "speaks_for_players", "speaks_in_prose", "first_person", "echo", "repeats", "cut_off", "ungrounded",
+    "ignores_action", "thin", "artefacts", "engine_notes", "bad_asides", "placeholder", "empty",
+)  # fmt: skip
 EXAMPLES = 3
 TURNS = 12  # a world; two worlds make 24 turns
+THIN_WORDS = 6  # fewer new content words than this is a thin reply
+JOBS_OUTCOMES = ("first", "retry", "fallback")
+# The private-clue scene: after Hollow Manor's script, this player does what earns this beat's private clue.
+CLUE_WORLD, CLUE_BEAT, CLUE_PLAYER = "hollow-manor", "locked-room", "Maya"
+CLUE_ACTION = "I lean over the desk and sniff the brandy glass by Silas's hand."
+CLUE_WORDS = 2  # the clue's own content words (not the action's) a message must hold to carry it
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
+_SPEECH = (
+    r"says|said|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts|shouted|mutters|muttered|"
+    r"nods|nodded|smiles|smiled|agrees|agreed|decides|decided|exclaims|exclaimed|admits|admitted|insists|insisted"
+)
+_SPOKE = re.compile(r"\b(?:ask|say|tell|shout|whisper|call|answer|reply|agree|nod|smile)\w*\b|[\"“]", re.IGNORECASE)
+_FIRST_PERSON = re.compile(
+    r"^\W*(?:(?:then|so|now|as|when|slowly|carefully)\b[^,]{0,30},\s*)?(?:I|I'm|I've|I'll|I'd|[Mm]y)\b"
+)
+_ASIDE = re.compile(r"\[\[(.*?)(?:\]\]|$)", re.DOTALL)
+_ADDRESSED = re.compile(r"^\s*(?:to|for|private(?:ly)?(?:\s+to)?)\s+([^:\]\n]{1,40}?)\s*:\s*(.*)$", re.I | re.DOTALL)
+_SINGLE_ASIDE = re.compile(r"(?<!\[)\[(?!\[)\s*(?:to|for)\s+[^:\]\n]{1,40}:", re.IGNORECASE)
+_ROLL_LINE = re.compile(r"\brolls \d*d\d+\S*:", re.IGNORECASE)
 
 
 @dataclass
@@ -59,18 +112,41 @@ class Reply:
 
 
 @dataclass
+class Clue:
+    """How the private-clue scene went: who got the clue by DM, and whether the channel saw it."""
+
+    to: list[str] = field(default_factory=list)
+    in_public: bool = False
+    public: str = ""
+
+    @property
+    def delivered(self) -> bool:
+        return self.to == [CLUE_PLAYER] and not self.in_public
+
+
+@dataclass
 class Run:
     label: str
     replies: list[Reply] = field(default_factory=list)
-    structured_calls: int = 0
-    structured_fallbacks: int = 0
+    jobs: dict[str, Counter[str]] = field(default_factory=dict)  # schema -> first / retry / fallback
+    clue: Clue | None = None
+    regenerated: int = 0  # turns whose first draft the leak guard stopped
 
     def rate(self, fault: str) -> float:
         return sum(fault in r.faults for r in self.replies) / len(self.replies) if self.replies else 0.0
 
     @property
+    def structured_calls(self) -> int:
+        return sum(sum(outcomes.values()) for outcomes in self.jobs.values())
+
+    @property
     def json_fallback(self) -> float:
-        return self.structured_fallbacks / self.structured_calls if self.structured_calls else 0.0
+        fallbacks = sum(outcomes["fallback"] for outcomes in self.jobs.values())
+        return fallbacks / self.structured_calls if self.structured_calls else 0.0
+
+    @property
+    def worst_job_fallback(self) -> float:
+        return max((o["fallback"] / sum(o.values()) for o in self.jobs.values() if sum(o.values())), default=0.0)
 
 
 def _stems(text: str) -> set[str]:
@@ -86,18 +162,48 @@ def world_names(world: World) -> set[str]:
     return _stems(" ".join(names))
 
 
-def score(text: str, action: str, players: Sequence[str], recent: Sequence[str], grounding: set[str]) -> list[str]:
-    """The faults of one reply, by the rules above."""
+def referents(world: World, action: str) -> set[str]:
+    """The stems of the characters ``action`` refers to by a word of their name, aliases or description."""
+    said = _stems(action)
+    found: set[str] = set()
+    for npc in world.npcs:
+        names = _stems(" ".join([npc.name, *npc.aliases]))
+        if said & (names | _stems(npc.description)):
+            found |= names
+    return found
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What one reply is scored against."""
+
+    action: str
+    actor: str
+    players: Sequence[str]
+    recent: Sequence[str] = ()
+    grounding: frozenset[str] = frozenset()
+    referents: frozenset[str] = frozenset()
+
+
+def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
+    """The faults of one public reply (``raw``: what the model wrote, asides included), by the rules above."""
     text = text.strip()
     if not text:
         return ["empty"]
+    if text in (PRIVATE_ONLY, WITHHELD):
+        return ["placeholder"]
     faults = []
-    if speaker_line([*players, *GENERIC_SPEAKERS]).search(text):
+    if speaker_line([*turn.players, *GENERIC_SPEAKERS]).search(text):
         faults.append("speaks_for_players")
+    narration = _QUOTED.sub(" ", text)
+    if _speaks_in_prose(narration, turn):
+        faults.append("speaks_in_prose")
     said = sentences(text)
-    if said and restates(_stems(said[0]), _stems(action)):
+    if any(_FIRST_PERSON.match(s) and not re.search(r"\byou\b|\broll", s, re.I) for s in sentences(narration)):
+        faults.append("first_person")
+    if said and restates(_stems(said[0]), _stems(turn.action)):
         faults.append("echo")
-    before = {normal_form(s) for r in recent[-3:] for s in sentences(r)}
+    before = {normal_form(s) for r in turn.recent[-3:] for s in sentences(r)}
     seen: set[str] = set()
     for sentence in map(normal_form, said):
         if sentence and (sentence in seen or sentence in before):
@@ -106,9 +212,51 @@ def score(text: str, action: str, players: Sequence[str], recent: Sequence[str],
         seen.add(sentence)
     if not ends_a_sentence(text):
         faults.append("cut_off")
-    if not _stems(text) & (grounding | _stems(action) | _stems(" ".join(players))):
+    stems = _stems(text)
+    if not stems & (turn.grounding | _stems(turn.action) | _stems(" ".join(turn.players))):
         faults.append("ungrounded")
+    if not stems & (_stems(turn.action) | turn.referents):
+        faults.append("ignores_action")
+    if len(stems - _stems(turn.action)) < THIN_WORDS:
+        faults.append("thin")
+    if _artefacts(text):
+        faults.append("artefacts")
+    if any(ENGINE_NOTE.match(s) for s in said) or re.search(r"\bGM[ -]?(?:note|only)\b", text, re.I):
+        faults.append("engine_notes")
+    if _bad_asides(raw if raw is not None else text, turn.players) or "[[" in text or "]]" in text:
+        faults.append("bad_asides")
     return faults
+
+
+def _speaks_in_prose(narration: str, turn: Turn) -> bool:
+    for name in turn.players:
+        if name == turn.actor and _SPOKE.search(turn.action):
+            continue  # the player said their character speaks: the GM may tell it
+        if re.search(rf"\b{re.escape(name)}\b(?:\s+\w+){{0,2}}?\s+(?:{_SPEECH})\b", narration, re.IGNORECASE):
+            return True
+    return False
+
+
+def _artefacts(text: str) -> bool:
+    own = speaker_line(OWN_NAMES)
+    single = re.sub(r"\[\[|\]\]", "", text)
+    return bool(
+        "[" in single or "]" in single or own.search(text) or "(private)" in text.lower()
+        or "joins the game" in text or _ROLL_LINE.search(text)
+    )  # fmt: skip
+
+
+def _bad_asides(raw: str, players: Sequence[str]) -> bool:
+    seated = {p.casefold() for p in players}
+    if _SINGLE_ASIDE.search(raw) or raw.count("[[") != raw.count("]]"):
+        return True
+    for inner in _ASIDE.findall(raw):
+        addressed = _ADDRESSED.match(inner)
+        if not addressed or not addressed.group(2).strip():
+            return True
+        if " ".join(addressed.group(1).split()).casefold() not in seated:
+            return True
+    return False
 
 
 async def play(model: LanguageModel, worlds_dir: Path, config: EngineConfig, turns: int, label: str) -> Run:
@@ -121,8 +269,7 @@ async def play(model: LanguageModel, worlds_dir: Path, config: EngineConfig, tur
                 for index, world_id in enumerate(WORLDS):
                     await _play_world(engine, index, world_id, turns, run)
                     await engine.memory.idle()
-                run.structured_calls = worker.structured_calls
-                run.structured_fallbacks = worker.structured_fallbacks
+                run.jobs = {schema: Counter(outcomes) for schema, outcomes in sorted(worker.structured.items())}
                 await engine.close()
         finally:
             await store.close()
@@ -132,21 +279,44 @@ async def play(model: LanguageModel, worlds_dir: Path, config: EngineConfig, tur
 async def _play_world(engine: Engine, index: int, world_id: str, turns: int, run: Run) -> None:
     names, actions = SCRIPTS[world_id]
     started = await engine.start_game(f"bench-quality:{index}", world_id)
-    game_id = started.game.id
-    grounding = world_names(started.world)
+    game_id, world = started.game.id, started.world
+    grounding = frozenset(world_names(world))
     for name in names:
         await engine.join(game_id, name.lower(), name)
     recent: list[str] = []
     for n in range(turns):
-        action = actions[n % len(actions)]
+        action, actor = actions[n % len(actions)], names[n % len(names)]
+        turn = Turn(action, actor, names, tuple(recent), grounding, frozenset(referents(world, action)))
         try:
-            result = await engine.act(game_id, names[n % len(names)].lower(), action)
-            text = result.text
+            result = await engine.act(game_id, actor.lower(), action)
+            text, raw = result.text, result.raw
+            run.regenerated += result.draft is not None
         except Exception:  # an empty reply is a fault like the others; the turn's action waits for the next
-            text = ""
-        run.replies.append(Reply(world_id, n + 1, action, text, score(text, action, names, recent, grounding)))
+            text, raw = "", ""
+        run.replies.append(Reply(world_id, n + 1, action, text, score(text, turn, raw)))
         if text:
             recent.append(text)
+    if world_id == CLUE_WORLD:
+        run.clue = await _clue_scene(engine, game_id, world)
+
+
+async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
+    """A player does what earns the beat's private clue: does it reach them alone, and never the channel?"""
+    beat = next(b for chapter in world.chapters for b in chapter.beats if b.id == CLUE_BEAT)
+    clue_words = _stems(beat.private_clue or "") - _stems(CLUE_ACTION)
+
+    def carries(text: str) -> bool:
+        return len(_stems(text) & clue_words) >= CLUE_WORDS
+
+    try:
+        result = await engine.act(game_id, CLUE_PLAYER.lower(), CLUE_ACTION)
+    except Exception:
+        return Clue()
+    return Clue(
+        to=[m.player.name for m in result.private if carries(m.entry.content)],
+        in_public=carries(result.text),
+        public=result.text,
+    )
 
 
 def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
@@ -177,10 +347,26 @@ def report(name: str, settings: Settings, runs: list[Run], turns: int, out: Text
     for fault in FAULTS:
         print(f"{fault:<22}{off.rate(fault):>36.2f}{on.rate(fault):>34.2f}", file=out)
     print(
+        f"{'regenerated (leaks)':<22}{_share(off.regenerated, off):>36.2f}{_share(on.regenerated, on):>34.2f}", file=out
+    )
+    print(
         f"{'json_fallback':<22}{off.json_fallback:>36.2f}{on.json_fallback:>34.2f}"
-        f"   ({on.structured_fallbacks} of {on.structured_calls} structured calls with the rules on)",
+        f"   ({on.structured_calls} structured calls with the rules on)",
         file=out,
     )
+    print("\nStructured background calls, rules on (valid at the first try / after the retry / fell back):", file=out)
+    for schema, outcomes in on.jobs.items():
+        total = sum(outcomes.values())
+        shares = " / ".join(f"{outcomes[o] / total:.2f}" for o in JOBS_OUTCOMES)
+        print(f"  {schema:<28}{total:>4} calls   {shares}", file=out)
+    for run in runs:
+        clue = run.clue or Clue()
+        where = ", ".join(clue.to) or "nobody"
+        print(
+            f"\nPrivate clue ({CLUE_BEAT}), {run.label}: by DM to {where}; in the channel: "
+            f"{'yes' if clue.in_public else 'no'}; {'delivered' if clue.delivered else 'NOT delivered'}",
+            file=out,
+        )
     for run in runs:
         print(f"\nExamples, {run.label}:", file=out)
         for fault in FAULTS:
@@ -189,9 +375,17 @@ def report(name: str, settings: Settings, runs: list[Run], turns: int, out: Text
                 shown = reply.text.replace("\n", " / ")
                 shown = shown if len(shown) <= 240 else shown[:239] + "…"
                 print(f"  [{fault}] {reply.world} turn {reply.turn} ({reply.action!r}): {shown!r}", file=out)
-    figures = {fault: on.rate(fault) for fault in FAULTS}
+    figures: dict[str, float | int] = {fault: on.rate(fault) for fault in FAULTS}
     figures["json_fallback"] = on.json_fallback
+    figures["worst_job_fallback"] = on.worst_job_fallback
+    figures["regenerated"] = _share(on.regenerated, on)
+    figures["clue_delivered"] = int(bool(on.clue and on.clue.delivered))
     figures.update({f"{fault}_off": off.rate(fault) for fault in FAULTS})
+    figures["clue_delivered_off"] = int(bool(off.clue and off.clue.delivered))
     figures["replies"] = len(on.replies)
     print("\n" + " ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in figures.items()), file=out)
     return figures
+
+
+def _share(count: int, run: Run) -> float:
+    return count / len(run.replies) if run.replies else 0.0

@@ -42,14 +42,14 @@ SCRIPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
             "I knock on the front door and wait under the porch.",
             "I ask the housekeeper who else is staying in the house tonight.",
             "I look at the portraits along the hall, one by one.",
-            "I ask Dr. Pike when he last saw Lord Ashcombe alive.",
+            "I ask Dr. Pike when he last saw Silas Wren alive.",
             "I try the handle of the study door.",
             "I kneel and look through the keyhole of the study.",
             "I ask Meg Wren who keeps the key to the study.",
             "I light a candle and go up the main stair.",
             "I listen at the door of the room where the noise came from.",
             "I search the library shelves for anything out of place.",
-            "I ask Hester Crane what she argued about with her father.",
+            "I ask Meg Wren what she argued about with her uncle.",
             "I go down to the kitchen and talk to the cook.",
         ),
     ),
@@ -129,6 +129,9 @@ class Run:
     background_calls: int = 0
     embedding_busy: float = 0.0
     query_seconds: list[float] = field(default_factory=list)  # embedding each turn's query
+    facts_behind: list[int] = field(default_factory=list)  # at each action: turns the facts job has not read
+    fold_waiting: list[bool] = field(default_factory=list)  # at each action: a closed chunk waits for its summary
+    catch_up: float = 0.0  # from the last reply until the background work was done
     interruptions: int = 0
     state_restores: int = 0
     wall: float = 0.0
@@ -195,6 +198,7 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
     for n in range(turns):
         if n:
             await asyncio.sleep(pause)  # the players read the reply and type: background work gets the model
+        await _sample_lag(engine, game_id, run)
         who = names[n % len(names)].lower()
         shown: list[float] = []
         began = time.perf_counter()
@@ -223,6 +227,16 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
         )
 
 
+async def _sample_lag(engine: Engine, game_id: int, run: Run) -> None:
+    """How far the memory is behind the moment a player acts: turns whose facts are not extracted yet, and
+    whether a closed chunk of the log waits for its summary."""
+    checked = await engine.store.checked_through("facts_checked", game_id)
+    recent = await engine.store.recent_log(game_id, 200)
+    run.facts_behind.append(len({e.turn for e in recent if e.id > checked and e.turn}))
+    trigger = await engine.memory.trigger(game_id)
+    run.fold_waiting.append(trigger.messages_to_go == 0 and trigger.tokens_to_go == 0)
+
+
 async def play(
     model: LanguageModel, worlds_dir: Path, config: EngineConfig, *, games: int, turns: int, pause: float, hold: bool,
     embedder: Embedder | None = None, name: str | None = None,
@@ -239,10 +253,12 @@ async def play(
                 await asyncio.gather(
                     *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, pause, run) for i in range(games))
                 )
-                run.wall = time.perf_counter() - began
+                ended = time.perf_counter()
+                run.wall = ended - began
                 engine.memory.release()
                 await engine.memory.idle()
                 await engine.meaning.idle()
+                run.catch_up = time.perf_counter() - ended
                 _account(run, list(worker.records), worker.interruptions)
                 run.query_seconds = list(engine.meaning.query_seconds)
                 run.state_restores = sum(1 for r in worker.records if r.stats and r.stats.state_restored)
@@ -327,6 +343,12 @@ def report(
         ("background calls interrupted", lambda r: f"{r.interruptions}"),
         ("model busy: embedding (s)", lambda r: f"{r.embedding_busy:.1f}"),
         ("embedding a turn's query p50 (ms)", lambda r: f"{_percentile(r.query_seconds, 0.5) * 1000:.1f}"),
+        (
+            "facts not extracted, at an action: p50 / max (turns)",
+            lambda r: f"{_percentile(r.facts_behind, 0.5):.0f} / {max(r.facts_behind, default=0)}",
+        ),
+        ("a summary waiting, at an action", lambda r: f"{_share(r.fold_waiting):.0%}"),
+        ("caught up after the last reply (s)", lambda r: f"{r.catch_up:.1f}"),
         ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
         ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
     ]
@@ -347,6 +369,10 @@ def report(
         "engine_share": round(on.engine_share, 4),
         "calls_per_turn": round(on.calls_per_turn, 3),
         "interruptions": on.interruptions,
+        "facts_lag_p50": _percentile(on.facts_behind, 0.5),
+        "facts_lag_max": max(on.facts_behind, default=0),
+        "summary_waiting_share": round(_share(on.fold_waiting), 3),
+        "catch_up_s": round(on.catch_up, 1),
         "read_tps": round(speeds.points[0][1], 1),
         "write_tps": round(speeds.points[0][2], 1),
     }
@@ -357,3 +383,7 @@ def report(
         figures["query_ms_p50"] = round(_percentile(on.query_seconds, 0.5) * 1000, 1)
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
+
+
+def _share(flags: list[bool]) -> float:
+    return sum(flags) / len(flags) if flags else 0.0

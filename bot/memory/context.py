@@ -236,7 +236,8 @@ def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
         items += [
             MemoryItem(
                 f"clue:{beat.id}",
-                f"When {beat.id} happens, tell one player alone with [[to Name: ...]]: {beat.private_clue}",
+                f"Private clue, only for the one player whose character earns it, in [[to Name: ...]] and never in "
+                f"public: {beat.private_clue}",
             )
             for beat in world.chapters[chapter_index].beats
             if beat.private_clue

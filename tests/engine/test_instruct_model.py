@@ -1,0 +1,81 @@
+"""The GM on a real instruct model (Qwen2.5-Coder-1.5B-Instruct), opt-in: the model is 1.1 GB and not part of the
+product. ``../shared/models/fetch-instruct-1.5b`` assembles it; without it these tests skip and say so."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.bench.quality import CLUE_ACTION, CLUE_BEAT, CLUE_WORDS, _stems
+from bot.engine import Engine, EngineConfig
+from bot.model import ModelWorker
+from bot.model.llama import LlamaConfig, LlamaModel, Sampling
+from bot.store import Store
+from bot.worlds import WorldLibrary
+from tests.conftest import GPU_LAYERS, PROJECT
+
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def instruct_model_path() -> Path | None:
+    """``GM_TEST_INSTRUCT_MODEL``, or where ``fetch-instruct-1.5b`` puts the model (``GM_TEST_MODELS``)."""
+    if named := os.environ.get("GM_TEST_INSTRUCT_MODEL"):
+        return Path(named)
+    folder = Path(os.environ.get("GM_TEST_MODELS", Path.home() / ".cache" / "discord-gm" / "test-models"))
+    path = folder / MODEL_NAME
+    return path if path.is_file() else None
+
+
+pytestmark = [
+    pytest.mark.llm,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        instruct_model_path() is None,
+        reason="the instruct model is not here: ../shared/models/fetch-instruct-1.5b assembles it (1.1 GB)",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def instruct() -> LlamaModel:
+    path = instruct_model_path()
+    assert path is not None
+    return LlamaModel(LlamaConfig(model_path=path, n_ctx=4096, n_gpu_layers=int(GPU_LAYERS), sampling=Sampling(seed=7)))
+
+
+@pytest.fixture
+async def manor(store: Store, instruct: LlamaModel):
+    async with ModelWorker(instruct) as worker:
+        engine = Engine(store, worker, WorldLibrary(PROJECT / "worlds"), EngineConfig(n_ctx=4096, reply_tokens=200))
+        yield engine
+        await engine.close()
+
+
+async def test_a_private_clue_reaches_the_one_player_who_earned_it_and_never_the_channel(manor: Engine):
+    game = (await manor.start_game("chan", "hollow-manor")).game
+    await manor.join(game.id, "maya", "Maya")
+    await manor.join(game.id, "tom", "Tom")
+    beat = next(b for c in manor.world_of(game).chapters for b in c.beats if b.id == CLUE_BEAT)
+    clue = _stems(beat.private_clue or "") - _stems(CLUE_ACTION)
+
+    result = await manor.act(game.id, "maya", CLUE_ACTION)
+
+    def carries(text: str) -> bool:
+        return len(_stems(text) & clue) >= CLUE_WORDS
+
+    assert not carries(result.text), result.text
+    to = [m.player.name for m in result.private if carries(m.entry.content)]
+    assert to == ["Maya"], (result.raw, [m.entry.content for m in result.private])
+
+
+async def test_the_facts_extraction_validates_against_its_schema(manor: Engine):
+    game = (await manor.start_game("chan", "hollow-manor")).game
+    await manor.join(game.id, "maya", "Maya")
+    result = await manor.act(game.id, "maya", "I hide the silver key inside the grandfather clock in the hall.")
+    await manor.memory.idle(game.id)
+    outcomes = manor.worker.structured["Extraction"]
+    assert outcomes["fallback"] == 0 and outcomes["first"] + outcomes["retry"] >= 1, dict(outcomes)
+    facts = await manor.facts(game.id)
+    assert facts and any(result.action.id in fact.sources for fact in facts), facts
