@@ -6,6 +6,7 @@ variable: ``GM_MODEL_PATH``, ``GM_N_CTX``, ``GM_DATABASE`` and so on.
 
 from __future__ import annotations
 
+import urllib.parse
 from pathlib import Path
 from typing import Literal
 
@@ -86,6 +87,21 @@ class Settings(BaseSettings):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("model_url")
+    @classmethod
+    def _model_url(cls, value: str | None) -> str | None:
+        """An http(s) server with a host: not a local file, not FTP, and no password in the URL (it is logged)."""
+        if not value or not value.strip():
+            return None
+        parts = urllib.parse.urlsplit(value.strip())
+        if parts.scheme not in ("http", "https"):
+            raise ValueError("GM_MODEL_URL must start with http:// or https:// (like http://127.0.0.1:8080/v1)")
+        if not parts.hostname:
+            raise ValueError("GM_MODEL_URL has no host (like http://127.0.0.1:8080/v1)")
+        if parts.username or parts.password:
+            raise ValueError("GM_MODEL_URL holds a user or password; give the server's key in GM_MODEL_API_KEY")
+        return value.strip()
 
     @field_validator("log_level", mode="before")
     @classmethod

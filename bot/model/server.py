@@ -30,6 +30,7 @@ import logging
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -39,6 +40,11 @@ from bot.model.base import CallStats, LanguageModel, Messages, ModelUnavailable
 log = logging.getLogger(__name__)
 
 BACKOFF = (0.5, 1.0, 2.0)  # seconds before each retry
+# Bounds on what a server may send: a whole JSON answer, one line of a stream, and a streamed reply's
+# characters a token (a server that ignores max_tokens is read no further than the reply's limit).
+MAX_ANSWER_BYTES = 8 * 1024 * 1024
+MAX_LINE_BYTES = 256 * 1024
+MAX_CHARS_PER_TOKEN = 16
 
 
 class ServerError(ModelUnavailable):
@@ -47,6 +53,22 @@ class ServerError(ModelUnavailable):
 
 class _Retryable(Exception):
     pass
+
+
+class _SameServer(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only on the server ``GM_MODEL_URL`` names: the API key never goes to another host."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 (urllib's signature)
+        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
+        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
+            raise ServerError(
+                f"The model server at {old.scheme}://{old.netloc} sent a redirect to another server "
+                f"({new.scheme}://{new.netloc}); it is not followed. Set GM_MODEL_URL to the server itself."
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+_OPENER = urllib.request.build_opener(_SameServer())
 
 
 class ServerModel(LanguageModel):
@@ -80,7 +102,10 @@ class ServerModel(LanguageModel):
             listing = self.request_json("GET", "/models", None)
         except ServerError:
             raise
-        served = [m.get("id") for m in listing.get("data", [])]
+        data = listing.get("data") if isinstance(listing, dict) else None
+        if not isinstance(data, list):
+            raise ServerError(f"The model server at {self.url} answered /models without a list of models (data).")
+        served = [m.get("id") for m in data if isinstance(m, dict)]
         if served and self.model not in served:
             raise ServerError(
                 f"The model server at {self.url} serves {', '.join(map(str, served))}, not {self.model!r}: "
@@ -104,20 +129,30 @@ class ServerModel(LanguageModel):
         usage: dict | None = None
         written: list[str] = []
         finish = None
+        pieces = chars = 0
         response = self._open("POST", "/chat/completions", body)
         try:
             for event in _events(response):
                 if self.stop is not None and self.stop.is_set():
                     return
+                if event is _DONE:
+                    break
                 usage = event.get("usage") or usage
-                for choice in event.get("choices", []):
+                for choice in event.get("choices") or []:
                     finish = choice.get("finish_reason") or finish
                     piece = (choice.get("delta") or {}).get("content")
                     if piece:
                         first = first or time.perf_counter()
+                        pieces, chars = pieces + 1, chars + len(piece)
+                        if pieces > max_tokens or chars > max_tokens * MAX_CHARS_PER_TOKEN:
+                            finish, usage = "length", None  # it ignores max_tokens: read no further
+                            return
                         written.append(piece)
                         yield piece
-        except (OSError, ValueError) as exc:
+            else:
+                if finish is None:  # neither [DONE] nor a finish reason: the server died mid-reply
+                    raise ServerError(f"The model server at {self.url} broke off its reply before its end.")
+        except (OSError, ValueError, AttributeError, TypeError) as exc:
             raise ServerError(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
             response.close()
@@ -201,7 +236,16 @@ class ServerModel(LanguageModel):
         response = self._open(method, path, body, base=base, retries=retries)
         with response:
             try:
-                return json.loads(response.read())
+                data = response.read(MAX_ANSWER_BYTES + 1)
+            except OSError as exc:
+                raise ServerError(f"The model server at {self.url} broke off its answer to {path}: {exc}") from None
+            if len(data) > MAX_ANSWER_BYTES:
+                raise ServerError(
+                    f"The model server at {self.url} answered {path} with more than {MAX_ANSWER_BYTES:,} bytes "
+                    f"(larger than any answer it should give); it was not read."
+                )
+            try:
+                return json.loads(data)
             except ValueError as exc:
                 raise ServerError(f"The model server at {self.url} answered {path} with no JSON: {exc}") from None
 
@@ -216,7 +260,7 @@ class ServerModel(LanguageModel):
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
                 try:
-                    return urllib.request.urlopen(request, timeout=self.timeout)
+                    return _OPENER.open(request, timeout=self.timeout)
                 except urllib.error.HTTPError as exc:
                     detail = _detail(exc)
                     if exc.code == 429 or exc.code >= 500 and "validation" not in detail:
@@ -252,16 +296,24 @@ class ServerModel(LanguageModel):
         )
 
 
+_DONE: dict = {}  # what _events yields for ``[DONE]``
+
+
 def _events(response) -> Iterator[dict]:
-    """The JSON payloads of a server-sent event stream, until ``[DONE]``."""
-    for raw in response:
+    """The JSON payloads of a server-sent event stream, then :data:`_DONE` at ``[DONE]``; lines are bounded."""
+    while raw := response.readline(MAX_LINE_BYTES + 1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise ValueError(f"a line of more than {MAX_LINE_BYTES:,} bytes")
         line = raw.decode("utf-8").strip()
         if not line.startswith("data:"):
             continue
         data = line.removeprefix("data:").strip()
         if data == "[DONE]":
+            yield _DONE
             return
         event = json.loads(data)
+        if not isinstance(event, dict):
+            raise ValueError("an event that is not a JSON object")
         if "error" in event:
             raise ValueError(str(event["error"])[:300])
         yield event
@@ -269,7 +321,7 @@ def _events(response) -> Iterator[dict]:
 
 def _detail(error: urllib.error.HTTPError) -> str:
     try:
-        payload = json.loads(error.read())
+        payload = json.loads(error.read(64 * 1024))
         message = payload.get("error", payload)
         message = message.get("message", message) if isinstance(message, dict) else message
         text = " ".join(str(message).split())
