@@ -467,6 +467,17 @@ def configure_logging(settings: Settings, command: str) -> Path | None:
     return None
 
 
+def game_id(text: str) -> int:
+    """A game's id on the command line: a whole number SQLite can hold."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a game id (a whole number)") from None
+    if not 1 <= value < 2**63:
+        raise argparse.ArgumentTypeError(f"there is no game {text[:40]}; python -m bot games lists them")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord game master with a long memory.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -476,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         "--resume", action="store_true", help="continue this world's current game (what play does anyway)"
     )
     play_parser.add_argument("--new", action="store_true", help="start another game of the world; the current is kept")
-    play_parser.add_argument("--game", type=int, help="resume this game (its id from `python -m bot games`)")
+    play_parser.add_argument("--game", type=game_id, help="resume this game (its id from `python -m bot games`)")
     play_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     backup_parser = commands.add_parser("backup", help="copy the database (safe while the bot runs)")
     backup_parser.add_argument("path", type=Path, help="a new file, or a folder for a dated copy")

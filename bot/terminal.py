@@ -354,9 +354,18 @@ def _indent(name: str, text: str) -> str:
 
 
 async def stdin_lines(stream: TextIO = sys.stdin) -> AsyncIterator[str]:
-    """Lines of a stream, read in a thread so the event loop keeps running."""
+    """Lines of a stream, read in a thread so the event loop keeps running.
+
+    Bytes are decoded here, whatever error handler the stream was given (``PYTHONIOENCODING=utf-8:strict``):
+    what is not text reaches the game as lone surrogates, which it refuses with one clear line.
+    """
+    raw = getattr(stream, "buffer", None)
+    encoding = getattr(stream, "encoding", None) or "utf-8"
     while True:
-        line = await asyncio.to_thread(stream.readline)
+        if raw is not None:
+            line = (await asyncio.to_thread(raw.readline)).decode(encoding, "surrogateescape")
+        else:
+            line = await asyncio.to_thread(stream.readline)
         if not line:
             return
-        yield line.rstrip("\n")
+        yield line.rstrip("\r\n")

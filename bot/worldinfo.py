@@ -319,6 +319,10 @@ def _read_export(path: Path) -> object:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise UserError(f"{path}: line {exc.lineno}, column {exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise UserError(f"{path}: nested too deep to be a lore export.") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        raise UserError(f"{path}: holds a number too long to be a lore export's.") from None
 
 
 def _as_yaml(entry: LoreEntry) -> dict:

@@ -196,6 +196,8 @@ IMPORTS = [
     ("entries-text", '{"entries": "lots"}', "entries: expected an object or a list of entries, got text"),
     ("not-utf8", b'{"entries": {"0": {"content": "caf\xe9"}}}', "is not UTF-8 text (byte 0xe9"),
     ("too-big", '{"entries": {}, "pad": "' + "x" * (2 * 2**20) + '"}', "the limit is 2.0 MiB"),
+    ("too-deep", "[" * 100_000 + "]" * 100_000, "nested too deep to be a lore export"),
+    ("huge-number", '{"entries": {"0": {"uid": ' + "9" * 5000 + "}}}", "holds a number too long"),
 ]  # fmt: skip
 
 

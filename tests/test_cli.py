@@ -93,6 +93,10 @@ def test_play_never_ends_a_game_silently_and_any_game_can_be_resumed(tmp_path: P
     assert "Maya: I row ashore." in back.stdout
     neither = run_bot("play", stdin="/quit\n", cwd=tmp_path, **play_env)
     assert one_clear_line(neither).startswith("Name a world to play")
+    for nonsense in ("99999999999999999999999", "0", "-3", "one"):
+        refused = run_bot("play", "--game", nonsense, stdin="/quit\n", cwd=tmp_path, **play_env)
+        assert refused.returncode == 2 and "Traceback" not in refused.stderr
+        assert "argument --game:" in refused.stderr.splitlines()[-1]
 
 
 def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Popen:
@@ -410,3 +414,19 @@ def test_an_action_at_the_name_prompt_asks_for_a_name_first(tmp_path: Path, play
     assert "! Who is acting? Type a character's name first (like `Maya`)" in result.stdout
     assert "[Rook joins the game.]" in result.stdout
     assert result.stdout.count("GM: ") == 1, "the world's opening only: neither line reached the model"
+
+
+@pytest.mark.parametrize("encoding", ["", "utf-8:strict"])
+def test_bytes_that_are_not_utf8_on_stdin_get_one_clear_line_whatever_the_stdin_encoding(
+    tmp_path: Path, play_env, encoding: str
+):
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")}
+    environment.update(play_env, PYTHONIOENCODING=encoding)
+    result = subprocess.run(
+        [sys.executable, "-m", "bot", "play", "lighthouse"],
+        input=b"/join Maya\nMaya: I look \xff\xfe around.\n/quit\n",
+        capture_output=True, cwd=tmp_path, env=environment, timeout=TIMEOUT,
+    )  # fmt: skip
+    out = result.stdout.decode() + result.stderr.decode()
+    assert result.returncode == 0 and "Traceback" not in out, out
+    assert "bytes that are not UTF-8; nothing was done with it" in out and "Game saved" in out
