@@ -18,6 +18,9 @@ from bot.memory.config import MemoryConfig
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+MIN_BACKUP_HOURS = 0.1  # six minutes: a copy of the whole database, the most often it is worth making
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GM_",
@@ -35,7 +38,9 @@ class Settings(BaseSettings):
     gm_role: str | None = Field(default=None, description="Members of this role act as admins.")
 
     database: Path = Field(default=PROJECT_ROOT / "data" / "gm.sqlite3")
-    backup_hours: float = Field(default=0, ge=0, le=24 * 365, description="Copy the database this often; 0: never.")
+    backup_hours: float = Field(
+        default=0, ge=0, le=24 * 365, description="Copy the database this often (0.1 hours at least); 0: never."
+    )
     backup_keep: int = Field(default=7, ge=1, le=1000, description="Dated copies kept in data/backups/.")
     worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
     stop_seconds: float = Field(
@@ -66,12 +71,12 @@ class Settings(BaseSettings):
     chat_format: str | None = Field(default=None, description="Override the GGUF's chat template.")
     temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="None: by the model's size.")
     top_p: float = Field(default=0.95, gt=0.0, le=1.0)
-    top_k: int = Field(default=40, ge=0)
+    top_k: int = Field(default=40, ge=0, le=1000)
     min_p: float = Field(default=0.05, ge=0.0, le=1.0)
     repeat_penalty: float | None = Field(default=None, ge=0.5, le=2.0, description="None: by the model's size.")
-    seed: int | None = None
+    seed: int | None = Field(default=None, ge=0, lt=2**32, description="Sampling seed (llama.cpp's is 32 bits).")
     cache_mib: int | None = Field(
-        default=None, ge=0, description="Memory for games' saved model states; empty: four full states; 0: none."
+        default=None, ge=0, le=1024 * 1024, description="Memory for games' saved model states; empty: four full states; 0: none."
     )
 
     # Turns.
@@ -87,6 +92,13 @@ class Settings(BaseSettings):
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
 
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+
+    @field_validator("backup_hours")
+    @classmethod
+    def _backup_hours(cls, value: float) -> float:
+        if 0 < value < MIN_BACKUP_HOURS:
+            raise ValueError(f"backups are at least {MIN_BACKUP_HOURS} hours apart (0 for none)")
+        return value
 
     @field_validator("model_url")
     @classmethod

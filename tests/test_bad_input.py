@@ -111,6 +111,11 @@ SETTINGS = [
     ("GM_CACHE_MIB", "-1", "settings: cache_mib: Input should be greater than or equal to 0"),
     ("GM_REPLY_TOKENS", "0", "settings: reply_tokens: Input should be greater than or equal to 16"),
     ("GM_BACKUP_HOURS", "-2", "settings: backup_hours: Input should be greater than or equal to 0"),
+    ("GM_BACKUP_HOURS", "0.000001", "settings: backup_hours: backups are at least 0.1 hours apart (0 for none)"),
+    ("GM_SEED", "99999999999999999999", "settings: seed: Input should be less than 4294967296"),
+    ("GM_SEED", "-1", "settings: seed: Input should be greater than or equal to 0"),
+    ("GM_TOP_K", "99999999", "settings: top_k: Input should be less than or equal to 1000"),
+    ("GM_CACHE_MIB", "99999999999", "settings: cache_mib: Input should be less than or equal to 1048576"),
     ("GM_DEV_GUILD_ID", "abc", "settings: dev_guild_id: Input should be a valid integer"),
 ]  # fmt: skip
 

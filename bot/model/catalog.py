@@ -193,6 +193,9 @@ def model_file(name: str, models_dir: Path) -> Path:
     return path
 
 
+GGUF_MAGIC = b"GGUF"  # the first four bytes of every GGUF file
+
+
 def pull(name: str, models_dir: Path) -> Path:
     """Download a catalog or Hub model into ``models_dir`` and check its SHA-256.
 
@@ -254,6 +257,14 @@ def pull(name: str, models_dir: Path) -> Path:
         part.unlink()
         raise UserError(
             f"{found.file}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
+        )
+    with part.open("rb") as file:
+        magic = file.read(4)
+    if magic != GGUF_MAGIC:  # an HTML error page, a redirect's body, another format: not a model to load
+        part.unlink()
+        raise UserError(
+            f"{found.file} from {where} is not a GGUF model (it begins {magic!r}, not {GGUF_MAGIC!r}); "
+            "it was deleted. Check the name, or download the file elsewhere and set GM_MODEL to its path."
         )
     part.replace(target)
     Path(f"{target}.sha256").write_text(digest + "\n")

@@ -54,9 +54,18 @@ def test_a_download_whose_sha256_differs_is_deleted_and_said(tmp_path: Path, mon
     assert not (tmp_path / "test/tiny/tiny.gguf").exists()
 
 
+def test_a_download_that_is_not_a_gguf_is_deleted_and_said(tmp_path: Path, monkeypatch):
+    page = b"<!DOCTYPE html><html><body>Sign in to continue</body></html>"
+    with FakeHub({"test/tiny/tiny.gguf": page}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        with pytest.raises(UserError, match=r"is not a GGUF model \(it begins b'<!DO'.*it was deleted"):
+            pull("hf:test/tiny/tiny.gguf", tmp_path)
+    assert list(tmp_path.rglob("*")) == [tmp_path / "test", tmp_path / "test/tiny"], "no file left, no name given"
+
+
 def test_a_download_cut_halfway_resumes_from_where_it_stopped(tmp_path: Path, monkeypatch):
     # huggingface_hub writes in chunks of 10 MiB: the connection drops past the first, in the second.
-    big = bytes(range(256)) * 4096 * 24  # 24 MiB
+    big = b"GGUF" + bytes(range(256)) * 4096 * 24  # 24 MiB
     with FakeHub({"test/tiny/tiny.gguf": big}, cut={"test/tiny/tiny.gguf": 15 * 2**20}) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         path = pull("hf:test/tiny/tiny.gguf", tmp_path)
@@ -68,7 +77,7 @@ def test_a_download_cut_halfway_resumes_from_where_it_stopped(tmp_path: Path, mo
 
 def test_a_pull_left_unfinished_is_resumed_by_the_next_one(tmp_path: Path, monkeypatch):
     """Ctrl-C (or a crash) leaves FILE.part; the next pull asks only for the rest."""
-    big = bytes(range(256)) * 4096
+    big = b"GGUF" + bytes(range(256)) * 4096
     part = tmp_path / "test/tiny/tiny.gguf.part"
     part.parent.mkdir(parents=True)
     part.write_bytes(big[:400_000])
@@ -79,7 +88,7 @@ def test_a_pull_left_unfinished_is_resumed_by_the_next_one(tmp_path: Path, monke
 
 
 def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_used(tmp_path: Path, play_env):
-    big = bytes(range(256)) * 4096
+    big = b"GGUF" + bytes(range(256)) * 4096
     script = (
         "import resource, signal, sys\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"  # a write past the limit fails instead of killing
