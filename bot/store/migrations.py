@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 
 import aiosqlite
 
+from bot.errors import UserError
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS: list[tuple[str, str]] = [
@@ -339,6 +341,13 @@ async def migrate(db: aiosqlite.Connection) -> list[str]:
     await db.commit()
     async with db.execute("SELECT name FROM migrations") as cursor:
         done = {row[0] async for row in cursor}
+    unknown = done - {name for name, _ in MIGRATIONS}
+    if unknown:  # a newer release wrote it: this one would write what that one does not expect
+        raise UserError(
+            f"This database was written by a newer release of the bot (its schema is at {max(unknown)}; this "
+            f"release knows up to {MIGRATIONS[-1][0]}). Run the newer release, or open a backup this one made; "
+            "nothing was changed."
+        )
     applied = []
     for name, script in MIGRATIONS:
         if name in done:

@@ -121,6 +121,9 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         except sqlite3.Error as exc:
             await db.close()
             raise UserError(f"Cannot use the database at {path}: {storage_problem(exc)}") from None
+        except UserError as exc:
+            await db.close()
+            raise UserError(f"{path}: {exc}") from None
         return cls(db, path)
 
     async def close(self) -> None:

@@ -50,6 +50,20 @@ async def test_a_new_step_is_applied_on_reopen(tmp_path: Path, monkeypatch):
         await store.close()
 
 
+async def test_a_database_from_a_newer_release_is_refused_naming_both_versions(tmp_path: Path):
+    path = tmp_path / "gm.sqlite3"
+    await (await Store.open(path)).close()
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO migrations (name, applied_at) VALUES ('m099_from_the_future', 'later')")
+    before = path.read_bytes()
+    with pytest.raises(UserError) as refused:
+        await Store.open(path)
+    said = str(refused.value)
+    assert said.startswith(f"{path}: ") and "newer release" in said
+    assert "m099_from_the_future" in said and MIGRATIONS[-1][0] in said and "nothing was changed" in said
+    assert path.read_bytes() == before
+
+
 async def test_a_failing_step_leaves_nothing_half_done(tmp_path: Path, monkeypatch):
     path = tmp_path / "gm.sqlite3"
     await (await Store.open(path)).close()
