@@ -490,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     play_parser.add_argument("--game", type=game_id, help="resume this game (its id from `python -m bot games`)")
     play_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     backup_parser = commands.add_parser("backup", help="copy the database (safe while the bot runs)")
-    backup_parser.add_argument("path", type=Path, help="a new file, or a folder for a dated copy")
+    backup_parser.add_argument("path", help="a new file, or a folder for a dated copy (a name ending in / is one)")
     backup_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")
     games_parser = commands.add_parser("games", help="list the games in the database")
     games_parser.add_argument("--db", type=Path, help="the SQLite file (default: data/gm.sqlite3)")

@@ -76,7 +76,10 @@ class Settings(BaseSettings):
     repeat_penalty: float | None = Field(default=None, ge=0.5, le=2.0, description="None: by the model's size.")
     seed: int | None = Field(default=None, ge=0, lt=2**32, description="Sampling seed (llama.cpp's is 32 bits).")
     cache_mib: int | None = Field(
-        default=None, ge=0, le=1024 * 1024, description="Memory for games' saved model states; empty: four full states; 0: none."
+        default=None,
+        ge=0,
+        le=1024 * 1024,
+        description="Memory for games' saved model states; empty: four full states; 0: none.",
     )
 
     # Turns.

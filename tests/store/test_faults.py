@@ -96,6 +96,29 @@ def test_a_backup_is_a_checked_copy_and_old_ones_are_pruned(tmp_path: Path):
         (folder / f"gm-2026010{n}-000000.sqlite3").write_bytes(copy.read_bytes())
     gone = prune(folder, keep=2)
     assert len(gone) == 4 and len(list(folder.glob("gm-*.sqlite3"))) == 2
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in folder.glob("gm-*.sqlite3")), (
+        "no .part, .part-wal or .part-shm left behind"
+    )
+    with sqlite3.connect(copy) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete", "a copy is one whole file"
+    made = run_bot("backup", str(tmp_path / "new-folder") + "/", cwd=tmp_path, **env)
+    assert made.returncode == 0 and len(list((tmp_path / "new-folder").glob("gm-*.sqlite3"))) == 1, "a/ is a folder"
+
+
+def test_a_backup_onto_a_read_only_disk_is_one_clear_line(tmp_path: Path):
+    env = _environment(tmp_path)
+    assert run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **env).returncode == 0
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(read_only)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"this machine lets no test mount a read-only disk: {mounted.stderr.decode().strip()}")
+    try:
+        refused = run_bot("backup", str(read_only / "copy.sqlite3"), cwd=tmp_path, **env)
+    finally:
+        subprocess.run(["umount", str(read_only)], check=True)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().startswith("Could not back up ") and "is not writable" in refused.stderr
 
 
 async def test_periodic_backups_run_while_the_bot_does(tmp_path: Path):
