@@ -444,6 +444,22 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class QuietFileHandler(logging.FileHandler):
+    """The play log's file: when it cannot be written (a full disk), one line says so and logging stops, instead
+    of a traceback for every record on the screen the story is played on."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        if getattr(self, "failed", False):
+            return
+        self.failed = True
+        print(f"! The log file {self.baseFilename} cannot be written (is the disk full?); logging stops.",
+              file=sys.stderr)  # fmt: skip
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not getattr(self, "failed", False):
+            super().emit(record)
+
+
 def configure_logging(settings: Settings, command: str) -> Path | None:
     """Where the log goes; returns the file, for ``play``.
 
@@ -458,7 +474,7 @@ def configure_logging(settings: Settings, command: str) -> Path | None:
         path = settings.database.parent / "play.log"
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+            handler: logging.Handler = QuietFileHandler(path, encoding="utf-8")
         except OSError:
             handler, path = logging.StreamHandler(sys.stderr), None
         logging.basicConfig(level=level, format=LOG_FORMAT, handlers=[handler])

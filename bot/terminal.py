@@ -136,7 +136,13 @@ class TerminalGame:
                 break
             if interactive:
                 self.prompt()
-        self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id}")
+        if self.engine.writes_failing:
+            self.say(
+                f"Not all of it was saved: the last {self.engine.writes_failing} write(s) failed (see above). What "
+                f"was saved before is kept (game {self.game.id}): python -m bot play {self.world.id}"
+            )
+        else:
+            self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id}")
 
     def _tell(self, player: Player, about: LogEntry, text: str) -> None:
         """A line about ``about``: for its player's eyes alone when the entry was private."""

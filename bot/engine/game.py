@@ -238,6 +238,11 @@ class Engine:
             log.warning("Recall by words alone: %s", self.meaning.unavailable)
         self.meaning.notify()
 
+    @property
+    def writes_failing(self) -> int:
+        """Writes to the database that failed since the last one saved (0: everything so far is saved)."""
+        return self.store.failing_writes
+
     async def close(self) -> None:
         """Stop background upkeep and round timers; stored actions wait for the next round."""
         for session in self.sessions:

@@ -103,6 +103,7 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         self._db = db
         self.path = path
         self._write_lock = asyncio.Lock()
+        self.failing_writes = 0  # writes that failed since the last one that was saved (a full disk, a read-only file)
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -147,10 +148,12 @@ class Store(LedgerStore, PrivateStore, VectorStore):
                     await self._db.rollback()
                     raise
                 await self._db.commit()
+                self.failing_writes = 0
             except sqlite3.IntegrityError:
                 raise  # a rule of the schema, for the caller to explain
             except sqlite3.Error as exc:
                 log.error("Database write failed: %s", exc)
+                self.failing_writes += 1
                 raise StorageError(f"{storage_problem(exc)}: this was not saved. {STORAGE_HINT}") from exc
 
     async def _begin(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import sqlite3
@@ -190,3 +191,29 @@ def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
         assert not missing, f"round {round_}: acknowledged actions lost: {missing}"
     resumed = run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **_environment(tmp_path))
     assert resumed.returncode == 0 and "resuming game 1" in resumed.stdout, resumed.stderr
+
+
+def test_a_full_disk_during_play_is_said_once_and_the_session_does_not_claim_it_saved(tmp_path: Path):
+    """The disk fills during play (no file of the process may grow past 36 kB: the database's shared memory
+    fits, its write-ahead log soon does not): the log file beside the database says once that it stopped, and
+    the session ends saying what was not saved."""
+    env = _environment(tmp_path)
+    assert run_bot("play", "lighthouse", stdin="/join Maya\nMaya: I row.\n/quit\n", cwd=tmp_path, **env).returncode == 0
+    script = (
+        "import resource, signal, sys\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"  # a write past the limit fails instead of killing
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (36864, 36864))\n"
+        "sys.argv = ['bot', 'play', 'lighthouse']\n"
+        "import runpy; runpy.run_module('bot', run_name='__main__')\n"
+    )
+    log = tmp_path / "data" / "play.log"
+    log.write_text(log.read_text() + "an older session's line\n" * 2000)  # past the limit: its next line fails
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")} | env
+    full = subprocess.run(
+        [sys.executable, "-c", script], input="".join(f"Maya: I climb stair {n}.\n" for n in range(6)) + "/quit\n",
+        capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300,
+    )  # fmt: skip
+    out = full.stdout + full.stderr
+    assert "Traceback" not in out and "Logging error" not in out, out
+    assert "Game saved" not in out and "Not all of it was saved" in out, out
+    assert full.stderr.count("play.log") <= 1, full.stderr
