@@ -45,7 +45,7 @@ def read_text(path: Path, max_bytes: int, *, encoding: str = "utf-8") -> str:
             raise UnreadableFile("is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile("is not a regular file (a device, pipe or socket); only plain files are read")
-        raise UnreadableFile(f"is {human_size(info.st_size)}; the limit is {human_size(max_bytes)}")
+        raise UnreadableFile(over_limit(info.st_size, max_bytes))
     with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(max_bytes + 1)
@@ -59,6 +59,14 @@ def read_text(path: Path, max_bytes: int, *, encoding: str = "utf-8") -> str:
         raise UnreadableFile(
             f"is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
         ) from None
+
+
+def over_limit(n: int, limit: int) -> str:
+    """``is 3 KiB; the limit is 2 KiB``; in bytes where the rounded sizes would read the same."""
+    size, most = human_size(n), human_size(limit)
+    if size == most:
+        size, most = f"{n:,} bytes", f"{most} ({limit:,} bytes)"
+    return f"is {size}; the limit is {most}"
 
 
 def human_size(n: int) -> str:

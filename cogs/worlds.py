@@ -9,7 +9,7 @@ from discord.ext import commands
 from bot.engine import Engine
 from bot.engine.settings import setting_names
 from bot.errors import UserError
-from bot.userfiles import MAX_WORLD_BYTES, human_size
+from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
 from cogs.access import TableCog, channel_key, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
@@ -63,8 +63,7 @@ class WorldsCog(TableCog):
     async def world_add(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
         server = self._managed_server(interaction)
         if file.size > MAX_WORLD_BYTES:  # refused before downloading
-            limit = human_size(MAX_WORLD_BYTES)
-            raise UserError(f"{file.filename}: (file): is {human_size(file.size)}; the limit is {limit}")
+            raise UserError(f"{file.filename}: (file): {over_limit(file.size, MAX_WORLD_BYTES)}")
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
             world = await self.engine.servers.add_world(server, file.filename, await file.read())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.errors import UserError
 from bot.store import Store
-from bot.userfiles import MAX_WORLD_BYTES, human_size
+from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import World, WorldFileError, WorldLibrary, world_from_text
 
 log = logging.getLogger(__name__)
@@ -98,8 +98,7 @@ class Servers:
         if where.suffix.lower() not in (".yaml", ".yml"):
             raise WorldFileError(where, ["(file): a world is a YAML file (.yaml or .yml); see worlds/ for examples"])
         if len(data) > MAX_WORLD_BYTES:
-            limit = human_size(MAX_WORLD_BYTES)
-            raise WorldFileError(where, [f"(file): is {human_size(len(data))}; the limit is {limit}"])
+            raise WorldFileError(where, [f"(file): {over_limit(len(data), MAX_WORLD_BYTES)}"])
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
