@@ -82,7 +82,7 @@ def parse_line(line: str, known: set[str]) -> _Line:
 def bare_name(line: str, known: set[str], *, anyone: bool) -> str | None:
     """The character a line made of a name alone picks: a seated one, or (``anyone``) a new one."""
     name = line.strip()
-    if name.casefold() in known or (anyone and len(name) <= 40 and _NEW_NAME.match(name)):
+    if name.casefold() in known or (anyone and _NEW_NAME.match(name)):  # joining says if it is too long
         return name
     return None
 
@@ -226,7 +226,9 @@ class TerminalGame:
         elif command == "/compact":
             self.say("[Summarizing...]")
             self.say(reports.compaction_text(await self.engine.compact(game_id)))
-        elif command == "/chapter" and rest.lower() == "next":
+        elif command == "/chapter":
+            if rest.lower() != "next":
+                raise UserError("/chapter next finishes the current chapter now; chapters go only forward.")
             self.say("[Writing the chapter's recap...]")
             self.say(reports.chapter_text(await self.engine.next_chapter(game_id)))
         elif command == "/pin":
@@ -270,6 +272,8 @@ class TerminalGame:
         elif action == "import":
             from bot.worldinfo import read_world_info
 
+            if not spec.strip():
+                raise UserError("Name the export to import: /lore import FILE.json (a SillyTavern World Info file).")
             found = read_world_info(Path(spec.strip()))
             added = await self.engine.ledger.lore_import(self.game.id, found.entries)
             self.say(f"[Lore imported into this game: {', '.join(e.id for e in added) or 'nothing'}]")

@@ -150,6 +150,10 @@ TERMINAL = [
     ("/lore import /nowhere/export.json", "! /nowhere/export.json: no such file"),
     ("/lore import /dev/zero", "! /dev/zero: is not a regular file"),
     ("/lore frobnicate", "! Say /lore, /lore add KEY, KEY: TEXT"),
+    ("/lore import", "! Name the export to import: /lore import FILE.json"),
+    ("/lore import   ", "! Name the export to import: /lore import FILE.json"),
+    ("/chapter foo", "! /chapter next finishes the current chapter now"),
+    ("/chapter", "! /chapter next finishes the current chapter now"),
     ("/bucket dreams on", "! Unknown memory bucket 'dreams'"),
     ("/bucket pins maybe", "! Say /bucket NAME on or /bucket NAME off."),
     ("Maya: I look \udcff around.", "! That text has bytes that are not UTF-8; nothing was done with it."),
@@ -181,6 +185,18 @@ async def test_a_bad_terminal_line_is_answered_and_the_game_goes_on(terminal, en
     assert "Traceback" not in printed
     after = [(e.id, e.content) for e in await engine.history(table.game.id, 100)]
     assert after == before, "a refused line changes nothing"
+
+
+async def test_a_name_too_long_at_the_name_prompt_says_how_long_a_name_may_be(engine: Engine):
+    world = engine.worlds.get("lighthouse")
+    started = await engine.start_game(channel_key(world), world.id)
+    out = io.StringIO()
+    table = TerminalGame(engine, started.game, world, out)
+    assert await table.handle("A" * 41)
+    assert "! A character name is at most 40 characters." in out.getvalue()
+    assert await engine.players(started.game.id) == []
+    assert await table.handle("A" * 40)
+    assert [p.name for p in await engine.players(started.game.id)] == ["A" * 40]
 
 
 def test_control_characters_in_an_action_are_taken_out_before_it_is_stored(engine: Engine):
