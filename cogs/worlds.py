@@ -71,11 +71,13 @@ class WorldsCog(TableCog):
             problems = "\n".join(f"• {problem}" for problem in exc.problems)
             await say_pages(interaction, f"`{exc.path}` was not added:\n{problems}", ephemeral=True)
             return
-        await say(
-            interaction,
-            f"**{plain(world.title)}** (`{world.id}`) is added for this server only: /game start world:{world.id}",
-            ephemeral=True,
-        )
+        text = f"**{plain(world.title)}** (`{world.id}`) is added for this server only: /game start world:{world.id}"
+        if world.id in self.engine.worlds.worlds:  # the upload takes the shipped world's name here
+            text += (
+                f"\nIt has the id of a world the bot ships (`{world.id}`), which this server no longer sees; "
+                f"/world remove world:{world.id} deletes the upload and brings the shipped one back."
+            )
+        await say(interaction, text, ephemeral=True)
 
     @world.command(name="remove", description="Remove one of this server's worlds, or hide a shipped one here")
     @app_commands.describe(world="The world")

@@ -108,6 +108,21 @@ async def test_a_world_uploaded_in_one_server_is_played_there_only(
     await restarted.close()
 
 
+async def test_an_upload_with_a_shipped_worlds_id_says_it_hides_that_world_and_how_to_bring_it_back(
+    simcord_env, table, engine: Engine
+):
+    channel, _maya, _tom, admin = table
+    custom = WORLD.replace(b"The Lighthouse at Gull Rock", b"Our Own Lighthouse")
+    added = await admin.slash(channel, "world add", file=("lighthouse.yaml", custom))
+    said = "\n".join(m.content for m in (added.response, *added.followups) if m)
+    assert "**Our Own Lighthouse** (`lighthouse`) is added" in said
+    assert "id of a world the bot ships" in said and "/world remove world:lighthouse" in said
+    removed = await admin.slash(channel, "world remove", world="lighthouse")
+    assert "is removed from this server" in removed.response.content
+    info = await admin.slash(channel, "world info", world="lighthouse")
+    assert info.response.embeds[0].title == "The Lighthouse at Gull Rock", "the shipped world is back"
+
+
 async def test_a_shipped_world_can_be_hidden_in_one_server_and_restored(simcord_env, table, engine: Engine):
     channel, maya, _tom, admin = table
     hidden = await admin.slash(channel, "world remove", world="lighthouse")
