@@ -444,6 +444,11 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+# Libraries whose DEBUG lines drown the bot's own (aiosqlite logs every call): kept at INFO when GM_LOG_LEVEL is
+# DEBUG.
+CHATTY_LIBRARIES = ("aiosqlite", "asyncio", "discord", "httpx", "httpcore", "urllib3", "huggingface_hub", "filelock")
+
+
 class QuietFileHandler(logging.FileHandler):
     """The play log's file: when it cannot be written (a full disk), one line says so and logging stops, instead
     of a traceback for every record on the screen the story is played on."""
@@ -470,6 +475,8 @@ def configure_logging(settings: Settings, command: str) -> Path | None:
     level = settings.log_level
     if command in ("bench", "import-lore", "model") and "GM_LOG_LEVEL" not in os.environ:
         level = "WARNING"
+    for name in CHATTY_LIBRARIES:  # DEBUG is for the bot's own lines (prompts, turns), not every SQL call
+        logging.getLogger(name).setLevel(logging.INFO if level == "DEBUG" else logging.NOTSET)
     if command == "play":
         path = settings.database.parent / "play.log"
         try:

@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     )
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     n_gpu_layers: int = Field(default=0, ge=-1)
-    n_threads: int | None = Field(default=None, ge=1)
+    n_threads: int | None = Field(default=None, ge=1, le=1024, description="CPU threads; empty: the physical cores.")
     chat_format: str | None = Field(default=None, description="Override the GGUF's chat template.")
     temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="None: by the model's size.")
     top_p: float = Field(default=0.95, gt=0.0, le=1.0)

@@ -430,3 +430,12 @@ def test_bytes_that_are_not_utf8_on_stdin_get_one_clear_line_whatever_the_stdin_
     out = result.stdout.decode() + result.stderr.decode()
     assert result.returncode == 0 and "Traceback" not in out, out
     assert "bytes that are not UTF-8; nothing was done with it" in out and "Game saved" in out
+
+
+def test_debug_logging_shows_the_bots_lines_and_keeps_libraries_at_info(tmp_path: Path, play_env):
+    result = run_bot("play", "lighthouse", stdin="/join Maya\nMaya: I row ashore.\n/quit\n", cwd=tmp_path,
+                     GM_LOG_LEVEL="DEBUG", **play_env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    log = (Path(play_env["GM_DATABASE"]).parent / "play.log").read_text()
+    assert "DEBUG bot.engine.game: Game 1 prompt:" in log, "the prompt is what DEBUG is for"
+    assert "DEBUG aiosqlite" not in log, "not every SQL call around it"

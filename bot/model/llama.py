@@ -142,6 +142,22 @@ def gpu_devices() -> list[Device]:
     return [device for device in backend_devices() if device.is_gpu]
 
 
+def physical_cores(sysfs: Path = Path("/sys/devices/system/cpu")) -> int:
+    """The physical cores this process may run on: llama.cpp's best thread count (a second hyper-thread of a
+    core adds little). llama-cpp-python's own default is half the CPUs, which on a 2-core host is one thread."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        allowed = list(range(os.cpu_count() or 1))
+    cores = set()
+    for cpu in allowed:
+        try:
+            cores.add((sysfs / f"cpu{cpu}" / "topology" / "thread_siblings_list").read_text().strip())
+        except OSError:
+            cores.add(str(cpu))  # no topology: count the CPU as a core
+    return max(1, len(cores))
+
+
 def placement(requested_layers: int, model_layers: int, threads: int | None, devices: Sequence[Device]) -> str:
     """Where a model of ``model_layers`` layers runs, in words, for ``GM_N_GPU_LAYERS=requested_layers``.
 
@@ -184,7 +200,7 @@ class LlamaModel(LanguageModel):
                 model_path=str(path),
                 n_ctx=config.n_ctx,
                 n_gpu_layers=config.n_gpu_layers,
-                n_threads=config.n_threads,
+                n_threads=config.n_threads or physical_cores(),
                 chat_format=config.chat_format,
                 seed=config.sampling.seed if config.sampling.seed is not None else llama_cpp.LLAMA_DEFAULT_SEED,
                 verbose=False,

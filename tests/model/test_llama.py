@@ -211,6 +211,24 @@ def test_the_placement_says_where_the_layers_run():
     assert honest.startswith("on the CPU (2 threads): GM_N_GPU_LAYERS=-1 asks for a GPU, but this llama.cpp build")
 
 
+def test_gm_n_threads_unset_is_the_physical_cores_not_half_the_cpus(tmp_path: Path, llama: LlamaModel):
+    import os
+
+    from bot.model.llama import physical_cores
+
+    allowed = sorted(os.sched_getaffinity(0))
+    for cpu in allowed:  # every CPU a hyper-thread of one core
+        (tmp_path / f"cpu{cpu}" / "topology").mkdir(parents=True)
+        (tmp_path / f"cpu{cpu}" / "topology" / "thread_siblings_list").write_text(f"{allowed[0]}-{allowed[-1]}\n")
+    assert physical_cores(tmp_path) == 1
+    for cpu in allowed:  # each its own core
+        (tmp_path / f"cpu{cpu}" / "topology" / "thread_siblings_list").write_text(f"{cpu}\n")
+    assert physical_cores(tmp_path) == len(allowed)
+    assert physical_cores(tmp_path / "missing") == len(allowed), "no topology: each CPU counts"
+    threads = physical_cores()
+    assert llama._llama.n_threads == threads and f"({threads} thread" in llama.placement
+
+
 def test_the_loaded_model_says_where_it_runs_as_gm_n_gpu_layers_put_it(llama: LlamaModel):
     from bot.model.llama import gpu_devices
 
