@@ -289,8 +289,12 @@ class Engine:
 
     async def end_game(self, channel_key: str) -> Game:
         game = await self.current_game(channel_key)
-        async with self.sessions[game.id].turn_lock:
+        session = self.sessions[game.id]
+        async with session.turn_lock:
             ended = await self.store.end_game(game.id)
+            timer, session.round_timer = session.round_timer, None
+        if timer is not None:
+            timer.cancel()  # its round ends with the game: nothing is narrated into a finished one
         log.info("Game %d ended", game.id)
         return ended
 
@@ -493,6 +497,8 @@ class Engine:
         """Narrate the round's actions now; ``None`` if nobody has acted since the last reply."""
         async with self.sessions[game_id].turn_lock:
             game = await self.store.game(game_id)
+            if game.status != "active" or self.stopping:  # an ended game, or a process going down: no new call
+                return None
             turn = game.turn + 1
             pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
             actions = [e for e in pending if e.kind is EntryKind.ACTION]
