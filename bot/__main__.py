@@ -67,6 +67,7 @@ def load_model(settings: Settings) -> LanguageModel:
             timeout=settings.model_timeout, parallel=settings.model_parallel,
         )  # fmt: skip
         server.check()
+        log.info("Model %s from the server at %s", server.name, server.url)
         settle_for_model(settings, server)
         return server
     if settings.model:

@@ -4,6 +4,7 @@ model server's tokenizer was called from the loop."""
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import yaml
@@ -99,5 +100,14 @@ async def test_a_tokenizer_that_fails_is_a_turn_to_retry_not_an_error_naming_the
             assert [e.content for e in await engine.unanswered(game.id)] == ["I light the lamp with a new wick."]
             stub.tokenize_status = 200
             assert (await engine.retry(game.id)).text == StubServer.REPLY
+            stub.stream = "cut"  # a background job fails against the server too: /memory-status says so
+            stub.tokenize_status = 500
+            with contextlib.suppress(ModelFailed):
+                await engine.act(game.id, "maya", "I wait.")
+            await engine.memory.idle()
+            status = await engine.memory_status(game.id)
+            shown = " ".join(filter(None, [status.model, status.last_error, *status.parked]))
+            assert stub.root not in shown and "127.0.0.1" not in shown, "members may run /memory-status"
+            assert status.model.startswith(f"{stub.name}, on a model server"), status.model
             await engine.close()
         await store.close()

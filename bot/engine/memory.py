@@ -35,7 +35,7 @@ from bot.memory.compaction import (
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, ContextTrace, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
-from bot.model.base import Messages
+from bot.model.base import Messages, ModelUnavailable
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     Game,
@@ -649,7 +649,12 @@ class MemoryKeeper:
     async def trigger(self, game_id: int):
         state = await self.store.memory_state(game_id)
         unsummarized = await self.store.log_between(game_id, state.folded_through)
-        tokens = await self.worker.count_many([render_entry(e) for e in unsummarized])
+        texts = [render_entry(e) for e in unsummarized]
+        try:
+            tokens = await self.worker.count_many(texts)
+        except ModelUnavailable as exc:  # a model server's tokenizer down: the figures are estimates meanwhile
+            log.warning("Game %d: counting tokens failed (%s); estimating", game_id, exc)
+            tokens = [(len(text) + 3) // 4 for text in texts]
         return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -87,6 +88,14 @@ class MemoryStatus(BaseModel):
     meaning: MeaningStatus | None = None  # recall by meaning: the model, where it runs, what is embedded
 
 
+_ADDRESS = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s)]+", re.IGNORECASE)
+
+
+def without_addresses(text: str | None) -> str | None:
+    """``text`` with URLs taken out: /memory-status is for members, the model server's address for the log."""
+    return _ADDRESS.sub("(the model server)", text) if text else text
+
+
 async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
     store = engine.store
     world = engine.world_of(game)
@@ -129,7 +138,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
             protected_tail=config.protected_tail,
         ),
         last_compaction_at=state.last_compaction_at,
-        last_error=state.last_error,
+        last_error=without_addresses(state.last_error),
         upkeep_running=engine.memory.pending(game.id),
         cache_reuse=trace.prefix_reuse if trace else None,
         room_filled=trace.fill if trace else None,
@@ -138,7 +147,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         meaning=await engine.meaning.status(game.id),
         parked=[
             f"{JOB_NAMES.get(f.job, f.job)}: failed {f.failures} times on the same input since turn {f.parked_at_turn} "
-            f"({f.reason}); tried again in a few turns, or now with /compact"
+            f"({without_addresses(f.reason)}); tried again in a few turns, or now with /compact"
             for f in (await store.job_failures(game.id)).values()
             if f.parked_at_turn is not None
         ],

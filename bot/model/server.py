@@ -75,11 +75,11 @@ class ServerModel(LanguageModel):
     def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1):
         self.url = url.rstrip("/")
         self.model = model
-        self.name = f"{model} at {self.url}"
+        self.name = model  # shown to members (/memory-status): the server's address goes to the log only
         self.api_key = api_key
         self.timeout = timeout
         self.parallel = max(1, parallel)
-        self.placement = f"on the model server ({self.parallel} calls at once)"
+        self.placement = f"on a model server ({self.parallel} calls at once)"
         self._local = threading.local()  # each worker thread's last call: parallel calls do not mix figures
         self._json_format = "json_schema"
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
