@@ -267,7 +267,8 @@ class LeakyModel(ScriptedModel):
 
     def _secret(self, messages: list[ChatMessage]) -> str:
         prompt = "\n".join(m.content for m in messages)
-        asides = re.findall(r"\[\[to (?!Name\b)\w+: (.*?)\]\]", prompt, re.DOTALL)
+        game = "\n".join(m.content for m in messages[1:])  # the asides the game told, not the rules' example
+        asides = re.findall(r"\[\[to (?!Name\b)\w+: (.*?)\]\]", game, re.DOTALL)
         private = re.findall(r"^- Only \w+ knows: (.*)$", prompt, re.MULTILINE)
         truths = re.findall(r"GM-only knowledge.*?:\n- (.*)$", prompt, re.MULTILINE)
         choices = [

@@ -85,7 +85,7 @@ JOBS_OUTCOMES = ("first", "retry", "fallback")
 # The private-clue scene: after Hollow Manor's script, this player does what earns this beat's private clue.
 CLUE_WORLD, CLUE_BEAT, CLUE_PLAYER = "hollow-manor", "locked-room", "Maya"
 CLUE_ACTION = "I lean over the desk and sniff the brandy glass by Silas's hand."
-CLUE_WORDS = 2  # the clue's own content words (not the action's) a message must hold to carry it
+CLUE_WORDS = 3  # the clue's own content words (not the action's) a message must hold to carry it
 
 _QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _SPEECH = (
@@ -118,6 +118,7 @@ class Clue:
     to: list[str] = field(default_factory=list)
     in_public: bool = False
     public: str = ""
+    private: list[str] = field(default_factory=list)  # every DM of the turn, "Name: text"
 
     @property
     def delivered(self) -> bool:
@@ -316,6 +317,7 @@ async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
         to=[m.player.name for m in result.private if carries(m.entry.content)],
         in_public=carries(result.text),
         public=result.text,
+        private=[f"{m.player.name}: {m.entry.content}" for m in result.private],
     )
 
 
@@ -367,6 +369,8 @@ def report(name: str, settings: Settings, runs: list[Run], turns: int, out: Text
             f"{'yes' if clue.in_public else 'no'}; {'delivered' if clue.delivered else 'NOT delivered'}",
             file=out,
         )
+        for line in [f"channel: {clue.public}", *(f"DM to {dm}" for dm in clue.private)]:
+            print(f"  {line[:300]!r}", file=out)
     for run in runs:
         print(f"\nExamples, {run.label}:", file=out)
         for fault in FAULTS:

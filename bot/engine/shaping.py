@@ -38,6 +38,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from bot.memory.context import EXAMPLE_REPLY
 from bot.memory.leaks import boundaries, content_words, sentences
 
 GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
@@ -120,7 +121,8 @@ class ReplyShaper:
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
-        self._said = {normal_form(s) for reply in recent[-RECENT_REPLIES:] for s in sentences(reply)} - {""}
+        self._said = {normal_form(s) for reply in [*recent[-RECENT_REPLIES:], EXAMPLE_REPLY] for s in sentences(reply)}
+        self._said -= {""}  # the prompt's example reply is never said again
         self._pending = ""
         self._started = False  # some text has been let through
         self._in_aside = 0

@@ -45,6 +45,14 @@ from bot.worlds import World
 CountTokens = Callable[[str], int]
 
 GAME_BEGINS = "(The game begins.)"
+# A reply of the kind wanted, in the frozen layer (the same for every game): what happens, not the action again;
+# one private aside; an invitation to act. Its sentences are never said in a game (see bot.engine.shaping).
+EXAMPLE_REPLY = (
+    "The cellar door gives with a groan, and the cold air smells of earth and lamp oil. Rows of dusty casks lean "
+    "against the far wall; one has a fresh chalk mark. [[to Bo: Behind the casks you glimpse a boot print, still "
+    "wet.]] The lamp is burning low, Ana. What do you do, Bo?"
+)
+EXAMPLE = f"A good reply, from another game (its players are Ana and Bo):\n{EXAMPLE_REPLY}"
 
 LAYERS = (
     "frozen", "secrets", "chapters", "pins", "glossary", "story", "short", "private", "hot", "scene", "lore", "recall",
@@ -195,11 +203,11 @@ def world_brief(world: World, chapter_index: int, players: Sequence[Player], rep
         f'You are the game master (GM) of "{world.title}", a text role-playing game '
         "played by several people in a chat. Narrate what happens in response to the "
         "players' actions, voice the other characters, and end by inviting the players to act. "
-        'Players write what their characters do, often as "I ..."; answer the latest action first, in the '
-        'second person and by their characters\' names ("Maya, you find ..."), never as "I" in a player\'s '
-        "place. Never decide what a player's character does, says or feels beyond what their player wrote. "
-        "Write only the story: no labels, brackets or notes. "
-        f"Keep each reply under {reply_words} words. " + SYNTAX_RULE,
+        'Players write what their characters do, often as "I ...". Never repeat or restate what they wrote: go '
+        'straight to what happens because of it, speaking to them as "you" or by their characters\' names, and '
+        "never write as \"I\" in a player's place. Never decide what a player's character does, says or feels "
+        "beyond what their player wrote. Write two to five sentences of story, with no labels, brackets or "
+        f"notes. Keep each reply under {reply_words} words. " + SYNTAX_RULE + "\n\n" + EXAMPLE,
         f"Style: {world.style}",
         "Rules:\n" + "\n".join(f"- {rule}" for rule in world.rules),
         f"Setting:\n{world.setting}",

@@ -205,7 +205,7 @@ def test_the_front_carries_truths_and_clues_and_an_entering_npc_brings_what_it_h
     context = build_context(WORLD, MemoryView(), act(1, "Hello."), ROOMY, words)
     system = context.messages[0].content
     assert context.trace.layer("secrets").items == ["truth:keeper-alive", "clue:log-book"]
-    assert "tell one player alone with [[to Name: ...]]" in system
+    assert "only for the one player whose character earns it, in [[to Name: ...]]" in system
     assert "Wren Tally hides" not in system, "an NPC's secrets come when it is in the scene"
 
     wren = NpcScene("wren", "Wren Tally", turns=(0, 1), seen=("GM: Wren mends a net.",))
