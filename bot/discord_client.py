@@ -38,14 +38,17 @@ def command_digest(tree: discord.app_commands.CommandTree, guild: discord.abc.Sn
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-class GameMasterBot(commands.Bot):
+class GameMasterBot(commands.AutoShardedBot):
     def __init__(self, engine: Engine, settings: Settings, *, force_sync: bool = False):
         intents = discord.Intents.default()
         intents.message_content = settings.message_content
         # No message of the bot's ever pings: not a GM reply naming @everyone, not a character called <@&role>.
+        # Sharded in one process (Discord requires shards past 2,500 servers): as many as Discord recommends,
+        # unless GM_SHARD_COUNT says.
         super().__init__(
-            command_prefix=commands.when_mentioned, intents=intents, allowed_mentions=discord.AllowedMentions.none()
-        )
+            command_prefix=commands.when_mentioned, intents=intents, allowed_mentions=discord.AllowedMentions.none(),
+            shard_count=settings.shard_count,
+        )  # fmt: skip
         self.engine = engine
         self.settings = settings
         self.force_sync = force_sync

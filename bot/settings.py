@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
     dev_guild_id: int | None = Field(default=None, description="Sync commands to this guild only.")
     message_content: bool = Field(default=False, description="Read plain messages as actions (privileged intent).")
+    shard_count: int | None = Field(
+        default=None, ge=1, le=4096, description="Gateway shards in this process; empty: as many as Discord recommends."
+    )
     ooc_prefix: str = Field(default="((", min_length=1, description="Messages starting with it are not actions.")
     gm_role: str | None = Field(default=None, description="Members of this role act as admins.")
 

@@ -14,6 +14,9 @@ from bot.worlds import WorldLibrary
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
+# The bot is an AutoShardedBot, which asks Discord how many shards to run; SimCord needs the count given.
+os.environ.setdefault("GM_SHARD_COUNT", "1")
+
 # Tests that load the real model put it where GM_N_GPU_LAYERS says, as the bot does: 0 (the CPU) by default.
 GPU_LAYERS = os.environ.get("GM_N_GPU_LAYERS", "0")
 

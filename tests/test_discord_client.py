@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import discord
+
 from bot.discord_client import GameMasterBot, cog_modules
 from bot.engine import Engine
 from bot.model import ScriptedModel
@@ -147,3 +149,19 @@ async def test_streamed_reply_edits_at_most_once_a_second_then_shows_the_whole_t
     text = " ".join(f"word{i}" for i in range(30))
     await reply.finish(text)
     assert posted[0].content == text and len(posted) == 1
+
+
+async def test_the_bot_runs_sharded_and_serves_guilds_on_every_shard(simcord_env, engine):
+    from bot.discord_client import GameMasterBot
+    from bot.settings import Settings
+
+    bot = GameMasterBot(engine, Settings(discord_token="simulated", shard_count=2))
+    await simcord_env.restart_bot(bot)
+    assert isinstance(bot, discord.AutoShardedClient) and bot.shard_count == 2
+    for shard, name in ((0, "first"), (1, "second"), (1, "third")):
+        guild = simcord_env.create_guild(name, shard_id=shard)
+        channel = guild.create_text_channel("table")
+        member = guild.add_member(simcord_env.create_user(f"{name}-player"))
+        answer = await member.slash(channel, "world list")
+        assert "lighthouse" in answer.response.content
+    assert {g.shard_id for g in bot.guilds} == {0, 1}, "guilds on both shards were served"
