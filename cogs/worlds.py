@@ -272,8 +272,10 @@ class ConfigCog(TableCog):
     @app_commands.describe(setting="The setting's name", scope="This game (default) or server")
     @app_commands.choices(scope=SCOPES)
     async def reset(self, interaction: discord.Interaction, setting: str, scope: str = "game") -> None:
+        if setting in BUCKETS:
+            setting = f"buckets.{setting}"
         if scope == "server":
-            await self.engine.settings.reset_for_server(self._server(interaction), setting)
+            await self.engine.reset_server_setting(self._server(interaction), setting)
             await interaction.response.send_message(f"`{setting}` is back to the bot's default here.", ephemeral=True)
             return
         game = await self.engine.current_game(channel_key(interaction.channel))

@@ -72,6 +72,22 @@ async def test_the_gm_role_is_chosen_by_id_and_cannot_change_the_server(simcord_
     assert await engine.servers.gm_role(str(simcord_env.guild.id)) == narrators.id
 
 
+async def test_config_reset_takes_back_a_bucket_switch_at_either_scope(simcord_env, table, engine: Engine):
+    channel, maya, _tom, admin = table
+    await admin.slash(channel, "config set", setting="buckets.glossary", value="off", scope="server")
+    await maya.slash(channel, "game start", world="lighthouse")
+    game = await engine.current_game(f"discord:{channel.id}")
+    await admin.slash(channel, "config set", setting="buckets.lore", value="off")
+    buckets = await engine.buckets(game.id)
+    assert not buckets.glossary and not buckets.lore
+    reset = await admin.slash(channel, "config reset", setting="buckets.lore")
+    assert "back to the default" in reset.response.content and (await engine.buckets(game.id)).lore
+    reset = await admin.slash(channel, "config reset", setting="glossary", scope="server")
+    assert "back to the bot's default" in reset.response.content and (await engine.buckets(game.id)).glossary
+    again = await admin.slash(channel, "config reset", setting="buckets.glossary", scope="server")
+    assert again.ephemeral and "'buckets.glossary' is not set for this server" in again.response.content
+
+
 async def test_a_world_uploaded_in_one_server_is_played_there_only(
     simcord_env, table, engine: Engine, scripted, worlds_dir
 ):

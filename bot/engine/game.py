@@ -965,7 +965,18 @@ class Engine:
         return await self.settings.set(game_id, name, value)
 
     async def reset_setting(self, game_id: int, name: str) -> None:
-        await self.settings.reset(game_id, name)
+        """Take back a game's own value of a setting or a bucket switch (``buckets.NAME``)."""
+        if name.startswith("buckets."):
+            await self.ledger.reset_bucket(game_id, name.removeprefix("buckets."))
+        else:
+            await self.settings.reset(game_id, name)
+
+    async def reset_server_setting(self, server: str, name: str) -> None:
+        """Take back a server's default of a setting or a bucket switch (``buckets.NAME``)."""
+        if name.startswith("buckets."):
+            await self.ledger.reset_server_bucket(server, name.removeprefix("buckets."))
+        else:
+            await self.settings.reset_for_server(server, name)
 
     async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
         return await self.store.recent_log(game_id, limit)

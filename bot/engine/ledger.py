@@ -170,6 +170,23 @@ class Ledger:
         await self.store.set_setting(f"game:{game_id}", "buckets", {**own, name: on})
         return await self.buckets(game_id)
 
+    async def reset_bucket(self, game_id: int, name: str) -> Buckets:
+        """Take back a game's own switch: the server's (or on) holds again."""
+        _check_bucket(name)
+        own = dict((await self.store.settings(f"game:{game_id}")).get("buckets", {}))
+        if own.pop(name, None) is None:
+            raise UserError(f"'buckets.{name}' is not set for this game.")
+        await self.store.set_setting(f"game:{game_id}", "buckets", own)
+        return await self.buckets(game_id)
+
+    async def reset_server_bucket(self, server: str, name: str) -> dict[str, bool]:
+        _check_bucket(name)
+        buckets = await self.server_buckets(server)
+        if buckets.pop(name, None) is None:
+            raise UserError(f"'buckets.{name}' is not set for this server.")
+        await self.store.set_setting(f"server:{server}", "buckets", buckets)
+        return buckets
+
     async def server_buckets(self, server: str) -> dict[str, bool]:
         return dict((await self.store.settings(f"server:{server}")).get("buckets", {}))
 
