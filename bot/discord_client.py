@@ -21,6 +21,7 @@ import cogs
 from bot.engine import Engine
 from bot.errors import UserError
 from bot.settings import Settings
+from cogs.rendering import without_host_paths
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ class GameMasterBot(commands.AutoShardedBot):
         """One handler for every command and button: a user's mistake gets its sentence, anything else one plain one."""
         cause = getattr(error, "original", error)
         if isinstance(cause, UserError):
-            text = str(cause)
+            text = without_host_paths(str(cause))
         elif isinstance(cause, discord.app_commands.CheckFailure):
             text = str(cause) or "You cannot use that here."
         else:

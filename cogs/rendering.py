@@ -268,3 +268,12 @@ def private_memory_embed(title: str, memory, notes: list[str]) -> discord.Embed:
             name="Your notes", value=_clip("\n".join(f"{i}. {n}" for i, n in enumerate(notes, 1))), inline=False
         )
     return embed
+
+
+_HOST_PATH = re.compile(r"(?<![\w/.:])/(?:[^\s/:`'\"]+/)+(?=[^\s/:`'\"]+)")
+
+
+def without_host_paths(text: str) -> str:
+    """``text`` with the folders of absolute paths taken out (``/srv/bot/worlds/x.yaml`` reads ``x.yaml``): members
+    never see where the bot's files live."""
+    return _HOST_PATH.sub("", text)

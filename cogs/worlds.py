@@ -13,7 +13,7 @@ from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
 from cogs.access import TableCog, channel_key, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
-from cogs.rendering import fit_embed, plain
+from cogs.rendering import fit_embed, plain, without_host_paths
 
 MANAGE_SERVER = "That changes the whole server: it needs the Manage Server permission."
 
@@ -118,10 +118,15 @@ class WorldsCog(TableCog):
 
     @world.command(name="reload", description="Read the world files again")
     async def world_reload(self, interaction: discord.Interaction) -> None:
+        # The shipped worlds are every server's: reloading them is for the bot's owner (the application's owner
+        # or team), whatever a server's admins may do.
+        if not await self.bot.is_owner(interaction.user):
+            raise UserError("Reloading the shipped worlds is for the bot's owner; /world add adds one to this server.")
         errors = await self.engine.worlds.reload_in_thread()
         text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
         if errors:
-            text += "\nLeft out:\n" + "\n".join(f"`{line}`" for e in errors for line in str(e).splitlines())
+            lines = (line for e in errors for line in str(e).splitlines())
+            text += "\nLeft out:\n" + "\n".join(f"`{without_host_paths(line)}`" for line in lines)
         await say_pages(interaction, text, ephemeral=True)
 
     @lore.command(name="list", description="The lore entries of this game")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
-async def test_world_list_info_and_reload(simcord_env, table, worlds_dir: Path):
+async def test_world_list_info_and_reload(simcord_env, simcord_bot, table, worlds_dir: Path):
     channel, maya, _, admin = table
     listed = await maya.slash(channel, "world list")
     assert listed.ephemeral and "**The Lighthouse at Gull Rock** (`lighthouse`)" in listed.response.content
@@ -19,9 +19,24 @@ async def test_world_list_info_and_reload(simcord_env, table, worlds_dir: Path):
     (worlds_dir / "broken.yaml").write_text("title: only a title\n")
     refused = await maya.slash(channel, "world reload")
     assert refused.ephemeral and "Manage Server" in refused.response.content
+    # The shipped worlds are every server's: a server's admin may not reload them, the bot's owner may.
+    not_theirs = await admin.slash(channel, "world reload")
+    assert not_theirs.ephemeral and "for the bot's owner" in not_theirs.response.content
+    simcord_bot.owner_id = admin.id
     reloaded = await admin.slash(channel, "world reload")
     assert "Loaded 1 worlds." in reloaded.response.content
-    assert "broken.yaml: chapters: Field required" in reloaded.response.content
+    assert "`broken.yaml: chapters: Field required" in reloaded.response.content
+    assert str(worlds_dir) not in reloaded.response.content, "no host path"
+
+
+async def test_a_broken_shipped_world_asked_about_in_a_dm_shows_no_host_path(
+    simcord_env, table, engine, worlds_dir: Path
+):
+    _channel, maya, _, _ = table
+    (worlds_dir / "lighthouse.yaml").write_text("title: only a title\n")
+    engine.worlds.reload()
+    info = await maya.user.slash("world info", world="lighthouse")  # in a DM with the bot
+    assert str(worlds_dir) not in (info.response.content or ""), info.response.content
 
 
 async def test_lore_commands_change_this_games_world_book(simcord_env, table):
