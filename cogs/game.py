@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 
 import discord
@@ -376,6 +377,19 @@ class GameCog(TableCog):
         if missing := missing_permissions(granted, thread=is_thread(message.channel)):
             log.warning("Game %d: cannot post in %s (missing %s); the message is not played", game.id,
                         channel_key(message.channel), ", ".join(missing))  # fmt: skip
+            return
+        if await self.engine.turn_policy(game.id) == "round":  # gathered like /act's, answered once for all
+            try:
+                state = await self.engine.add_to_round(
+                    game.id, user_key(message.author), text, message_id=str(message.id),
+                    on_closed=self._round_poster(message.channel),
+                )  # fmt: skip
+            except UserError as exc:
+                await message.reply(str(exc), mention_author=False)
+                return
+            if state.waiting:
+                with contextlib.suppress(discord.HTTPException):
+                    await message.add_reaction("⏳")  # stored; the GM answers when the round closes
             return
         reply = StreamedReply(message.channel.send)
         try:

@@ -33,6 +33,25 @@ async def test_plain_messages_are_actions_and_ooc_lines_are_not(simcord_env, tab
     assert len([c for c in scripted.calls if c.kind == "stream"]) == 1
 
 
+async def test_plain_messages_under_the_round_policy_are_gathered_and_answered_once(
+    simcord_env, table, engine, scripted: ScriptedModel
+):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    await admin.slash(channel, "config set", setting="turn_policy", value="round")
+    scripted.enqueue("The lamp flares; the door gives.")
+    first = await maya.send(channel, "I trim the lamp's wick.")
+    assert not [c for c in scripted.calls if c.kind == "stream"], "the GM waits for Tom"
+    assert channel.last_message.id == first.id
+    await tom.send(channel, "I push the door.")
+    streams = [c for c in scripted.calls if c.kind == "stream"]
+    assert len(streams) == 1 and "I trim the lamp's wick." in streams[0].prompt_text
+    assert "I push the door." in streams[0].prompt_text
+    assert channel.last_message.content == "The lamp flares; the door gives."
+
+
 async def test_edits_and_deletes_of_messages_reach_the_turn_log(simcord_env, table, engine, scripted):
     channel, maya, _, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
