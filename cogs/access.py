@@ -140,10 +140,21 @@ async def say(interaction: discord.Interaction, content: str | None = None, **kw
         return
     try:
         await interaction.followup.send(content, **kwargs)
-    except (discord.NotFound, discord.Forbidden):
-        if kwargs.get("ephemeral"):
+    except discord.HTTPException as exc:
+        if not (isinstance(exc, discord.Forbidden) or expired(exc)) or kwargs.get("ephemeral"):
             raise
+        kwargs.pop("ephemeral", None)
         await interaction.channel.send(content, **kwargs)
+
+
+# Discord's answers to a followup of an interaction it no longer knows: past its 15 minutes the token is
+# refused (401, "Invalid Webhook Token", 50027), or the webhook or interaction is unknown (10015, 10062).
+EXPIRED_CODES = frozenset({50027, 10015, 10062})
+
+
+def expired(error: discord.HTTPException) -> bool:
+    """Whether ``error`` says the interaction's token is no longer usable: then the channel is the way left."""
+    return isinstance(error, discord.NotFound) or error.status == 401 or error.code in EXPIRED_CODES
 
 
 async def say_pages(interaction: discord.Interaction, text: str, **kwargs) -> None:

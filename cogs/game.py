@@ -211,7 +211,7 @@ class GameCog(TableCog):
             async with interaction.channel.typing():
                 result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
         except ModelFailed:
-            await interaction.followup.send(unanswered_notice(player.name), view=RetryView())
+            await say(interaction, unanswered_notice(player.name), view=RetryView())
             return
         await self._finish(interaction, reply, result)
 

@@ -53,6 +53,22 @@ async def test_retry_after_a_failed_turn_answers_the_unanswered_action(
     assert "I climb the stair." in scripted.last().prompt_text.split("The door opens onto a stair.")[-1]
 
 
+async def test_a_failed_turn_after_the_interaction_expired_still_gets_its_notice_and_retry_button(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    """Discord refuses a followup once its interaction is 15 minutes old (401, code 50027): a long queue."""
+    channel, maya, _tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    simcord_env.inject_error("POST", "/webhooks/*", status=401, code=50027, message="Invalid Webhook Token",
+                             times=None)  # fmt: skip
+    scripted.enqueue(RuntimeError("the model fell over"))
+    await maya.slash(channel, "act", action="I climb the stair.")
+    notice = channel.last_message
+    assert "could not answer **Maya**'s action" in notice.content, "posted in the channel instead"
+    assert any(c.custom_id.startswith("gm:retry") for row in notice.components for c in row.children)
+
+
 async def test_the_retry_button_answers_it_and_goes_away(simcord_env, table, engine: Engine, scripted: ScriptedModel):
     channel, maya, tom, _admin = table
     failed = await _a_failed_turn(channel, maya, engine, scripted)
