@@ -27,34 +27,105 @@ def world_choices(engine: Engine, current: str, server: str | None) -> list[app_
     return [app_commands.Choice(name=worlds[n].title[:100], value=n) for n in names[:25]]
 
 
-RETRY_ID = "gm:retry"
+# A button's custom id names the game (and the turn) it belongs to, so a button left from an earlier turn or
+# game says so and changes nothing; ids survive restarts, as discord.py's dynamic items are matched by pattern.
+LEGACY_IDS = ("gm:retry", "gm:join")  # buttons posted before ids named their game
+STALE = "That button belongs to an earlier {what}; nothing was changed. {instead}"
 
 
-class RetryView(discord.ui.View):
-    """A Retry button under a turn the GM did not answer. Its fixed custom id keeps it working after a restart."""
+class RetryButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:retry:(?P<game>\d+):(?P<turn>\d+)"):
+    """Retry under a turn the GM did not answer: it answers that turn of that game, or says it is stale."""
 
-    def __init__(self) -> None:
-        super().__init__(timeout=None)
+    def __init__(self, game_id: int, turn: int) -> None:
+        super().__init__(
+            discord.ui.Button(label="Retry", emoji="🔁", style=discord.ButtonStyle.primary,
+                              custom_id=f"gm:retry:{game_id}:{turn}")
+        )  # fmt: skip
+        self.game_id, self.turn = game_id, turn
 
-    @discord.ui.button(label="Retry", emoji="🔁", style=discord.ButtonStyle.primary, custom_id=RETRY_ID)
-    async def retry(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> RetryButton:
+        return cls(int(match["game"]), int(match["turn"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
         cog: GameCog = interaction.client.get_cog("GameCog")
         try:
             await check_access(cog.engine, interaction, "retry")
+            game = await cog._game_here(interaction)
+            if game.id != self.game_id or self.turn not in {e.turn for e in await cog.engine.unanswered(game.id)}:
+                await _stale(interaction, "turn", "Use /retry to write the last reply again.")
+                return
             await cog.answer_again(interaction)
         except (app_commands.CheckFailure, UserError) as refused:  # told to the presser, as for /retry
             await interaction.client.on_app_command_error(interaction, refused)
             return
+        await _take_buttons_off(interaction)  # answered: the button has done its work
+
+
+class JoinButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:join:(?P<game>\d+)"):
+    """Join under a game's opening: it asks for a name, as /join does, while that game is the channel's."""
+
+    def __init__(self, game_id: int) -> None:
+        super().__init__(
+            discord.ui.Button(label="Join", emoji="🎲", style=discord.ButtonStyle.success,
+                              custom_id=f"gm:join:{game_id}")
+        )  # fmt: skip
+        self.game_id = game_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> JoinButton:
+        return cls(int(match["game"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        cog: GameCog = interaction.client.get_cog("GameCog")
         try:
-            await interaction.message.edit(view=None)  # answered: the button has done its work
-        except discord.HTTPException:
-            log.info("Could not take the Retry button off message %s", interaction.message.id)
+            await check_access(cog.engine, interaction, "join")
+            game = await cog._game_here(interaction)  # a game ended since: say so rather than ask for a name
+        except (app_commands.CheckFailure, UserError) as refused:
+            await interaction.client.on_app_command_error(interaction, refused)
+            return
+        if game.id != self.game_id:
+            await _stale(interaction, "game", "Join this one with /join, or the button under its opening.")
+            return
+        await interaction.response.send_modal(JoinForm())
 
-    async def on_error(self, interaction: discord.Interaction, error: Exception, _item: discord.ui.Item) -> None:
-        await interaction.client.on_app_command_error(interaction, error)
+
+class LegacyButtons(discord.ui.View):
+    """Buttons posted before their ids named a game: they say to use the command, and change nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+
+    @discord.ui.button(label="Retry", custom_id=LEGACY_IDS[0])
+    async def retry(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
+        await _stale(interaction, "version of the bot", "Use /retry.")
+
+    @discord.ui.button(label="Join", custom_id=LEGACY_IDS[1])
+    async def join(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
+        await _stale(interaction, "version of the bot", "Use /join.")
 
 
-JOIN_ID = "gm:join"
+async def _stale(interaction: discord.Interaction, what: str, instead: str) -> None:
+    await interaction.response.send_message(STALE.format(what=what, instead=instead), ephemeral=True)
+
+
+async def _take_buttons_off(interaction: discord.Interaction) -> None:
+    try:
+        await interaction.message.edit(view=None)
+    except discord.HTTPException:
+        log.info("Could not take the buttons off message %s", interaction.message.id)
+
+
+def retry_view(game_id: int, turn: int) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(RetryButton(game_id, turn))
+    return view
+
+
+def join_view(game_id: int) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(JoinButton(game_id))
+    return view
 
 
 class JoinForm(discord.ui.Modal, title="Join the game"):
@@ -72,24 +143,6 @@ class JoinForm(discord.ui.Modal, title="Join the game"):
             await interaction.client.on_app_command_error(interaction, refused)
 
 
-class JoinView(discord.ui.View):
-    """A Join button under a game's opening: it asks for a name, as /join does. It works after restarts too."""
-
-    def __init__(self) -> None:
-        super().__init__(timeout=None)
-
-    @discord.ui.button(label="Join", emoji="🎲", style=discord.ButtonStyle.success, custom_id=JOIN_ID)
-    async def join(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
-        try:
-            await check_access(cog.engine, interaction, "join")
-            await cog._game_here(interaction)  # a game ended since: say so rather than ask for a name
-        except (app_commands.CheckFailure, UserError) as refused:
-            await interaction.client.on_app_command_error(interaction, refused)
-            return
-        await interaction.response.send_modal(JoinForm())
-
-
 def unanswered_notice(name: str | None) -> str:
     whose = f"**{plain(name)}**'s action" if name else "an action"
     return f"⚠️ The GM could not answer {whose}; it is saved. Press Retry, or use /retry."
@@ -104,8 +157,8 @@ class GameCog(TableCog):
         self._resumed = False
 
     async def cog_load(self) -> None:
-        self.bot.add_view(RetryView())
-        self.bot.add_view(JoinView())
+        self.bot.add_dynamic_items(RetryButton, JoinButton)
+        self.bot.add_view(LegacyButtons())
 
     @commands.Cog.listener()
     async def on_ready(self) -> None:
@@ -130,7 +183,7 @@ class GameCog(TableCog):
         if await self.engine.turn_policy(game.id) != "round":
             last = pending[-1]
             name = last.author if last.visibility is Visibility.PUBLIC else None  # nobody learns who whispered
-            await channel.send(unanswered_notice(name), view=RetryView())
+            await channel.send(unanswered_notice(name), view=retry_view(game.id, last.turn))
 
     async def _game_here(self, interaction: discord.Interaction):
         return await self.engine.current_game(channel_key(interaction.channel))
@@ -145,7 +198,8 @@ class GameCog(TableCog):
             server=server_of(interaction),
         )
         await interaction.response.send_message(
-            f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.", view=JoinView()
+            f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.",
+            view=join_view(started.game.id),
         )
         await self._post(interaction, started.opening.content)
 
@@ -211,7 +265,7 @@ class GameCog(TableCog):
             async with interaction.channel.typing():
                 result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
         except ModelFailed:
-            await say(interaction, unanswered_notice(player.name), view=RetryView())
+            await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, game.turn + 1))
             return
         await self._finish(interaction, reply, result)
 
@@ -398,7 +452,8 @@ class GameCog(TableCog):
                     game.id, user_key(message.author), text, message_id=str(message.id), on_text=reply.feed
                 )
         except ModelFailed:
-            await message.reply(unanswered_notice(message.author.display_name), view=RetryView(), mention_author=False)
+            notice = unanswered_notice(message.author.display_name)
+            await message.reply(notice, view=retry_view(game.id, game.turn + 1), mention_author=False)
             return
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)

@@ -42,7 +42,7 @@ async def test_retry_after_a_failed_turn_answers_the_unanswered_action(
     failed = await _a_failed_turn(channel, maya, engine, scripted)
     notice = failed.followups[-1]
     assert not notice.ephemeral and "could not answer **Maya**'s action" in notice.content
-    assert any(c["custom_id"] == "gm:retry" for row in notice.components for c in row["components"])
+    assert any(c["custom_id"] == "gm:retry:1:2" for row in notice.components for c in row["components"])
     await engine.memory.idle()
     scripted.enqueue("The stair winds up into fog.")
     await maya.slash(channel, "retry")
