@@ -391,6 +391,23 @@ class GameCog(TableCog):
 
     # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
 
+    @commands.Cog.listener()
+    async def on_member_ban(self, guild: discord.Guild, user: discord.User | discord.Member) -> None:
+        await self._gone(guild.id, user, "was banned from the server")
+
+    @commands.Cog.listener()
+    async def on_raw_member_remove(self, payload: discord.RawMemberRemoveEvent) -> None:  # the members intent
+        await self._gone(payload.guild_id, payload.user, "left the server")
+
+    async def _gone(self, guild_id: int, user: discord.abc.User, why: str) -> None:
+        """A player no longer in a server loses their seats in its games: no more secrets by DM, no more turns."""
+        for game, player in await self.engine.release_seats(user_key(user), str(guild_id)):
+            channel = self.bot.get_partial_messageable(int(game.channel_key.removeprefix("discord:")))
+            try:
+                await channel.send(f"**{plain(player.name)}**'s seat is free: their player {why}.")
+            except discord.HTTPException:
+                log.info("Could not tell game %d that %s's seat is free", game.id, player.name)
+
     async def _from_dm(self, message: discord.Message) -> None:
         """A DM to the bot is a secret action in the game the player is in (``#id`` picks one of several)."""
         text = message.content.strip()
@@ -406,12 +423,33 @@ class GameCog(TableCog):
             listing = ", ".join(f"#{g.id} {self.engine.world_of(g).title}" for g in games)
             await message.channel.send(f"You are in several games ({listing}); start your message with its number.")
             return
+        if not await self._still_in_server(chosen, message.author):
+            await self._gone(int(await self.engine.server_of(chosen.id)), message.author, "left the server")
+            await message.channel.send("You are no longer in that game's server; your seat there is free.")
+            return
         try:
             result = await self.engine.whisper(chosen.id, user_key(message.author), text)
         except UserError as exc:
             await message.channel.send(str(exc))
             return
         await self.deliver_private(message.channel, result)
+
+    async def _still_in_server(self, game, user: discord.abc.User) -> bool:
+        """Whether ``user`` is still a member of the server ``game`` is played in (asked of Discord: leaving is
+        seen as it happens only with the members intent)."""
+        server = await self.engine.server_of(game.id)
+        guild = self.bot.get_guild(int(server)) if server else None
+        if guild is None:
+            return True  # not a server's game, or a server the bot is not in: nothing to check against
+        if guild.get_member(user.id) is not None:
+            return True
+        try:
+            await guild.fetch_member(user.id)
+        except discord.NotFound:
+            return False
+        except discord.HTTPException:
+            return True  # Discord did not say: the game goes on
+        return True
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:

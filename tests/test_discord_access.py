@@ -130,3 +130,37 @@ async def test_game_commands_are_refused_in_a_dm(simcord_env, table, engine: Eng
     assert await engine.store.games() == []
     listed = await maya.user.slash("world list")
     assert "`lighthouse`" in listed.response.content
+
+
+async def test_a_banned_player_loses_their_seat_gets_no_more_secrets_and_cannot_act_by_dm(
+    simcord_env, table, engine, scripted
+):
+    channel, maya, tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    game = await engine.current_game(f"discord:{channel.id}")
+    simcord_env.backend.apply_ban(simcord_env.guild.id, tom.id, "spoilers")
+    await simcord_env.settle()
+    assert [p.name for p in await engine.players(game.id)] == ["Maya"]
+    assert "**Tom**'s seat is free: their player was banned from the server." in channel.last_message.content
+    scripted.enqueue("Fog. [[to Tom: The keeper's key is under the mat.]]")
+    await maya.slash(channel, "act", action="I listen.")
+    assert not any("keeper's key" in m.content for m in tom.user.dm_channel.history()), "no secret reaches Tom"
+    await tom.user.send_dm("I sneak into the lamp room.")
+    assert "in no game" in tom.user.dm_channel.history()[-1].content
+    assert "I sneak" not in scripted.last().prompt_text
+
+
+async def test_a_player_who_left_cannot_act_by_dm_and_their_seat_is_freed(simcord_env, table, engine, scripted):
+    channel, maya, tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await tom.slash(channel, "join", name="Tom")
+    game = await engine.current_game(f"discord:{channel.id}")
+    simcord_env.guild.remove_member(tom)  # without the members intent the bot hears nothing of it
+    await simcord_env.settle()
+    calls = len(scripted.calls)
+    await tom.user.send_dm("I sneak into the lamp room.")
+    assert "no longer in that game's server" in tom.user.dm_channel.history()[-1].content
+    assert len(scripted.calls) == calls and await engine.players(game.id) == []
+    assert "**Tom**'s seat is free: their player left the server." in channel.last_message.content

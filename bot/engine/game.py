@@ -924,6 +924,19 @@ class Engine:
         """The active games ``user_key`` is seated in."""
         return await self.store.games_of(user_key)
 
+    async def server_of(self, game_id: int) -> str | None:
+        """The server a game is played in (its id as a string); ``None`` outside one."""
+        return await self.settings.server_of(game_id)
+
+    async def release_seats(self, user_key: str, server: str) -> list[tuple[Game, Player]]:
+        """``user_key`` is no longer in ``server`` (they left, or were banned): their seats in its games are
+        released, so nothing more of those games reaches them; the games and the seats released, for the table."""
+        released = []
+        for game in await self.games_of(user_key):
+            if await self.settings.server_of(game.id) == server:
+                released.append((game, await self.leave(game.id, user_key)))
+        return released
+
     # A player's own notes (F5): private reminders the GM is not promised to read
 
     async def notes(self, game_id: int, user_key: str) -> list[str]:
