@@ -50,8 +50,18 @@ async def test_server_defaults_reach_a_new_game_and_a_games_own_setting_wins(sim
 async def test_a_server_setting_out_of_range_names_the_setting_and_its_range(simcord_env, table, engine: Engine):
     channel, _maya, _tom, admin = table
     refused = await admin.slash(channel, "config set", setting="reply_tokens", value="99999", scope="server")
-    assert refused.ephemeral and refused.response.content == "reply_tokens: a whole number from 16 to 4096."
+    assert (
+        refused.ephemeral
+        and refused.response.content == "reply_tokens: a whole number from 16 to 128 (the bot's host allows no more)."
+    )
     assert await engine.settings.server_defaults(str(simcord_env.guild.id)) == {}
+    # The host's own values are ceilings on what costs the model every server shares.
+    for setting, value in (("story_words", "5000"), ("history_limit", "10000"), ("trigger_tokens", "99999")):
+        refused = await admin.slash(channel, "config set", setting=setting, value=value, scope="server")
+        assert refused.ephemeral and f"{setting}: at most " in refused.response.content, refused.response.content
+        assert "its host's setting" in refused.response.content
+    lower = await admin.slash(channel, "config set", setting="story_words", value="100", scope="server")
+    assert "every game in this server" in lower.response.content, "lower is always allowed"
 
 
 async def test_the_gm_role_is_chosen_by_id_and_cannot_change_the_server(simcord_env, table, engine: Engine):

@@ -76,7 +76,7 @@ async def test_config_show_set_reset_are_for_admins_and_validated(simcord_env, t
     unknown = await admin.slash(channel, "config set", setting="turbo", value="1")
     assert unknown.response.content.startswith("There is no setting 'turbo'.")
     reply = await admin.slash(channel, "config set", setting="reply_tokens", value="9999")
-    assert reply.response.content == "reply_tokens: a whole number from 16 to 4096."
+    assert reply.response.content == "reply_tokens: a whole number from 16 to 128 (the bot's host allows no more)."
     await admin.slash(channel, "config set", setting="buckets.recall", value="off")
     shown = (await admin.slash(channel, "config show")).response.content
     assert "`pin_cap` = 5 (set for this game)" in shown and "recall off" in shown

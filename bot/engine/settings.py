@@ -13,6 +13,10 @@ from bot.worlds import format_validation_error
 
 REPLY_TOKENS = "reply_tokens"
 REPLY_RANGE = (16, 4096)
+# Settings that cost a model every server shares (tokens written or read, calls made): a game or a server may
+# lower them, never raise them past the host's own value.
+CEILINGS = frozenset({"short_words", "story_words", "recap_words", "history_limit", "trigger_messages",
+                      "trigger_tokens", "recall_candidates"})  # fmt: skip
 TURN_POLICY = "turn_policy"
 POLICIES = ("each", "round")
 ROUND_SECONDS = "round_seconds"
@@ -119,12 +123,17 @@ class GameSettings:
             return name, value.strip().lower()
         if name in (REPLY_TOKENS, ROUND_SECONDS):
             low, high = REPLY_RANGE if name == REPLY_TOKENS else ROUND_RANGE
+            if name == REPLY_TOKENS:
+                high = min(high, self.reply_tokens)  # the host's GM_REPLY_TOKENS: a ceiling on a shared model
             try:
                 number = int(value)
             except ValueError:
                 number = low - 1
             if not low <= number <= high:
-                raise UserError(f"{name}: a whole number from {low} to {high}.")
+                ceiling = (
+                    " (the bot's host allows no more)" if name == REPLY_TOKENS and high == self.reply_tokens else ""
+                )
+                raise UserError(f"{name}: a whole number from {low} to {high}{ceiling}.")
             return name, number
         candidate = {**current, name: value}
         try:
@@ -132,7 +141,10 @@ class GameSettings:
         except ValidationError as exc:
             problems = "; ".join(format_validation_error(exc))
             raise UserError(f"{name}: {problems.split(': ', 1)[-1]}") from None
-        return name, _read(config, name)
+        checked = _read(config, name)
+        if name in CEILINGS and checked > (most := _read(self.base, name)):
+            raise UserError(f"{name}: at most {most} on this bot (its host's setting; every server shares the model).")
+        return name, checked
 
     async def reset(self, game_id: int, name: str) -> None:
         own = await self.own(game_id)
