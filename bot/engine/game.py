@@ -179,6 +179,7 @@ class _Drafted:
     draft: str | None
     narration: _Narration  # the first call's: the one the player waited for
     raw: str  # what the model wrote last, asides and all: what its cache now holds
+    clues: tuple[str, ...] = ()  # the beats whose private clue the model told in public (stopped by the guard)
 
 
 class ModelFailed(UserError):
@@ -542,7 +543,8 @@ class Engine:
             )
         else:
             drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name), shaping)
-        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in drafted.notes]
+        earned = self._earned_clues(game, action, drafted) if private_to is None else []
+        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in [*drafted.notes, *earned]]
         seconds = time.perf_counter() - started
 
         entries = []
@@ -584,14 +586,29 @@ class Engine:
         if not hits:
             return _Drafted(public, notes, None, narration, raw)
         draft = public
+        clues = [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
         await guard.record(turn, "channel", hits, "regenerated")
         raw = (await self._narrate(game_id, turn, _warned(context), max_tokens, None, shaping=shaping)).text
         public, notes = split_reply(raw, names)
         hits = await guard.check(public)
         if hits:
+            clues += [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
             await guard.record(turn, "channel", hits, "removed")
             public = strip(public, hits) or WITHHELD
-        return _Drafted(public, notes, draft, narration, raw)
+        return _Drafted(public, notes, draft, narration, raw, tuple(dict.fromkeys(clues)))
+
+    def _earned_clues(self, game: Game, action: LogEntry, drafted: _Drafted) -> list[PrivateNote]:
+        """A beat's private clue the model told in public (a small model rarely writes asides): the guard kept it
+        from the channel, and the player whose action earned it gets it privately, as the world means."""
+        if not drafted.clues or action.player_id is None:
+            return []
+        beats = {b.id: b for chapter in self.world_of(game).chapters for b in chapter.beats}
+        told = " ".join(n.text for n in drafted.notes if n.name == action.author)
+        return [
+            PrivateNote(action.author, beats[ref].private_clue)
+            for ref in drafted.clues
+            if ref in beats and beats[ref].private_clue and beats[ref].private_clue not in told
+        ]
 
     async def _private_reply(
         self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str],
