@@ -15,7 +15,7 @@ from bot.engine.game import ModelFailed
 from bot.errors import UserError
 from bot.store import Visibility
 from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, server_of, user_key
-from cogs.rendering import LIMIT, StreamedReply, echo, plain, split_message
+from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
 
@@ -197,10 +197,10 @@ class GameCog(TableCog):
             started_by=user_key(interaction.user),
             server=server_of(interaction),
         )
-        await interaction.response.send_message(
-            f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.",
-            view=join_view(started.game.id),
-        )
+        *first, last = pages(f"**{started.world.title}**\n{started.world.pitch}\nJoin with the button or /join.")
+        for piece in first:  # a long pitch (a world may have 4,000 characters of it) in several messages
+            await say(interaction, piece)
+        await say(interaction, last, view=join_view(started.game.id))
         await self._post(interaction, started.opening.content)
 
     @game_start.autocomplete("world")
@@ -219,9 +219,7 @@ class GameCog(TableCog):
         game = await self._game_here(interaction)
         world = self.engine.world_of(game)
         players = ", ".join(p.name for p in await self.engine.players(game.id)) or "nobody yet"
-        await interaction.response.send_message(
-            f"**{world.title}**, turn {game.turn}. Players: {players}.", ephemeral=True
-        )
+        await say_pages(interaction, f"**{world.title}**, turn {game.turn}. Players: {players}.", ephemeral=True)
 
     @app_commands.command(name="join", description="Join this channel's game as a character")
     @app_commands.describe(name="Your character's name", description="A few words about them")
@@ -318,7 +316,8 @@ class GameCog(TableCog):
             text = f"🤫 Only you see this: {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
-                await user.send(text)
+                for piece in split_message(text):  # an aside past Discord's 2,000 characters in several DMs
+                    await user.send(piece)
                 continue
             except discord.HTTPException:
                 log.info("Could not DM player %s; trying the other ways", aside.player.name)

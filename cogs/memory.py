@@ -118,7 +118,7 @@ class MemoryCog(TableCog):
         await interaction.response.defer(thinking=True)
         report = await self.engine.next_chapter(game.id)
         after = f"Next: **{report.next}**." if report.next else "That was the last chapter."
-        await interaction.followup.send(f"**{report.finished}** is done. {report.recap}\n{after}")
+        await say_pages(interaction, f"**{report.finished}** is done. {report.recap}\n{after}")
 
 
 async def setup(bot: commands.Bot) -> None:

@@ -101,3 +101,27 @@ def test_an_oversized_embed_is_shortened_visibly_and_grouped_to_fit():
     groups = embed_pages([discord.Embed(title=str(n), description="z" * 2500) for n in range(7)])
     assert [len(g) for g in groups] == [2, 2, 2, 1]
     assert all(sum(len(e) for e in g) <= EMBEDS_TOTAL for g in groups)
+
+
+async def test_long_answers_are_paged_not_refused_by_discord(simcord_env, table, engine, scripted, worlds_dir):
+    """Past Discord's 2,000 characters: a world's long pitch, a long player list, a long recap, a long aside."""
+    import yaml
+
+    channel, maya, tom, admin = table
+    world = yaml.safe_load((worlds_dir / "lighthouse.yaml").read_text())
+    world["pitch"] = "The keeper is gone and the lamp is dark. " * 90  # about 3,700 characters
+    (worlds_dir / "long.yaml").write_text(yaml.safe_dump({**world, "id": "long"}))
+    engine.worlds.reload()
+    started = await maya.slash(channel, "game start", world="long")
+    said = [m for m in (started.response, *started.followups) if m]
+    assert len(said) >= 2 and all(len(m.content) <= 2000 for m in said)
+    assert any(c.label == "Join" for row in said[-1].message.components for c in row.children)
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert (await engine.history(game.id, 5))[0].content, "the opening was posted and stored"
+
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("Fog. [[to Maya: " + "The ledger lists every ship that passed. " * 60 + "]]")
+    await maya.slash(channel, "act", action="I read the ledger.")
+    dms = [m.content for m in maya.user.dm_channel.history()]
+    assert len(dms) >= 2 and all(len(d) <= 2000 for d in dms), "the aside arrives whole, in pieces"
+    assert "open" not in channel.last_message.content.lower() or "DM" not in channel.last_message.content
