@@ -18,6 +18,7 @@ import discord
 from discord.ext import commands
 
 import cogs
+from bot.access import COMMANDS
 from bot.engine import Engine
 from bot.errors import UserError
 from bot.settings import Settings
@@ -37,6 +38,17 @@ def command_digest(tree: discord.app_commands.CommandTree, guild: discord.abc.Sn
     """A fingerprint of the commands as Discord would receive them: names, options, descriptions."""
     payload = [command.to_dict(tree) for command in tree.get_commands(guild=guild)]
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def mark_guild_only(tree: discord.app_commands.CommandTree) -> None:
+    """Commands (or groups) with nothing usable in a DM are registered guild-only, so a DM does not list them
+    only to refuse them (Discord sets contexts per top-level command, not per subcommand)."""
+    for command in tree.get_commands():
+        names = [command.qualified_name]
+        if isinstance(command, discord.app_commands.Group):
+            names = [c.qualified_name for c in command.walk_commands()]
+        if not any(rule.in_dms for name in names if (rule := COMMANDS.get(name)) is not None):
+            command.guild_only = True
 
 
 class GameMasterBot(commands.AutoShardedBot):
@@ -59,6 +71,7 @@ class GameMasterBot(commands.AutoShardedBot):
         for module in cog_modules():
             await self.load_extension(module)
             log.info("Loaded %s", module)
+        mark_guild_only(self.tree)
         await self.engine.start()
         await self.sync_commands(force=self.force_sync)
 
