@@ -60,7 +60,7 @@ COMMANDS: dict[str, Rule] = {
     "compact": Rule(Access.PLAYER_OR_ADMIN),
     "retry": Rule(Access.PLAYER_OR_ADMIN, note="a secret action's answer: its player or an admin", posts=True),
     "chapter next": Rule(Access.ADMIN),
-    "lore list": Rule(Access.ANYONE),
+    "lore list": Rule(Access.ANYONE, note="entries marked secret to admins only"),
     "lore add": Rule(Access.ADMIN),
     "lore edit": Rule(Access.ADMIN),
     "lore remove": Rule(Access.ADMIN),

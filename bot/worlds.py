@@ -103,6 +103,9 @@ class LoreEntry(_Strict):
     keys: list[Key] = Field(default_factory=list, max_length=20)
     secondary_keys: list[Key] = Field(default_factory=list, max_length=20)
     always_on: bool = False
+    secret: bool = Field(
+        default=False, description="It bears a clue: /lore list shows it to the game's admins only (the GM reads it)."
+    )
     priority: int = Field(default=50, ge=0, le=100)
     content: Text
     match: Literal["keys", "meaning", "both"] = Field(

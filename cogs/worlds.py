@@ -11,7 +11,7 @@ from bot.engine.settings import setting_names
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
-from cogs.access import TableCog, channel_key, manages_server, say, say_pages, server_of
+from cogs.access import TableCog, channel_key, is_admin, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
 from cogs.rendering import fit_embed, plain, without_host_paths
 
@@ -133,10 +133,15 @@ class WorldsCog(TableCog):
     async def lore_list(self, interaction: discord.Interaction) -> None:
         game = await self.engine.current_game(channel_key(interaction.channel))
         listing = await self.engine.lore(game.id)
+        admin = await is_admin(interaction)
+        shown = [i for i in listing if admin or not i.entry.secret]  # a clue-bearing entry is for admins
         lines = [
-            f"`{i.entry.id}` [{'always on' if i.entry.always_on else ', '.join(i.entry.keys)}]: {i.entry.content}"
-            for i in listing
+            f"`{i.entry.id}` [{'always on' if i.entry.always_on else ', '.join(i.entry.keys)}]"
+            f"{' (secret)' if i.entry.secret else ''}: {i.entry.content}"
+            for i in shown
         ]
+        if len(shown) < len(listing):
+            lines.append(f"({len(listing) - len(shown)} more, marked secret, for the game's admins.)")
         await say_pages(interaction, "\n".join(lines) or "No lore.", ephemeral=True)
 
     @lore.command(name="add", description="Add a lore entry to this game")

@@ -115,3 +115,19 @@ async def test_a_path_as_a_world_name_is_refused_without_touching_the_file(
     assert opened == [], "no file was opened for a name typed in Discord"
     assert engine.worlds.names() == ["lighthouse"]
     assert await engine.store.active_game(f"discord:{channel.id}") is None
+
+
+async def test_lore_marked_secret_is_listed_to_admins_only(simcord_env, table, engine, worlds_dir: Path):
+    import yaml
+
+    channel, maya, _, admin = table
+    world = yaml.safe_load((worlds_dir / "lighthouse.yaml").read_text())
+    world["lore"][0]["secret"] = True
+    hidden = world["lore"][0]["id"]
+    (worlds_dir / "lighthouse.yaml").write_text(yaml.safe_dump(world))
+    engine.worlds.reload()
+    await maya.slash(channel, "game start", world="lighthouse")
+    seen = (await maya.slash(channel, "lore list")).response.content
+    assert f"`{hidden}`" not in seen and "1 more, marked secret, for the game's admins." in seen
+    shown = (await admin.slash(channel, "lore list")).response.content
+    assert f"`{hidden}`" in shown and "(secret)" in shown
