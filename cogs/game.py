@@ -302,6 +302,12 @@ class GameCog(TableCog):
                 ephemeral=True,
             )
 
+    async def _where(self, game) -> str:
+        """Which game a DM is about, for a player at several tables: its world, its number, its server."""
+        server = await self.engine.server_of(game.id)
+        guild = self.bot.get_guild(int(server)) if server else None
+        return f"{self.engine.world_of(game).title}, game #{game.id}" + (f", {guild.name}" if guild else "")
+
     async def deliver_private(
         self, channel: discord.abc.Messageable, result, interaction: discord.Interaction | None = None
     ) -> None:
@@ -311,9 +317,10 @@ class GameCog(TableCog):
         else is told in the channel, by a mention of the person (never the text, nor the character), to open
         their DMs; the aside stays stored, and their private memory is written from it.
         """
+        where = await self._where(result.game)
         for aside in result.private:
             user_id = int(aside.player.user_key.removeprefix("discord:"))
-            text = f"🤫 Only you see this: {aside.entry.content}"
+            text = f"🤫 Only you see this ({where}): {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
                 for piece in split_message(text):  # an aside past Discord's 2,000 characters in several DMs

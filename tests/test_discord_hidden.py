@@ -12,6 +12,9 @@ from bot.model import ChatMessage, ScriptedModel
 from tests.conftest import MANOR_CONTEXT, PROJECT
 from tests.engine.test_memory import scripted_memory
 
+# How a private aside reads in a DM: which game it is about, then the text.
+DM = "🤫 Only you see this (Hollow Manor, game #1, Test Guild): "
+
 CLUE = "The glass smells sharp and bitter under the brandy, like Dr. Pike's medicine."
 SECRET = "sharp and bitter"
 
@@ -61,7 +64,7 @@ async def manor(simcord_env, table, engine: Engine, scripted: ScriptedModel, wor
 async def test_a_clue_told_to_maya_reaches_tom_nowhere(manor, engine: Engine, scripted: ScriptedModel):
     channel, maya, tom, _, game = manor
     assert channel.last_message.content == "Mrs. Crane holds the lamp higher. What do you do next?"
-    assert [m.content for m in maya.user.dm_channel.history()] == [f"🤫 Only you see this: {CLUE}"]
+    assert [m.content for m in maya.user.dm_channel.history()] == [f"{DM}{CLUE}"]
 
     # Tom plays on in public, and has the old turns folded into the summaries he may read.
     for action, reply in (
@@ -117,7 +120,7 @@ async def test_tom_cannot_get_mayas_clue_said_in_public(manor, engine: Engine, s
     assert hits and {h.audience for h in hits} == {"channel"}
     assert {h.action for h in hits} == {"regenerated", "removed"}
     assert all(SECRET in h.sentence for h in hits)
-    assert [m.content for m in maya.user.dm_channel.history()] == [f"🤫 Only you see this: {CLUE}"]
+    assert [m.content for m in maya.user.dm_channel.history()] == [f"{DM}{CLUE}"]
     _, toms = await engine.private_memory(game.id, f"discord:{tom.id}")
     assert SECRET not in toms.summary + " ".join(toms.facts)
 
@@ -128,7 +131,7 @@ async def test_a_title_like_dr_or_mrs_does_not_end_a_leaking_sentence(manor, eng
     scripted.enqueue("Mrs. Crane turns to the window. [[to Maya: Mrs. Crane lied.]] Who speaks first?")
     await maya.slash(channel, "act", action="I watch the housekeeper's face.")
     await engine.memory.idle(game.id)
-    assert maya.user.dm_channel.history()[-1].content == "🤫 Only you see this: Mrs. Crane lied."
+    assert maya.user.dm_channel.history()[-1].content == f"{DM}Mrs. Crane lied."
 
     leak = f"Mrs. Crane sighs. Mrs. Crane lied. The GM told Maya this: {CLUE} What now?"
     scripted.enqueue(leak, leak)

@@ -6,6 +6,9 @@ from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.store import EntryKind, Visibility
 
+# How a private aside reads in a DM: which game it is about, then the text.
+DM = "🤫 Only you see this (The Lighthouse at Gull Rock, game #1, Test Guild): "
+
 
 async def test_an_aside_goes_to_mayas_dms_only(simcord_env, table, engine: Engine, scripted: ScriptedModel):
     channel, maya, tom, _ = table
@@ -18,7 +21,7 @@ async def test_an_aside_goes_to_mayas_dms_only(simcord_env, table, engine: Engin
     assert channel.last_message.content == "The log book is soaked. Tom shivers."
     assert not any("Grey Heron" in m.content for m in channel.history())
     dms = [m.content for m in maya.user.dm_channel.history()]
-    assert dms == ["🤫 Only you see this: A page names the ship Grey Heron."]
+    assert dms == [f"{DM}A page names the ship Grey Heron."]
     assert not any("Grey Heron" in m.content for m in tom.user.dm_channel.history())
 
     game = await engine.current_game(f"discord:{channel.id}")
@@ -39,9 +42,7 @@ async def test_a_whisper_is_secret_both_ways(simcord_env, table, engine: Engine,
     result = await maya.slash(channel, "whisper", action="I pocket the brass key while Tom looks away.")
     assert result.ephemeral and result.response.content.startswith("🤫 Whispered")
     assert len(channel.history()) == before, "nothing reaches the channel"
-    assert [m.content for m in maya.user.dm_channel.history()] == [
-        "🤫 Only you see this: Nobody sees you pocket the brass key."
-    ]
+    assert [m.content for m in maya.user.dm_channel.history()] == [f"{DM}Nobody sees you pocket the brass key."]
     assert tom.user.dm_channel.history() == []
     prompt = scripted.last()
     assert "(private) Maya: I pocket the brass key" in prompt.prompt_text and "privately" in prompt.prompt_text
@@ -97,7 +98,7 @@ async def test_a_dm_to_the_bot_is_a_secret_action_in_the_players_game(simcord_en
     before = len(channel.history())
     scripted.enqueue("The key slides under the loose board.")
     await maya.send_dm("I hide the key under a loose board.")
-    assert maya.user.dm_channel.history()[-1].content == "🤫 Only you see this: The key slides under the loose board."
+    assert maya.user.dm_channel.history()[-1].content == f"{DM}The key slides under the loose board."
     assert len(channel.history()) == before
     game = await engine.current_game(f"discord:{channel.id}")
     action = (await engine.history(game.id, 2))[0]
@@ -110,4 +111,4 @@ async def test_a_dm_to_the_bot_is_a_secret_action_in_the_players_game(simcord_en
     assert "You are in several games (#1 The Lighthouse at Gull Rock, #2" in maya.user.dm_channel.history()[-1].content
     scripted.enqueue("Silence below.")
     await maya.send_dm(f"#{game.id} I listen at the board.")
-    assert maya.user.dm_channel.history()[-1].content == "🤫 Only you see this: Silence below."
+    assert maya.user.dm_channel.history()[-1].content == f"{DM}Silence below."
