@@ -26,7 +26,7 @@ from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
-from bot.memory.leaks import complete_sentences, strip
+from bot.memory.leaks import complete_sentences, content_words, sentences, strip
 from bot.memory.private import PrivateNote, PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage, ModelUnavailable
 from bot.model.embedding import Embedder
@@ -64,6 +64,9 @@ REGENERATE = (
     "aside to the one player who earned it.)"
 )
 NO_GAME = "There is no game here; start one first."
+# A private clue the model told in public goes to the acting player when their action shares this many content
+# words with the clue's first sentence (what earns it: "Whoever sniffs the brandy glass on the desk ...").
+EARNED_WORDS = 2
 MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
 # Names the log and the prompt give to the game's own voices: a player by one of them would read as narration.
 RESERVED_NAMES = frozenset({"gm", "the gm", "game master", "the game master", "dm", "system", "narrator", "bot"})
@@ -604,11 +607,16 @@ class Engine:
             return []
         beats = {b.id: b for chapter in self.world_of(game).chapters for b in chapter.beats}
         told = " ".join(n.text for n in drafted.notes if n.name == action.author)
-        return [
-            PrivateNote(action.author, beats[ref].private_clue)
-            for ref in drafted.clues
-            if ref in beats and beats[ref].private_clue and beats[ref].private_clue not in told
-        ]
+        did = {stem for stem, _ in content_words(action.content)}
+        earned = []
+        for ref in drafted.clues:
+            clue = beats[ref].private_clue if ref in beats else None
+            if not clue or clue in told:
+                continue
+            how = {stem for stem, _ in content_words(sentences(clue)[0])}  # "Whoever sniffs the brandy glass ..."
+            if len(did & how) >= EARNED_WORDS:  # the action did what the clue is for; else it stays unsaid
+                earned.append(PrivateNote(action.author, clue))
+        return earned
 
     async def _private_reply(
         self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str],

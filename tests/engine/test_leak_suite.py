@@ -129,6 +129,16 @@ async def test_a_private_clue_told_in_public_goes_to_the_player_who_earned_it_in
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
 
 
+async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_goes_to_nobody(manor):
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    told = "Maya smells something sharp and bitter under the brandy, like medicine. What do you do?"
+    model.enqueue(told, told)
+    result = await engine.act(game.id, "maya", "I look at the portraits along the hall.")
+    assert "bitter" not in result.text and result.private == ()
+
+
 async def test_a_private_clue_the_model_gave_as_an_aside_is_not_sent_twice(manor):
     engine, model = manor
     game = (await engine.start_game("chan", "hollow-manor")).game
