@@ -150,6 +150,8 @@ def settle_for_model(settings: Settings, model: LanguageModel) -> None:
     small = bool(parameters and parameters < SMALL_MODEL)
     if settings.reply_tokens is None:
         settings.reply_tokens = SMALL_MODEL_REPLY if small else REPLY_TOKENS
+    if settings.prompt_guide is None:
+        settings.prompt_guide = "short" if small else "full"
     temperature, penalty = SMALL_MODEL_SAMPLING if small else SAMPLING
     if settings.temperature is None:
         settings.temperature = temperature
@@ -169,6 +171,7 @@ def engine_config(settings: Settings, **changes: object) -> EngineConfig:
         "n_ctx": settings.n_ctx,
         "reply_tokens": settings.reply_tokens,
         "max_action_chars": settings.max_action_chars,
+        "full_guide": settings.prompt_guide != "short",
         "memory": fitted(settings.memory, settings.n_ctx),
     }
     fields.update(changes)
@@ -190,7 +193,7 @@ def check_context(settings: Settings, model: LanguageModel, worlds: WorldLibrary
     limit = settings.n_ctx - settings.reply_tokens
     reply_words = max(30, settings.reply_tokens * 3 // 5)
     for world in list(worlds.worlds.values()):
-        frozen = frozen_tokens(world, model.count_tokens, reply_words)
+        frozen = frozen_tokens(world, model.count_tokens, reply_words, full=settings.prompt_guide != "short")
         if frozen > limit:
             worlds.leave_out(
                 world.id,

@@ -86,6 +86,10 @@ class Settings(BaseSettings):
     )
 
     # Turns.
+    prompt_guide: Literal["short", "full"] | None = Field(
+        default=None,
+        description="The GM's guide in its prompt: short, or full with an example reply; empty: by the model's size.",
+    )
     reply_tokens: int | None = Field(
         default=None,
         ge=16,

@@ -82,6 +82,7 @@ class EngineConfig:
     max_action_chars: int = 2000
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
+    full_guide: bool = True  # the frozen layer's full guide and example reply (see bot.memory.context.world_brief)
 
     @property
     def budget(self) -> Budget:
@@ -669,7 +670,10 @@ class Engine:
         count = self.worker.count_tokens
 
         def build() -> Context:
-            built = build_context(world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5))
+            built = build_context(
+                world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5),
+                full_guide=self.config.full_guide,
+            )  # fmt: skip
             built = squeeze_to_fit(built, budget.n_ctx, count)
             if previous is not None:
                 built.trace.prefix_reuse = shared_prefix_share(previous, built.messages, count)
