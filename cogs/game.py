@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections import OrderedDict
 
 import discord
 from discord import app_commands
@@ -18,6 +19,9 @@ from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
+
+SHOWN_TURNS = 500  # the latest turns whose reply messages are remembered, to mark one a retry replaces
+REPLACED = "*(Replaced: this answer was written again, below.)*"
 
 
 def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
@@ -155,6 +159,21 @@ class GameCog(TableCog):
         self.bot = bot
         self.engine = engine
         self._resumed = False
+        self._shown: OrderedDict[tuple[int, int], list[discord.Message]] = OrderedDict()
+
+    def _remember(self, result, messages: list[discord.Message]) -> None:
+        """Which messages show a turn's reply, so a retry can mark them replaced (the latest turns only)."""
+        self._shown[(result.game.id, result.turn)] = list(messages)
+        while len(self._shown) > SHOWN_TURNS:
+            self._shown.popitem(last=False)
+
+    async def _mark_replaced(self, game_id: int, turn: int) -> None:
+        """The messages of a reply that /retry wrote again say so, rather than read as the story."""
+        for message in self._shown.pop((game_id, turn), []):
+            try:
+                await message.edit(content=REPLACED)
+            except discord.HTTPException:
+                log.info("Could not mark the replaced reply %s", message.id)
 
     async def cog_load(self) -> None:
         self.bot.add_dynamic_items(RetryButton, JoinButton)
@@ -275,6 +294,8 @@ class GameCog(TableCog):
         reply = StreamedReply(interaction.channel.send)
         async with interaction.channel.typing():
             result = await self.engine.retry(game.id, on_text=reply.feed, user_key=who)
+        if result.turn == game.turn:  # the last reply was written again, not an unanswered action answered
+            await self._mark_replaced(game.id, game.turn)
         if not result.public:  # an answer to a secret action: to its player, by DM
             await self.deliver_private(interaction.channel, result, interaction)
             return
@@ -286,7 +307,7 @@ class GameCog(TableCog):
         async def post(result) -> None:
             try:
                 await self.deliver_private(channel, result)
-                await StreamedReply(channel.send).finish(result.text)
+                self._remember(result, await StreamedReply(channel.send).finish(result.text))
             except discord.HTTPException:
                 log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
 
@@ -349,7 +370,7 @@ class GameCog(TableCog):
         text = result.text
         await self.deliver_private(interaction.channel, result, interaction)
         try:
-            await reply.finish(text)
+            self._remember(result, await reply.finish(text))
         except discord.HTTPException as exc:
             log.warning("Discord refused the GM's reply (%s); the turn is stored", exc)
             await interaction.followup.send(
@@ -503,7 +524,7 @@ class GameCog(TableCog):
             await message.reply(str(exc), mention_author=False)
             return
         await self.deliver_private(message.channel, result)
-        await reply.finish(result.text)
+        self._remember(result, await reply.finish(result.text))
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:

@@ -103,6 +103,24 @@ async def test_retry_with_nothing_unanswered_still_writes_the_last_reply_again(
     ]
 
 
+async def test_the_reply_a_retry_replaced_says_so_in_the_channel(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    channel, maya, _tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The door opens.")
+    await maya.slash(channel, "act", action="I open the door.")
+    first = channel.last_message
+    await engine.memory.idle()
+    scripted.enqueue("The door creaks open.")
+    await maya.slash(channel, "retry")
+    old = next(m for m in channel.history() if m.id == first.id)
+    assert "The door opens." not in old.content, "the replaced answer no longer reads as the story"
+    assert "written again" in old.content
+    assert channel.last_message.content == "The door creaks open."
+
+
 async def _restart(simcord_env, engine: Engine, worlds_dir, model: ScriptedModel, stack):
     """A new process on the same database: store, worker, engine and bot."""
     store = await stack.enter_async_context(await Store.open(engine.store.path))
