@@ -437,7 +437,7 @@ def bench(settings: Settings, args: argparse.Namespace) -> int:
             raise UserError("--games and --turns must be at least 1.")
         if args.pause < 0:
             raise UserError("--pause is a number of seconds, 0 or more.")
-        turns.run(settings, args.games, args.turns, args.pause, sys.stdout)
+        turns.run(settings, args.games, args.turns, args.pause, sys.stdout, compare=args.compare)
         return 0
     from bot.bench import context
 
@@ -548,6 +548,10 @@ def main(argv: list[str] | None = None) -> int:
     turns_parser.add_argument(
         "--pause", type=float, default=3.0, help="seconds the players take after a reply before acting (default 3)"
     )
+    turns_parser.add_argument(
+        "--no-compare", dest="compare", action="store_false",
+        help="the live run only: not again with the background work held back, nor by words alone",
+    )  # fmt: skip
     model_parser = commands.add_parser("model", help="real models: the catalog, downloads from the Hugging Face Hub")
     models = model_parser.add_subparsers(dest="model_command", required=True)
     models.add_parser("list", help="the catalog, and what is downloaded")

@@ -94,6 +94,21 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
     assert numbers["query_ms_p50"] > 0, "each turn's query was embedded"
 
 
+def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path):
+    result = run_bot(
+        "bench", "turns", "--games", "1", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
+        GM_REPLY_TOKENS="24", GM_SEED="3", timeout=600,  # a guard against a hang, not a speed bound
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "background on:" in out and "held to the end" not in out and "words alone" not in out
+    rows = [line.split() for line in out.splitlines() if line[:4].strip().isdigit()]
+    assert len(rows) == 2, "the live run's two turns, and no other run"
+    numbers = figures(out)
+    assert 0 < numbers["first_text_p50"] <= numbers["first_text_p95"] and "jobs_delay_ratio" not in numbers
+    assert numbers["catch_up_s"] >= 0 and numbers["facts_lag_max"] >= 0
+
+
 def test_bench_turns_refuses_nonsense(tmp_path: Path):
     result = run_bot("bench", "turns", "--games", "0", cwd=tmp_path)
     assert result.returncode == 1 and result.stderr.strip() == "--games and --turns must be at least 1."

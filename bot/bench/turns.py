@@ -276,7 +276,7 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.interruptions = interruptions
 
 
-def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO) -> dict:
+def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
     from bot.__main__ import engine_config, load_embedder, load_model
 
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
@@ -286,9 +286,11 @@ def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO) -
     config = engine_config(settings)
     speeds = measure_speeds(model, settings.n_ctx)
     runs = []
-    plans = [(False, embedder, None), (True, embedder, None)]
-    if embedder is not None:
-        plans.append((False, None, "words alone"))
+    plans = [(False, embedder, None)]
+    if compare:  # the same script with the background work held back, and by words alone
+        plans.append((True, embedder, None))
+        if embedder is not None:
+            plans.append((False, None, "words alone"))
     for hold, used, name in plans:
         forget = getattr(model, "forget", None)
         if forget is not None:
@@ -307,7 +309,8 @@ def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO) -
 def report(
     name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, pause: float, out: TextIO
 ) -> dict:
-    on, off, *words = runs
+    on, *others = runs  # the live run, then (when compared) jobs held back, then words alone
+    off, words = (others[0], others[1:]) if others else (None, [])
     w = out.write
     w(
         f"bench turns: {games} games of {turns} turns at once ({', '.join(WORLDS[: games if games < 2 else 2])}), "
@@ -352,15 +355,19 @@ def report(
         ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
         ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
     ]
-    w(f"{'':34}{on.name:>22}{off.name:>30}" + "".join(f"{r.name:>16}" for r in words) + "\n")
+    compared = [r for r in (off, *words) if r is not None]
+    w(f"{'':34}{on.name:>22}" + "".join(f"{r.name:>30}" for r in compared) + "\n")
     for label, value in rows:
-        w(f"{label:34}{value(on):>22}{value(off):>30}" + "".join(f"{value(r):>16}" for r in words) + "\n")
-    p95_off = off.pct("first_text", 0.95)
+        w(f"{label:34}{value(on):>22}" + "".join(f"{value(r):>30}" for r in compared) + "\n")
     figures = {
         "first_text_p50": round(on.pct("first_text", 0.5), 3),
         "first_text_p95": round(on.pct("first_text", 0.95), 3),
-        "first_text_p95_no_jobs": round(p95_off, 3),
-        "jobs_delay_ratio": round(on.pct("first_text", 0.95) / p95_off, 3) if p95_off else 0.0,
+    }
+    if off is not None:
+        p95_off = off.pct("first_text", 0.95)
+        figures["first_text_p95_no_jobs"] = round(p95_off, 3)
+        figures["jobs_delay_ratio"] = round(on.pct("first_text", 0.95) / p95_off, 3) if p95_off else 0.0
+    figures |= {
         "reply_p95": round(on.pct("reply", 0.95), 3),
         "floor_ratio_p50": round(on.pct("ratio", 0.5), 3),
         "run_floor_ratio_p50": round(on.pct("run_ratio", 0.5), 3),
