@@ -64,9 +64,13 @@ REGENERATE = (
     "aside to the one player who earned it.)"
 )
 NO_GAME = "There is no game here; start one first."
-# A private clue the model told in public goes to the acting player when their action shares this many content
-# words with the clue's first sentence (what earns it: "Whoever sniffs the brandy glass on the desk ...").
+# A beat's private clue goes to the acting player when their action shares content words with the clue's first
+# sentence (what earns it: "Whoever sniffs the brandy glass on the desk ..."): two when the model told the clue in
+# public (it judged the clue due), three when it left it unsaid (a model that writes no asides). An aside of the
+# turn holding this many of the clue's words gave it already.
 EARNED_WORDS = 2
+EARNED_WORDS_UNSAID = 3
+TOLD_WORDS = 3
 MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
 # Names the log and the prompt give to the game's own voices: a player by one of them would read as narration.
 RESERVED_NAMES = frozenset({"gm", "the gm", "game master", "the game master", "dm", "system", "narrator", "bot"})
@@ -547,7 +551,7 @@ class Engine:
             )
         else:
             drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name), shaping)
-        earned = self._earned_clues(game, action, drafted) if private_to is None else []
+        earned = await self._earned_clues(game, action, drafted) if private_to is None else []
         notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in [*drafted.notes, *earned]]
         seconds = time.perf_counter() - started
 
@@ -601,22 +605,39 @@ class Engine:
             public = strip(public, hits) or WITHHELD
         return _Drafted(public, notes, draft, narration, raw, tuple(dict.fromkeys(clues)))
 
-    def _earned_clues(self, game: Game, action: LogEntry, drafted: _Drafted) -> list[PrivateNote]:
-        """A beat's private clue the model told in public (a small model rarely writes asides): the guard kept it
-        from the channel, and the player whose action earned it gets it privately, as the world means."""
-        if not drafted.clues or action.player_id is None:
+    async def _earned_clues(self, game: Game, action: LogEntry, drafted: _Drafted) -> list[PrivateNote]:
+        """The private clues the acting player's action earned and no aside of the turn gave: a beat's clue the
+        model told in public (the guard kept it from the channel), or one of this chapter's it left unsaid (a small
+        model rarely writes asides). Each goes to that player alone, once, as the world means."""
+        if action.player_id is None:
             return []
-        beats = {b.id: b for chapter in self.world_of(game).chapters for b in chapter.beats}
-        told = " ".join(n.text for n in drafted.notes if n.name == action.author)
+        world = self.world_of(game)
+        state = await self.store.memory_state(game.id)
+        beats = {b.id: b for chapter in world.chapters for b in chapter.beats}
+        wanted = dict.fromkeys(drafted.clues, EARNED_WORDS)
+        if state.chapter_index < len(world.chapters):
+            for beat in world.chapters[state.chapter_index].beats:
+                if beat.private_clue and beat.id not in state.beats_done:
+                    wanted.setdefault(beat.id, EARNED_WORDS_UNSAID)
         did = {stem for stem, _ in content_words(action.content)}
+        asides = [{stem for stem, _ in content_words(n.text)} for n in drafted.notes]
+        given: list[str] | None = None
         earned = []
-        for ref in drafted.clues:
+        for ref, needed in wanted.items():
             clue = beats[ref].private_clue if ref in beats else None
-            if not clue or clue in told:
+            if not clue:
                 continue
             how = {stem for stem, _ in content_words(sentences(clue)[0])}  # "Whoever sniffs the brandy glass ..."
-            if len(did & how) >= EARNED_WORDS:  # the action did what the clue is for; else it stays unsaid
-                earned.append(PrivateNote(action.author, clue))
+            if len(did & how) < needed:  # the action did not do what the clue is for: it stays unsaid
+                continue
+            words = {stem for stem, _ in content_words(clue)}
+            if any(len(aside & words) >= TOLD_WORDS for aside in asides):
+                continue  # the model gave it in an aside of its own
+            if given is None:
+                given = [e.content for e in await self.store.private_entries(game.id)]
+            if clue in given:
+                continue  # a clue is given once
+            earned.append(PrivateNote(action.author, clue))
         return earned
 
     async def _private_reply(

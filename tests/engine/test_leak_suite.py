@@ -139,6 +139,32 @@ async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_g
     assert "bitter" not in result.text and result.private == ()
 
 
+async def test_an_action_that_does_what_a_clue_says_gets_it_even_when_the_model_leaves_it_unsaid(manor):
+    """A model that writes no asides still lets the world's "Whoever sniffs the brandy glass ..." happen: the
+    player whose action does it gets the clue privately, once, and the channel reads the model's reply."""
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    model.enqueue("The study is cold; rain ticks on the shutters. What do you do?")
+    result = await engine.act(game.id, "maya", "I lean over the desk and sniff the brandy glass.")
+    assert result.text == "The study is cold; rain ticks on the shutters. What do you do?"
+    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").private_clue
+    assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
+    model.enqueue("The glass smells of brandy. What do you do?")
+    again = await engine.act(game.id, "tom", "I sniff the brandy glass on the desk too.")
+    assert again.private == (), "a clue is given once"
+
+
+async def test_an_action_that_only_brushes_a_clue_does_not_get_it(manor):
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    model.enqueue("Ashby pours you a glass. What do you do?")
+    result = await engine.act(game.id, "maya", "I pour myself a glass of brandy.")
+    assert result.private == ()
+
+
 async def test_a_private_clue_the_model_gave_as_an_aside_is_not_sent_twice(manor):
     engine, model = manor
     game = (await engine.start_game("chan", "hollow-manor")).game
