@@ -53,6 +53,12 @@ EXAMPLE_REPLY = (
     "wet.]] The lamp is burning low, Ana. What do you do, Bo?"
 )
 EXAMPLE = f"A good reply, from another game (its players are Ana and Bo):\n{EXAMPLE_REPLY}"
+# A beat's private clue, as the GM-only layer gives it. The full guide's wording kept Qwen2.5 1.5B from telling it
+# in public; the 135M bundled model echoed "never in public" into its replies, so a small model gets the shorter.
+CLUE_NOTE = (
+    "Private clue, only for the one player whose character earns it, in [[to Name: ...]] and never in public: {1}"
+)
+SHORT_CLUE_NOTE = "When {0} happens, tell one player alone with [[to Name: ...]]: {1}"
 
 LAYERS = (
     "frozen", "secrets", "chapters", "pins", "glossary", "story", "short", "private", "hot", "scene", "lore", "recall",
@@ -253,18 +259,14 @@ def frozen_tokens(world: World, count: CountTokens, reply_words: int, *, full: b
     return max(count(world_brief(world, i, (), reply_words, full=full)) for i in range(len(world.chapters)))
 
 
-def world_secrets(world: World, chapter_index: int = 0) -> list[MemoryItem]:
+def world_secrets(world: World, chapter_index: int = 0, *, full: bool = True) -> list[MemoryItem]:
     """The front's GM-only layer, most important first (a tight budget keeps the truths): the world's truths,
     then this chapter's private clues. What each NPC hides and knows comes with its note when it enters the
     scene (see :func:`npc_secrets`), where the GM voices it."""
     items = [MemoryItem(f"truth:{truth.id}", truth.text) for truth in world.truths]
     if chapter_index < len(world.chapters):
         items += [
-            MemoryItem(
-                f"clue:{beat.id}",
-                f"Private clue, only for the one player whose character earns it, in [[to Name: ...]] and never in "
-                f"public: {beat.private_clue}",
-            )
+            MemoryItem(f"clue:{beat.id}", (CLUE_NOTE if full else SHORT_CLUE_NOTE).format(beat.id, beat.private_clue))
             for beat in world.chapters[chapter_index].beats
             if beat.private_clue
         ]
@@ -424,7 +426,9 @@ def build_context(
             "frozen",
             [MemoryItem("world", world_brief(world, view.chapter_index, view.players, reply_words, full=full_guide))],
         ),
-        "secrets": _cap("secrets", world_secrets(world, view.chapter_index), budget.secrets, count_tokens),
+        "secrets": _cap(
+            "secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count_tokens
+        ),
         "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
         "pins": _Layer("pins", list(view.pins), budget=budget.pins),
         "glossary": _cap("glossary", view.glossary, budget.glossary, count_tokens),
