@@ -284,9 +284,12 @@ def npc_secrets(world: World, npc_id: str) -> list[MemoryItem]:
 
 
 def scene_notes(
-    world: World, scene: Sequence[NpcScene], turn: int, held: set[str]
+    world: World, scene: Sequence[NpcScene], turn: int, held: set[str], *, grouped: bool = True
 ) -> tuple[list[MemoryItem], list[MemoryItem]]:
     """What each NPC entering the scene witnessed; and what it hides and knows, not yet in the prompt.
+
+    ``grouped``: the NPCs entering who witnessed the same turns share one note (a 1.5B model read three alike
+    notes as a pattern to repeat); otherwise one note each, as the small bundled model was measured with.
 
     An NPC gets a note when it is present now and has none in the prompt,
     or has missed a turn since its last one (it left, or a turn was a secret
@@ -304,7 +307,7 @@ def scene_notes(
         since = noted.get(npc.npc_id)
         if since is not None and all(t in npc.turns for t in range(since, turn)):
             continue
-        entering.setdefault((npc.turns, npc.seen), []).append(npc)
+        entering.setdefault((npc.turns, npc.seen) if grouped else (npc.npc_id,), []).append(npc)
         secrets += [item for item in npc_secrets(world, npc.npc_id) if item.ref not in held]
     return [_scene_note(group, turn) for group in entering.values()], secrets
 
@@ -332,18 +335,19 @@ def notes_text(notes: Sequence[TurnNote]) -> str:
     return "\n\n".join(blocks)
 
 
-def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = ()) -> ChatMessage:
+def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = (), *, bracketed: bool = False) -> ChatMessage:
     """A log entry as the model reads it: players speak as the user, the GM as itself.
 
-    An action's turn notes come first in its message, as they did when the GM answered it.
+    An action's turn notes come first in its message, as they did when the GM answered it. Joins and rolls are
+    plain sentences, or ``bracketed`` (``[Maya joins the game.]``) for a small model, which was measured with them.
     """
-    message = _entry_message(entry)
+    message = _entry_message(entry, bracketed)
     if notes and message.role == "user":
         return ChatMessage(role="user", content=f"{notes_text(notes)}\n\n{message.content}")
     return message
 
 
-def _entry_message(entry: LogEntry) -> ChatMessage:
+def _entry_message(entry: LogEntry, bracketed: bool) -> ChatMessage:
     if entry.kind is EntryKind.GM:
         if entry.visibility is Visibility.PRIVATE:
             return ChatMessage(
@@ -352,10 +356,9 @@ def _entry_message(entry: LogEntry) -> ChatMessage:
         return ChatMessage(role="assistant", content=entry.content)
     # Joins and rolls read as plain sentences: in brackets, right before an action, a model copies the form and
     # opens its reply with "[".
-    if entry.kind is EntryKind.ROLL:
-        text = _sentence(f"{entry.author} rolls {entry.content}")
-    elif entry.kind is EntryKind.SYSTEM:
-        text = _sentence(entry.content)
+    if entry.kind in (EntryKind.ROLL, EntryKind.SYSTEM):
+        said = f"{entry.author} rolls {entry.content}" if entry.kind is EntryKind.ROLL else entry.content
+        text = f"[{said}]" if bracketed else _sentence(said)
     else:
         text = f"{entry.author}: {entry.content}"
     if entry.visibility is Visibility.PRIVATE:
@@ -437,16 +440,17 @@ def build_context(
         "private": _cap("private", view.threads, budget.private, count_tokens),
     }
     system = ChatMessage(role="system", content="\n\n".join(b for name in FRONT if (b := front[name].block())))
+    bracketed = not full_guide  # a small model reads joins and rolls as it was measured with them
     hot = list(view.hot)
     held = {e.id: tuple(view.notes[e.id]) for e in hot if view.notes.get(e.id)}
     own = view.notes.get(action.id)
     if own is not None:  # answered again (a retry, or a turn the model failed): the notes it was given
         added = {name: _Layer(name, [MemoryItem(n.ref, n.text) for n in own if n.layer == name]) for name in NOTES}
     else:
-        added = _new_notes(world, view, action.turn, held, budget, count_tokens)
+        added = _new_notes(world, view, action.turn, held, budget, count_tokens, grouped=full_guide)
 
     def total(kept: Sequence[LogEntry], additions: Mapping[str, _Layer] = added) -> int:
-        messages = _assemble(system, kept, held, action, additions)
+        messages = _assemble(system, kept, held, action, additions, bracketed)
         return sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
 
     limit = budget.limit
@@ -458,11 +462,13 @@ def build_context(
             f"more than the {limit} available"
         )
     # Over budget: the oldest recent turns go first, a block at a time; then this turn's additions.
-    kept, dropped = _fit_hot(hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens)
+    kept, dropped = _fit_hot(
+        hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens, bracketed
+    )
     if total(kept) > limit:
         _trim_added(added, lambda: total(kept) > limit)
     notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)
-    messages = _assemble(system, kept, held, action, added)
+    messages = _assemble(system, kept, held, action, added, bracketed)
     tokens = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
     trace = _trace(front, kept, dropped, held, added, action, tokens, budget, count_tokens, overflow)
     return Context(messages=messages, trace=trace, notes=notes)
@@ -475,6 +481,8 @@ def _new_notes(
     held: Mapping[int, Sequence[TurnNote]],
     budget: Budget,
     count: CountTokens,
+    *,
+    grouped: bool = True,
 ) -> dict[str, _Layer]:
     """This turn's additions: what is not in the prompt yet, each layer within what its budget has left."""
     notes = [note for entry_notes in held.values() for note in entry_notes]
@@ -485,7 +493,7 @@ def _new_notes(
         # quarter of a budget: otherwise a long stretch between compactions would recall nothing new.
         return max(limit // NEW_SHARE, limit - sum(count(note.text) + 2 for note in notes if note.layer == layer))
 
-    present, hidden = scene_notes(world, view.scene, turn, refs)
+    present, hidden = scene_notes(world, view.scene, turn, refs, grouped=grouped)
     candidates = {
         "scene": hidden,
         "lore": sorted((i for i in view.lore if i.ref not in refs), key=lambda item: -item.priority),
@@ -582,6 +590,7 @@ def _fit_hot(
     fits: Callable[[Sequence[LogEntry]], bool],
     block: int,
     count: CountTokens,
+    bracketed: bool = False,
 ) -> tuple[list[LogEntry], list[LogEntry]]:
     """The recent turns that fit, and the older ones cut off, oldest first.
 
@@ -594,7 +603,8 @@ def _fit_hot(
     starts, position = [], 0
     for entry in hot:
         starts.append(position)
-        position += count(entry_message(entry, held.get(entry.id, ())).content) + TEMPLATE_TOKENS_PER_MESSAGE
+        position += count(entry_message(entry, held.get(entry.id, ()), bracketed=bracketed).content)
+        position += TEMPLATE_TOKENS_PER_MESSAGE
     borders = [i for i in range(1, len(hot)) if starts[i] // block != starts[i - 1] // block]
     for border in [*borders, len(hot)]:
         if fits(hot[border:]):
@@ -608,9 +618,11 @@ def _assemble(
     held: Mapping[int, Sequence[TurnNote]],
     action: LogEntry,
     added: Mapping[str, _Layer],
+    bracketed: bool = False,
 ) -> list[ChatMessage]:
     notes = [TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items]
-    chat = [entry_message(e, held.get(e.id, ())) for e in hot] + [entry_message(action, notes)]
+    chat = [entry_message(e, held.get(e.id, ()), bracketed=bracketed) for e in hot]
+    chat.append(entry_message(action, notes, bracketed=bracketed))
     return [system, *_alternate(chat)]
 
 

@@ -442,6 +442,27 @@ def test_entries_render_as_a_chat_the_model_can_follow():
     ]
 
 
+def test_a_small_model_reads_the_prompt_it_was_measured_with():
+    """The short guide (a model under 1B): joins and rolls in brackets, one scene note per NPC, the short clue
+    wording. The 135M bundled model copied the newer forms into its replies (bench quality)."""
+    hot = [gm(1, "The boat bumps."), entry(2, EntryKind.ROLL, "1d20: 12"), entry(3, EntryKind.SYSTEM, "Tom joined")]
+    scene = [
+        NpcScene("wren", "Wren Tally", turns=(0, 1), seen=("GM: Wren mends a net.",)),
+        NpcScene("keeper", "Old Keeper", turns=(0, 1), seen=("GM: Wren mends a net.",)),
+    ]
+    view = MemoryView(hot=hot, scene=scene)
+    small = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words, full_guide=False)
+    final = small.messages[-1].content
+    assert "[Maya rolls 1d20: 12]" in final and "[Tom joined]" in final
+    assert "Wren Tally is here." in final and "Old Keeper is here." in final
+    assert "When log-book happens, tell one player alone" in small.messages[0].content
+    full = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words)
+    final = full.messages[-1].content
+    assert "Maya rolls 1d20: 12." in final and "[" not in final.replace("[[to", "")
+    assert "Wren Tally and Old Keeper are here. Each witnessed turns 0-1" in final
+    assert final.count("Wren mends a net") == 1, "what they saw together is said once"
+
+
 def test_no_opener_when_the_history_starts_with_a_player_and_roles_alternate():
     hot = [act(1, "I wake up."), act(2, "Me too.", author="Tom"), gm(3, "Gulls cry."), gm(4, "The tide turns.")]
     context = build_context(WORLD, MemoryView(hot=hot), act(5, "I stand."), ROOMY, words)
