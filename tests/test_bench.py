@@ -66,6 +66,12 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
     assert numbers["leaks_after"] == 0
     for kind in ("other player", "ignore instructions", "role-play", "prompt", "command"):
         assert kind in result.stdout
+    # The guard by meaning on both worlds' sentences, the held-out world's apart.
+    assert numbers["paraphrases"] == 20 and numbers["clean"] == 47
+    assert numbers["paraphrases_held_out"] == 12 and numbers["clean_held_out"] == 30
+    rates = {"paraphrase_caught", "clean_flagged", "paraphrase_caught_held_out", "clean_flagged_held_out"}
+    assert rates <= set(numbers)
+    assert "ember-road (held out):" in result.stdout
 
 
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):

@@ -161,8 +161,8 @@ async def _command_output(engine: Engine, game_id: int, command: str) -> str:
 
 
 @dataclass
-class MeaningReport:
-    """The guard by meaning: leaks told in other words that it stopped, clean replies it stopped wrongly."""
+class MeaningTally:
+    """One world's sentences: leaks told in other words that the guard stopped, clean ones it stopped wrongly."""
 
     leaks: int = 0
     caught: int = 0
@@ -171,10 +171,26 @@ class MeaningReport:
     missed: list[str] = field(default_factory=list)
     wrongly: list[str] = field(default_factory=list)
 
+    def rates(self, suffix: str = "") -> str:
+        return (
+            f"paraphrase_caught{suffix}={self.caught / max(1, self.leaks):.3f} "
+            f"clean_flagged{suffix}={self.flagged / max(1, self.clean):.3f}"
+        )
+
+
+@dataclass
+class MeaningReport:
+    """The guard by meaning on Hollow Manor's sentences (its thresholds were set on them) and on Ember Road's
+    (held out: written before anything was measured on them)."""
+
+    tuned: MeaningTally = field(default_factory=MeaningTally)
+    held_out: MeaningTally = field(default_factory=MeaningTally)
+
     def line(self) -> str:
         return (
-            f"paraphrase_caught={self.caught / max(1, self.leaks):.3f} "
-            f"clean_flagged={self.flagged / max(1, self.clean):.3f} paraphrases={self.leaks} clean={self.clean}"
+            f"{self.tuned.rates()} paraphrases={self.tuned.leaks} clean={self.tuned.clean} "
+            f"{self.held_out.rates('_held_out')} paraphrases_held_out={self.held_out.leaks} "
+            f"clean_held_out={self.held_out.clean}"
         )
 
 
@@ -202,37 +218,52 @@ class SayingModel(ScriptedModel):
 async def run_meaning_bench(
     store: Store, worlds: WorldLibrary, config, embedder, out: TextIO | None = None
 ) -> MeaningReport:
-    """Each paraphrased leak and each clean sentence said by the GM in a fresh Hollow Manor game, in public."""
-    from bot.bench.leak_corpus import CLEAN, PARAPHRASED
+    """Each paraphrased leak and each clean sentence said by the GM in a fresh game of its world, in public."""
+    from bot.bench.leak_corpus import CLEAN, EMBER_CLEAN, EMBER_PARAPHRASED, PARAPHRASED
 
     model = SayingModel()
     report = MeaningReport()
     async with ModelWorker(model) as worker:
         engine = Engine(store, worker, worlds, config, embedder=embedder)
         try:
-            for leak, sentence in [(True, s) for s in PARAPHRASED] + [(False, s) for s in CLEAN]:
-                game = (await engine.start_game(f"bench:meaning:{time.time_ns()}", WORLD)).game
-                await engine.join(game.id, "tom", "Tom")
-                model.sentence = sentence
-                result = await engine.act(game.id, "tom", "I look around and listen.")
-                stopped = result.draft is not None
-                if leak:
-                    report.leaks += 1
-                    report.caught += stopped
-                    if not stopped:
-                        report.missed.append(sentence)
-                else:
-                    report.clean += 1
-                    report.flagged += stopped
-                    if stopped:
-                        report.wrongly.append(sentence)
+            for world, tally, leaks, clean in (
+                (WORLD, report.tuned, PARAPHRASED, CLEAN),
+                ("ember-road", report.held_out, EMBER_PARAPHRASED, EMBER_CLEAN),
+            ):
                 if out is not None:
-                    verdict = ("caught" if stopped else "MISSED") if leak else ("FLAGGED" if stopped else "clean")
-                    out.write(f"  {verdict:<8} {sentence}\n")
-                    out.flush()
+                    out.write(f" {world}{' (held out)' if tally is report.held_out else ''}:\n")
+                for leak, sentence in [(True, s) for s in leaks] + [(False, s) for s in clean]:
+                    stopped = await _said_in_public(engine, model, world, sentence)
+                    _count(tally, leak, stopped, sentence)
+                    if out is not None:
+                        verdict = ("caught" if stopped else "MISSED") if leak else ("FLAGGED" if stopped else "clean")
+                        out.write(f"  {verdict:<8} {sentence}\n")
+                        out.flush()
         finally:
             await engine.close()
     return report
+
+
+async def _said_in_public(engine: Engine, model: SayingModel, world: str, sentence: str) -> bool:
+    """Whether the guard stopped ``sentence``, said by the GM in answer to a plain action in a new game."""
+    game = (await engine.start_game(f"bench:meaning:{time.time_ns()}", world)).game
+    await engine.join(game.id, "tom", "Tom")
+    model.sentence = sentence
+    result = await engine.act(game.id, "tom", "I look around and listen.")
+    return result.draft is not None
+
+
+def _count(tally: MeaningTally, leak: bool, stopped: bool, sentence: str) -> None:
+    if leak:
+        tally.leaks += 1
+        tally.caught += stopped
+        if not stopped:
+            tally.missed.append(sentence)
+    else:
+        tally.clean += 1
+        tally.flagged += stopped
+        if stopped:
+            tally.wrongly.append(sentence)
 
 
 class LeakyModel(ScriptedModel):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
+import numpy as np
+
 from bot.engine.meaning import MeaningIndex
 from bot.memory.leaks import (
     Guard,
@@ -22,6 +24,7 @@ from bot.memory.leaks import (
     sentences,
     world_public_runs,
     world_public_stems,
+    world_public_texts,
 )
 from bot.store import Game, Store
 from bot.worlds import World
@@ -36,13 +39,14 @@ class TurnGuard:
 
     def __init__(
         self, store: Store, game: Game, guard: Guard, meaning: MeaningIndex | None = None,
-        public_stems: frozenset[str] = frozenset(),
+        public_stems: frozenset[str] = frozenset(), public_texts: Sequence[str] = (),
     ):  # fmt: skip
         self.store = store
         self.game = game
         self.guard = guard
         self.meaning = meaning if meaning is not None and meaning.on else None
         self.public_stems = public_stems  # the world's public words: no evidence of a leak by meaning
+        self.public_texts = public_texts  # what the world makes public: a leak is closer to the secret than to it
         self._public: dict[tuple[str, ...], bool] = {}
         self._uncovered: dict[str, bool] = {}
 
@@ -75,28 +79,34 @@ class TurnGuard:
         try:
             closeness = await self.meaning.closeness(said, [s.text for s in secrets]) if secrets else None
             private = await self.meaning.nearest_private(self.game.id, said, audience)
+            public = (
+                (await self.meaning.closeness(said, list(self.public_texts))).max(axis=1)
+                if self.public_texts else np.zeros(len(said))
+            )  # fmt: skip
         except Exception as exc:  # the guard by words still stands
             log.warning("Game %d: the leak guard by meaning failed (%s); words alone this time", self.game.id, exc)
             return []
         hits = []
         for i, sentence in enumerate(said):
+            near_public = float(public[i])
             for j, secret in enumerate(secrets):
-                if leaks_by_meaning(sentence, secret.text, float(closeness[i, j]), self.public_stems):
+                if leaks_by_meaning(sentence, secret.text, float(closeness[i, j]), self.public_stems, near_public):
                     if not await self._said_already(secret):
                         hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
             if private[i] is not None:
                 ref, secret_text, score = private[i]
-                if leaks_by_meaning(sentence, secret_text, score, self.public_stems):
+                if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public):
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
         return hits
 
     async def _said_already(self, secret: Secret) -> bool:
-        """Whether the players uncovered a secret in public already: some run of its words was said there."""
+        """Whether the players uncovered a secret in public already: some run of its words was said there (not
+        one the world makes public anyway: the opening's "water casks" uncover no truth about a cask)."""
         if not secret.uncoverable:
             return False
         if secret.ref not in self._uncovered:
             found = False
-            for phrase in sorted(secret.phrases)[:40]:
+            for phrase in sorted(secret.phrases - self.guard.public)[:40]:
                 if await self.store.said_in_public(self.game.id, phrase):
                     found = True
                     break
@@ -123,7 +133,7 @@ class LeakGuards:
         self.store = store
         self.meaning = meaning
         self._public_runs: dict[str, tuple[World, set[tuple[str, ...]]]] = {}
-        self._public_stems: dict[str, tuple[World, frozenset[str]]] = {}
+        self._public_stems: dict[str, tuple[World, frozenset[str], list[str]]] = {}
 
     async def for_turn(self, game: Game, world: World, unlocked: str) -> TurnGuard:
         """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth)."""
@@ -132,10 +142,12 @@ class LeakGuards:
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
         secrets += private_secrets(entries, await self.store.player_memories(game.id))
         secrets.append(prompt_secret())
-        stems = self._public_stems.get(world.id)
-        if stems is None or stems[0] is not world:
-            stems = self._public_stems[world.id] = (world, world_public_stems(world))
-        return TurnGuard(self.store, game, Guard(secrets, self._world_public(world)), self.meaning, stems[1])
+        public = self._public_stems.get(world.id)
+        if public is None or public[0] is not world:
+            public = self._public_stems[world.id] = (world, world_public_stems(world), world_public_texts(world))
+        return TurnGuard(
+            self.store, game, Guard(secrets, self._world_public(world)), self.meaning, public[1], public[2]
+        )
 
     def _world_public(self, world: World) -> set[tuple[str, ...]]:
         cached = self._public_runs.get(world.id)

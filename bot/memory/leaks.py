@@ -219,14 +219,19 @@ def strip(text: str, hits: Iterable[Hit]) -> str:
 PROMPT_MARKERS = ("GM-only knowledge", "GM-only, this scene", "game master (GM) of", "never say it in the public reply")
 
 
+def world_public_texts(world: World) -> list[str]:
+    """What the world makes public: its title, pitch, setting, opening, its characters as the players meet
+    them, and its lore (an entry marked secret reaches the GM only, but its text is no truth)."""
+    return [
+        world.title, world.pitch, world.setting, world.opening,
+        *(f"{n.name}: {n.description}" for n in world.npcs), *(e.content for e in world.lore),
+    ]  # fmt: skip
+
+
 def world_public_runs(world: World) -> set[tuple[str, ...]]:
     """Runs of two to four content words of what the world makes public: nothing there is a secret."""
-    text = "\n".join(
-        [world.title, world.pitch, world.setting, world.opening, *(n.name for n in world.npcs),
-         *(n.description for n in world.npcs), *(e.content for e in world.lore)]
-    )  # fmt: skip
     found: set[tuple[str, ...]] = set()
-    for paragraph in text.split("\n"):
+    for paragraph in "\n".join(world_public_texts(world)).split("\n"):
         for n in (2, 3, 4):
             found |= runs(paragraph, n)
     return found
@@ -282,29 +287,40 @@ def prompt_secret() -> Secret:
 # The guard by meaning (F31): a sentence that says a secret in other words. Its closeness to the secret (cosine)
 # alone cannot tell a leak from a sentence on the same topic that reveals nothing (the brandy glass on the desk,
 # beside the truth that the brandy was poisoned): with the bundled model on bench leaks' sentences, a threshold
-# that stops four in five paraphrased leaks also stops one clean sentence in six. So a sentence leaks by meaning
-# when it is very close, or close and shares at least two of the secret's own words that the world's public text
-# does not hold. Measured there (with the guard by words): 70% of the paraphrases stopped, 1 clean sentence of
-# 47; one shared word instead of two stops 85% and 6%.
+# that stops four in five paraphrased leaks also stops one clean sentence in six. Two things tell them apart
+# better. A sentence on a secret's topic that reveals nothing is about as close to what the world makes public
+# (the study, the brandy, the characters as the players meet them) as to the secret; one that tells the secret
+# is closer to the secret. And a sentence that tells it tends to use some of the secret's own words that the
+# world's public text does not hold. So a sentence leaks by meaning when it is much closer to the secret than to
+# anything public, or when it is close and closer to the secret than to the public text, and either very close
+# or sharing two of those words. Measured with bench leaks (with the guard by words): on Hollow Manor, whose
+# sentences the thresholds were set on, 70% of the paraphrases stopped and no clean sentence of 47 (before the
+# contrast with the public text: 70% and 1); on Ember Road's, written before anything was measured on them, 42%
+# and 1 of 30.
 MEANING_CLOSE = 0.45
 MEANING_VERY_CLOSE = 0.65
 MEANING_SHARED_WORDS = 2
+MEANING_AHEAD = 0.02  # closer to the secret than to the public text by at least this, to count at all
+# Much closer to the secret than to the public text: closeness - MEANING_PUBLIC_WEIGHT * public >= MEANING_MARGIN.
+MEANING_PUBLIC_WEIGHT = 0.75
+MEANING_MARGIN = 0.28
 
 
 def world_public_stems(world: World) -> frozenset[str]:
     """Every content word the world makes public: not evidence that a sentence tells a secret."""
-    text = " ".join(
-        [world.title, world.pitch, world.setting, world.opening, *(n.name for n in world.npcs),
-         *(n.description for n in world.npcs), *(e.content for e in world.lore)]
-    )  # fmt: skip
-    return frozenset(stem for stem, _ in content_words(text))
+    return frozenset(stem for stem, _ in content_words(" ".join(world_public_texts(world))))
 
 
-def leaks_by_meaning(sentence: str, secret_text: str, closeness: float, public: frozenset[str]) -> bool:
-    """Whether ``sentence``, ``closeness`` (cosine) from ``secret_text``, tells it in other words."""
+def leaks_by_meaning(
+    sentence: str, secret_text: str, closeness: float, public_stems: frozenset[str], public: float = 0.0
+) -> bool:
+    """Whether ``sentence``, ``closeness`` (cosine) from ``secret_text`` and ``public`` from the closest part
+    of what the world makes public, tells the secret in other words."""
+    if closeness - MEANING_PUBLIC_WEIGHT * public >= MEANING_MARGIN:
+        return True
+    if closeness < MEANING_CLOSE or closeness - public < MEANING_AHEAD:
+        return False
     if closeness >= MEANING_VERY_CLOSE:
         return True
-    if closeness < MEANING_CLOSE:
-        return False
-    own = {stem for stem, _ in content_words(secret_text)} - public
+    own = {stem for stem, _ in content_words(secret_text)} - public_stems
     return len(own & {stem for stem, _ in content_words(sentence)}) >= MEANING_SHARED_WORDS

@@ -211,6 +211,26 @@ async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(s
         await engine.close()
 
 
+async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_uncover_it(store, worlds_dir, model):
+    """The opening names the sea cave (a run of the truth's words, public by the world's design): that does not
+    uncover the truth, and the truth told in other words (none of its key phrases) is still stopped."""
+    world = (worlds_dir / "lighthouse.yaml").read_text()
+    (worlds_dir / "lighthouse.yaml").write_text(
+        world.replace("What do you do?", "Below it, waves boom in a sea cave. What do you do?")
+    )
+    leak = "The keeper never drowned: he is hiding down in a cave under the rock, where the tide comes in."
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")
+        result = await engine.act(game.id, "maya", "Where is the keeper?")
+        assert result.draft is not None and "drowned" not in result.text
+        hits = await store.leak_hits(game.id)
+        assert [h.phrase for h in hits if h.ref == "truth:keeper-alive"] == ["(in other words)"]
+        await engine.close()
+
+
 def test_kill_9_while_embedding_loses_nothing_and_the_next_start_carries_on(tmp_path: Path):
     """A backlog of 300 messages being embedded; the process is killed mid-way; the next one finishes it."""
     database = tmp_path / "gm.sqlite3"
