@@ -38,9 +38,14 @@ BATCH = 16  # fragments a background job embeds; a player's turn interrupts betw
 GAMES_KEPT = 64  # games whose vectors stay in memory
 PROGRESS_SECONDS = 30.0  # how often a backlog's progress is logged
 RETRY_SECONDS = 30.0  # after the embedding model failed, before trying again
-IDLE_SECONDS = 60.0
+IDLE_SECONDS = 60.0  # the background task looks at the queue at least this often
 QUERIES_KEPT = 256
-TEXTS_KEPT = 4096  # the background task looks at the queue at least this often
+TEXTS_KEPT = 4096  # texts compared whole (lore, the world's secrets, a reply's sentences) whose vectors are kept
+# A fragment is found by its closest part (a clue told in one sentence of a long reply), plus this much of the
+# whole's closeness, so that of two fragments with an equally close sentence the one that is about the question
+# throughout comes first. Measured with bench locomo at 1,000 tokens: 0 gives 0.742, 0.15 0.745, 0.2 0.750,
+# 0.3 0.748, 0.5 0.749, 1.0 0.745.
+WHOLE_WEIGHT = 0.3
 
 
 @dataclass(frozen=True)
@@ -217,7 +222,9 @@ class MeaningIndex:
             allowed[[row for row, seen in vectors.private.items() if audience in seen]] = True
 
         def nearest() -> list[tuple[int, float]]:
-            closest = np.maximum.reduceat(matrix @ query.vector, starts)  # each fragment by its closest part
+            similar = matrix @ query.vector
+            # Each fragment by its closest part, and a little by the whole (see WHOLE_WEIGHT).
+            closest = np.maximum.reduceat(similar, starts) + WHOLE_WEIGHT * similar[starts]
             scores = np.where(allowed, closest, -np.inf)
             k = min(limit, int(allowed.sum()))
             if k <= 0:
