@@ -95,6 +95,7 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
     assert 0 < numbers["live_reuse"] < 1, "a game's second turn reuses its first prompt"
     assert 0 <= numbers["engine_share"] < 1 and numbers["calls_per_turn"] > 0
     assert numbers["meaning_p50_ratio"] == round(numbers["first_text_p50"] / numbers["first_text_p50_words"], 3)
+    assert numbers["meaning_paired_ratio_p50"] > 0, "each turn beside the same turn by words alone"
     assert "facts not extracted, at an action" in out and numbers["facts_lag_max"] >= numbers["facts_lag_p50"] >= 0
     assert 0 <= numbers["summary_waiting_share"] <= 1 and numbers["catch_up_s"] >= 0
     assert numbers["query_ms_p50"] > 0, "each turn's query was embedded"

@@ -387,6 +387,11 @@ def report(
         p50_words = words[0].pct("first_text", 0.5)
         figures["first_text_p50_words"] = round(p50_words, 3)
         figures["meaning_p50_ratio"] = round(on.pct("first_text", 0.5) / p50_words, 3) if p50_words else 0.0
+        # The same turns side by side: the two games' turns differ more than the two runs do (the p50 of both games
+        # together falls between them), so each turn is compared with itself, then the median is taken.
+        alone = {(t.game, t.turn): t.first_text for t in words[0].turns}
+        paired = [t.first_text / alone[t.game, t.turn] for t in on.turns if alone.get((t.game, t.turn))]
+        figures["meaning_paired_ratio_p50"] = round(_percentile(paired, 0.5), 3)
         figures["query_ms_p50"] = round(_percentile(on.query_seconds, 0.5) * 1000, 1)
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures

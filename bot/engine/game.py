@@ -246,6 +246,9 @@ class Engine:
         if self.meaning.unavailable:
             log.warning("Recall by words alone: %s", self.meaning.unavailable)
         self.meaning.notify()
+        for game in await self.store.games("active"):
+            with contextlib.suppress(UserError):  # a world gone since: its game says so on its next turn
+                self.guards.warm(self.world_of(game))
 
     @property
     def writes_failing(self) -> int:
@@ -258,6 +261,7 @@ class Engine:
             if session.round_timer is not None:
                 session.round_timer.cancel()
         await self.memory.close()
+        await self.guards.close()
         await self.meaning.close()
 
     # Games
@@ -277,6 +281,7 @@ class Engine:
         npcs = await self.memory.present_npcs(game, world.opening)
         opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening, npcs=npcs)
         (entry,) = await self.store.append(game.id, opening)
+        self.guards.warm(world)
         log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
         return GameStarted(await self.store.game(game.id), world, entry)
 
@@ -294,6 +299,8 @@ class Engine:
             return None
         if game.status != "active":
             game = await self.store.reactivate_game(game.id)
+        with contextlib.suppress(UserError):
+            self.guards.warm(self.world_of(game))
         return game
 
     async def end_game(self, channel_key: str) -> Game:
