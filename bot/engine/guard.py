@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from bot.memory.leaks import (
     Guard,
     Hit,
     Secret,
+    content_words,
     guarded_world_secrets,
     leaks_by_meaning,
     private_secrets,
@@ -41,6 +42,7 @@ class TurnGuard:
     def __init__(
         self, store: Store, game: Game, guard: Guard, meaning: MeaningIndex | None = None,
         public_stems: frozenset[str] = frozenset(), public_texts: Sequence[str] = (),
+        earned: Mapping[str, frozenset[str]] | None = None, earned_told: int = 2,
     ):  # fmt: skip
         self.store = store
         self.game = game
@@ -48,6 +50,10 @@ class TurnGuard:
         self.meaning = meaning if meaning is not None and meaning.on else None
         self.public_stems = public_stems  # the world's public words: no evidence of a leak by meaning
         self.public_texts = public_texts  # what the world makes public: a leak is closer to the secret than to it
+        # The clues this turn's action earns, by their words the action did not use: told in public by a sentence
+        # holding ``earned_told`` of them (the clue itself goes to the player by DM).
+        self.earned = dict(earned or {})
+        self.earned_told = earned_told
         self._public: dict[tuple[str, ...], bool] = {}
         self._uncovered: dict[str, bool] = {}
 
@@ -62,6 +68,12 @@ class TurnGuard:
                 self._public[hit.words] = await self.store.said_in_public(self.game.id, hit.words)
             if not hit.uncoverable or not self._public[hit.words]:
                 hits[hit.sentence, hit.ref] = hit
+        if audience is None and self.earned:
+            for sentence in sentences(text):
+                said = {stem for stem, _ in content_words(sentence)}
+                for ref, words in self.earned.items():
+                    if len(said & words) >= self.earned_told:
+                        hits.setdefault((sentence, ref), Hit(ref, "(the clue this action earned)", sentence, (), False))
         if self.meaning is not None:
             caught = {sentence for sentence, _ in hits}
             for hit in await self._by_meaning(text, audience, caught):
@@ -160,8 +172,12 @@ class LeakGuards:
         await asyncio.gather(*(task for _, task in self._warming.values()), return_exceptions=True)
         self._warming.clear()
 
-    async def for_turn(self, game: Game, world: World, unlocked: str) -> TurnGuard:
-        """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth)."""
+    async def for_turn(
+        self, game: Game, world: World, unlocked: str, earned: Mapping[str, frozenset[str]] | None = None,
+        earned_told: int = 2,
+    ) -> TurnGuard:  # fmt: skip
+        """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth), ``earned``
+        the clues they earn (see :class:`TurnGuard`)."""
         state = await self.store.memory_state(game.id)
         secrets = guarded_world_secrets(world, state.chapter_index, state.beats_done, unlocked)
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
@@ -171,7 +187,14 @@ class LeakGuards:
         if public is None or public[0] is not world:
             public = self._public_stems[world.id] = (world, world_public_stems(world), world_public_texts(world))
         return TurnGuard(
-            self.store, game, Guard(secrets, self._world_public(world)), self.meaning, public[1], public[2]
+            self.store,
+            game,
+            Guard(secrets, self._world_public(world)),
+            self.meaning,
+            public[1],
+            public[2],
+            earned,
+            earned_told,
         )
 
     def _world_public(self, world: World) -> set[tuple[str, ...]]:

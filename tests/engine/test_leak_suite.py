@@ -129,6 +129,26 @@ async def test_a_private_clue_told_in_public_goes_to_the_player_who_earned_it_in
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
 
 
+async def test_an_earned_clue_told_in_public_in_a_few_of_its_words_is_kept_from_the_channel(manor):
+    """What Qwen2.5 1.5B wrote in bench quality's clue scene: the clue's gist in public, in none of the runs of four
+    words the guard knows it by. On the turn the action earns it, two of its own words in a sentence tell it."""
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    told = (
+        "Maya inhaled the brandy glass by Silas's hand and found it to be sharp and bitter. Julian Ashby nods. "
+        '"I see it," he says.'
+    )
+    model.enqueue(told, told)
+    result = await engine.act(game.id, "maya", "I lean over the desk and sniff the brandy glass by Silas's hand.")
+    assert "bitter" not in result.text and "Ashby nods" in result.text
+    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").private_clue
+    assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
+    hits = await engine.store.leak_hits(game.id)
+    assert {h.ref for h in hits} == {"clue:locked-room"}
+
+
 async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_goes_to_nobody(manor):
     engine, model = manor
     game = (await engine.start_game("chan", "hollow-manor")).game

@@ -118,6 +118,31 @@ async def test_background_work_cut_off_by_shutdown_changes_nothing_and_is_done_a
     await store.close()
 
 
+async def test_the_next_start_catches_up_on_background_work_a_stop_left_before_anyone_acts(tmp_path, worlds_dir):
+    """Stopped (a /quit, a SIGTERM) with a turn's upkeep still waiting: the next process does it at start."""
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    model = ScriptedModel(default=scripted_memory)
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+        game = await start(engine, "Maya")
+        engine.memory.hold()  # the turn's upkeep waits, as behind a busy table's turns
+        await engine.act(game.id, "maya", "BEFORESTOP I bar the door.")
+        await engine.close()
+    player = (await store.players(game.id))[0]
+    assert await store.player_memory(game.id, player.id) is None, "the stop left the upkeep undone"
+
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+        await engine.start()
+        await engine.memory.idle(game.id)
+        _, memory = await engine.private_memory(game.id, "maya")
+        assert memory is not None and "BEFORESTOP" in memory.summary, "caught up with nobody acting"
+        action = next(e for e in await store.log(game.id) if e.content.startswith("BEFORESTOP"))
+        assert await store.checked_through("facts_checked", game.id) >= action.id, "its facts were looked for"
+        await engine.close()
+    await store.close()
+
+
 async def test_a_job_failing_on_the_same_input_is_parked_shown_and_retried_later(engine: Engine, memory_model):
     game = await start(engine, "Maya")
 
