@@ -21,8 +21,8 @@ is scored by rules that need no judge:
   the players' characters, or the action it answers;
 - ``ignores_action``: none of the action's content words, nor a character
   the action refers to (``the housekeeper`` for Hester Crane), is in the reply;
-- ``thin``: fewer than :data:`THIN_WORDS` content words that are not the
-  action's own;
+- ``thin``: fewer than :data:`bot.engine.shaping.THIN_WORDS` content words
+  that are not the action's own;
 - ``artefacts``: transcript forms in the public text: brackets, a ``GM:``
   label, a copied join or roll line, ``(private)``;
 - ``engine_notes``: the engine's own notes copied into the reply (a
@@ -62,6 +62,7 @@ from bot.engine.shaping import (
     ENGINE_NOTE,
     GENERIC_SPEAKERS,
     OWN_NAMES,
+    THIN_WORDS,
     ends_a_sentence,
     normal_form,
     restates,
@@ -80,7 +81,6 @@ FAULTS = (
 )  # fmt: skip
 EXAMPLES = 3
 TURNS = 12  # a world; two worlds make 24 turns
-THIN_WORDS = 6  # fewer new content words than this is a thin reply
 JOBS_OUTCOMES = ("first", "retry", "fallback")
 # The private-clue scene: after Hollow Manor's script, this player does what earns this beat's private clue.
 CLUE_WORLD, CLUE_BEAT, CLUE_PLAYER = "hollow-manor", "locked-room", "Maya"

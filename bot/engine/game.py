@@ -21,7 +21,7 @@ from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
 from bot.engine.servers import Servers
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
-from bot.engine.shaping import ReplyShaper, Shaped, stop_sequences
+from bot.engine.shaping import ReplyShaper, Shaped, says_enough
 from bot.engine.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets, MemoryConfig
@@ -180,7 +180,7 @@ class _Narration:
     first_text: float
     stats: CallStats | None
     shaped: Shaped | None = None
-    nothing_new: bool = False  # all it said was an echo or a repeat, held back from the screen
+    nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
 
 
 @dataclass(frozen=True)
@@ -762,7 +762,9 @@ class Engine:
         With ``shaping``, the model stops at a seated player's line and the reply loses what
         :mod:`bot.engine.shaping` takes out, before anyone sees it.
         A reply that said nothing new (only the action again, or an earlier reply, or nothing
-        before a player's line) is held back and asked for once more, with a note to say something new.
+        before a player's line), or of which the rules left too little to stand as a reply (see
+        :func:`says_enough`), is held back and asked for once more, with a note to say something new: the
+        first try shows nothing until it has said enough.
         """
         if shaping is not None and shaping.enabled and not retried:  # one more try if the first said nothing new
             began = time.perf_counter()
@@ -771,7 +773,7 @@ class Engine:
             )
             if not first.nothing_new:
                 return first
-            log.info("Game %d turn %d: the reply said nothing new; asked again", game_id, turn)
+            log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", game_id, turn)
             waited = time.perf_counter() - began
             again = await self._narrate(
                 game_id, turn, _nudged(context), max_tokens, on_text, guard=guard, shaping=shaping, retried=True
@@ -783,6 +785,8 @@ class Engine:
         pieces: list[str] = []
         public = PublicStream()  # private asides never reach the screen, even half-written
         held = ""  # with a guard, text waits until its sentence is complete and checked
+        # The first try of a public reply shows nothing until it has said enough to stand as a reply.
+        short: str | None = "" if hold_back and shaping is not None and shaping.enabled and shaping.public else None
 
         async def show(text: str) -> None:
             nonlocal on_text, held
@@ -796,22 +800,28 @@ class Engine:
                 on_text = None  # the front end failed; it still gets the whole reply
 
         async def take(piece: str) -> None:
-            nonlocal first_text
+            nonlocal first_text, short
             if not piece:
                 return
-            if first_text is None:
-                first_text = time.perf_counter() - started
             pieces.append(piece)
             shown = public.feed(piece)
+            if short is not None:
+                short += shown
+                if not says_enough(short, shaping.actions):
+                    return
+                shown, short = short, None
+            if first_text is None:
+                first_text = time.perf_counter() - started
             if shown and on_text is not None:
                 await show(shown)
 
         shaper = shaping.shaper() if shaping is not None else ReplyShaper((), enabled=False)
         slot = self.sessions[game_id].slot
+        # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
+        # they took it out (a reply they left too little of is asked for once more).
         stream = self.worker.stream(
-            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot,
-            stop=stop_sequences(shaping.names) if shaping is not None and shaping.enabled else (),
-        )  # fmt: skip
+            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
+        )
         try:
             async with contextlib.aclosing(aiter(stream)) as reading:
                 async for piece in reading:
@@ -826,6 +836,12 @@ class Engine:
             if hold_back and (shaper.said_nothing_new or empty):  # not shown: the caller asks once more
                 return _Narration(rest, first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
             await take(rest)
+            if short is not None and shaper.shaped.dropped:  # the rules left too little of it: asked once more
+                return _Narration("".join(pieces), 0.0, stream.stats, shaper.shaped, nothing_new=True)
+            if short:  # a short reply as the model meant it: shown whole
+                first_text = time.perf_counter() - started
+                if on_text is not None:
+                    await show(short)
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", game_id, turn)
             raise ModelFailed(MODEL_FAILED) from exc

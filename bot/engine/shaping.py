@@ -4,9 +4,10 @@ stop mid-sentence.
 Small models, and larger ones with weak chat templates, drift out of the GM's
 part: they write the next player's line (``Maya: I open the door``), restate
 the action they answer, say one sentence again and again until the token
-limit, and end mid-word. The model is asked to stop at a seated player's
-line (stop sequences, see :func:`stop_sequences`); whatever gets through is
-taken out here, a sentence at a time, before anyone sees it:
+limit, and end mid-word. All of it is taken out here, a sentence at a time,
+before anyone sees it; a reply that speaks for a player is ended here too (the
+engine stops reading the model, which stops it), rather than by stop sequences
+given to the model, so that the engine knows what was taken out:
 
 - a line that speaks for a seated player (or for "User"/"Player") ends the
   reply; at the very start, where the model opens in the transcript's
@@ -47,6 +48,9 @@ ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's,
 ECHO_COVER = 0.8  # and that holds nearly all of the action's, restates it
 ECHO_MIN_WORDS = 4
 RECENT_REPLIES = 3
+# A public reply with fewer content words than this that are not its actions' own says too little to stand as a
+# GM's answer ('Dessa: "Rook, you're late."'): it is asked for once more. bench quality counts such a reply thin.
+THIN_WORDS = 6
 # An opening line that talks about the reply, not the story: a chat model's preamble, ending in a colon.
 PREAMBLE_MAX = 140  # characters: a longer opening line is the story
 _PREAMBLE_START = re.compile(r"^\s*(?:sure|okay|ok|certainly|of course|here(?:'s| is| are| comes)|continu\w*)\b", re.I)
@@ -67,12 +71,6 @@ _PREAMBLE = re.compile(
     r"(?:here(?:'s| is| are| comes)|continu\w*)\b[^\n]{0,80}:[ \t]*\n",
     re.I,
 )
-
-
-def stop_sequences(players: Sequence[str]) -> list[str]:
-    """Where the model must stop: at the start of a line spoken for a seated player, or a new user turn."""
-    names = [*dict.fromkeys(n for n in players if n.strip()), *GENERIC_SPEAKERS, "GM"]
-    return [f"\n{name}:" for name in names] + [f"\n**{name}**:" for name in players if name.strip()]
 
 
 def speaker_line(names: Sequence[str]) -> re.Pattern[str]:
@@ -280,6 +278,15 @@ def restates(sentence: set[str], action: set[str]) -> bool:
         return False
     shared = len(sentence & action)
     return shared >= ECHO_COVER * len(action) and shared >= ECHO_SHARE * len(sentence)
+
+
+def says_enough(text: str, actions: Sequence[str] = ()) -> bool:
+    """Whether a public reply says enough to stand as the GM's answer: :data:`THIN_WORDS` content words, or more,
+    that are not the actions' own."""
+    said = {stem for stem, _ in content_words(text)}
+    for action in actions:
+        said -= {stem for stem, _ in content_words(action)}
+    return len(said) >= THIN_WORDS
 
 
 def ends_a_sentence(text: str) -> bool:

@@ -148,6 +148,28 @@ async def test_a_reply_that_only_echoes_the_action_is_asked_for_again_and_the_tu
     assert result.model.seconds >= result.model.first_token_seconds > 0
 
 
+async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_short_one_as_meant_is_kept(
+    engine: Engine, scripted: ScriptedModel
+):
+    """What Qwen2.5 1.5B wrote: one line for a character, then the player's own line, which the rules take out;
+    what is left says too little to stand as a reply. A reply the model meant short is shown as it is."""
+    game = await _game_with(engine, "chan", "Maya", "Rook")
+    cut = 'Ada: "You\'re late." She points at the boat.\nRook: I climb aboard and ask Ada how far it is.'
+    answer = "Ada laughs and unties the rope; the boat drifts toward the dark rock while gulls wheel over the tower."
+    scripted.enqueue(cut, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "rook", "I climb aboard and ask Ada how far it is.", on_text=shown.append)
+    assert result.text == answer and "".join(shown) == answer, "the cut reply never reached the screen"
+    assert "Write what happens next, in new words" in scripted.last().prompt_text
+
+    await engine.memory.idle()
+    scripted.enqueue("The fire crackles.")
+    shown.clear()
+    short = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
+    assert short.text == "The fire crackles." and "".join(shown) == "The fire crackles."
+    assert "in new words" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
+
+
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     rolled = await engine.roll(game.id, "maya", "1d20+5")

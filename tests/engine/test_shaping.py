@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.engine.shaping import ReplyShaper, stop_sequences
+from bot.engine.shaping import ReplyShaper
 
 
 def _shape(text: str, *, pieces: int = 7, cut: bool = False, **rules) -> tuple[str, ReplyShaper]:
@@ -78,15 +78,9 @@ def test_asides_pass_through_and_nothing_changes_when_switched_off():
     assert shaper.feed(raw) + shaper.finish(cut_by_length=True) == raw
 
 
-def test_stop_sequences_name_every_seated_player_and_a_new_user_turn():
-    stops = stop_sequences(["Maya", "Tom"])
-    assert "\nMaya:" in stops and "\nTom:" in stops and "\nUser:" in stops and "\n**Maya**:" in stops
-
-
 def test_a_new_gm_line_further_on_ends_the_reply():
     text, shaper = _shape("The fog lifts.\nGM: The fog lifts again.\nMaya: I wave.")
     assert text == "The fog lifts." and shaper.done
-    assert "\nGM:" in stop_sequences(["Maya"])
 
 
 def test_the_recorded_reply_from_the_issue_comes_out_as_narration():
