@@ -25,6 +25,7 @@ from bot.memory.leaks import (
     prompt_secret,
     sentences,
     world_public_runs,
+    world_public_sentences,
     world_public_stems,
     world_public_texts,
 )
@@ -119,7 +120,7 @@ class TurnGuard:
             return False
         if secret.ref not in self._uncovered:
             found = False
-            for phrase in sorted(secret.phrases - self.guard.public)[:40]:
+            for phrase in sorted(self.guard.guarded(secret))[:40]:
                 if await self.store.said_in_public(self.game.id, phrase):
                     found = True
                     break
@@ -145,7 +146,7 @@ class LeakGuards:
     def __init__(self, store: Store, meaning: MeaningIndex | None = None):
         self.store = store
         self.meaning = meaning
-        self._public_runs: dict[str, tuple[World, set[tuple[str, ...]]]] = {}
+        self._public_runs: dict[str, tuple[World, set[tuple[str, ...]], list[frozenset[str]]]] = {}
         self._public_stems: dict[str, tuple[World, frozenset[str], list[str]]] = {}
         self._warming: dict[str, tuple[World, asyncio.Task]] = {}
 
@@ -189,7 +190,7 @@ class LeakGuards:
         return TurnGuard(
             self.store,
             game,
-            Guard(secrets, self._world_public(world)),
+            Guard(secrets, *self._world_public(world)),
             self.meaning,
             public[1],
             public[2],
@@ -197,9 +198,9 @@ class LeakGuards:
             earned_told,
         )
 
-    def _world_public(self, world: World) -> set[tuple[str, ...]]:
+    def _world_public(self, world: World) -> tuple[set[tuple[str, ...]], list[frozenset[str]]]:
         cached = self._public_runs.get(world.id)
         if cached is None or cached[0] is not world:
-            cached = (world, world_public_runs(world))
+            cached = (world, world_public_runs(world), world_public_sentences(world))
             self._public_runs[world.id] = cached
-        return cached[1]
+        return cached[1], cached[2]

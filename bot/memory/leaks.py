@@ -127,11 +127,23 @@ class Guard:
 
     secrets: list[Secret]
     public: set[tuple[str, ...]] = field(default_factory=set)  # runs of the world's public text
+    # The words of each sentence of the world's public text: a run of a secret's words (not an author's key
+    # phrase) that one of them holds whole, in any order, gives nothing away ("the red-waxed third cask", beside
+    # the lore's "The third cask is sealed with red wax").
+    public_sentences: Sequence[frozenset[str]] = ()
 
     def __post_init__(self) -> None:
         # Each phrase under its first word, so a sentence is checked against the phrases it could hold only.
-        self._phrases = _by_first_word(self.secrets, "phrases", self.public)
+        self._phrases = _by_first_word(self.secrets, "phrases", self.public, self.public_sentences)
         self._keys = _by_first_word(self.secrets, "keys", self.public)
+        self._guarded: dict[str, set[tuple[str, ...]]] = {}
+        for entries in self._phrases.values():
+            for number, phrase in entries:
+                self._guarded.setdefault(self.secrets[number].ref, set()).add(phrase)
+
+    def guarded(self, secret: Secret) -> set[tuple[str, ...]]:
+        """The runs of a secret's words that the guard looks for (not those the world makes public)."""
+        return self._guarded.get(secret.ref, set())
 
     def candidates(self, text: str, audience: int | None = None) -> list[Hit]:
         """Every secret run, in every sentence of ``text``, that the audience (``None``: everyone) may not hear.
@@ -174,13 +186,21 @@ SLACK = 2  # extra words a phrase may be spread over ("whole bottle of drops" in
 
 
 def _by_first_word(
-    secrets: Sequence[Secret], attribute: str, public: set[tuple[str, ...]]
-) -> dict[str, list[tuple[int, tuple[str, ...]]]]:
+    secrets: Sequence[Secret], attribute: str, public: set[tuple[str, ...]],
+    public_sentences: Sequence[frozenset[str]] = (),
+) -> dict[str, list[tuple[int, tuple[str, ...]]]]:  # fmt: skip
+    holding: dict[str, list[frozenset[str]]] = {}  # each word's public sentences
+    for words in public_sentences:
+        for word in words:
+            holding.setdefault(word, []).append(words)
     index: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
     for number, secret in enumerate(secrets):
         for phrase in getattr(secret, attribute):
-            if phrase and phrase not in public:
-                index.setdefault(phrase[0], []).append((number, phrase))
+            if not phrase or phrase in public:
+                continue
+            if phrase not in secret.keys and any(set(phrase) <= words for words in holding.get(phrase[0], ())):
+                continue  # a public sentence says all of its words
+            index.setdefault(phrase[0], []).append((number, phrase))
     return index
 
 
@@ -226,6 +246,16 @@ def world_public_texts(world: World) -> list[str]:
         world.title, world.pitch, world.setting, world.opening,
         *(f"{n.name}: {n.description}" for n in world.npcs), *(e.content for e in world.lore),
     ]  # fmt: skip
+
+
+def world_public_sentences(world: World) -> list[frozenset[str]]:
+    """The content words of each sentence the world makes public (see :attr:`Guard.public_sentences`)."""
+    found = []
+    for text in world_public_texts(world):
+        for sentence in sentences(text):
+            if words := frozenset(stem for stem, _ in content_words(sentence)):
+                found.append(words)
+    return found
 
 
 def world_public_runs(world: World) -> set[tuple[str, ...]]:

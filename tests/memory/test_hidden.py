@@ -17,6 +17,7 @@ from bot.memory.leaks import (
     sentences,
     strip,
     world_public_runs,
+    world_public_sentences,
 )
 from bot.memory.npcs import cast_of, turn_ranges
 from bot.memory.players import PrivateMemoryAnswer, entry_line, material, tidy, update_messages
@@ -122,11 +123,26 @@ def test_turn_ranges_are_short():
 
 
 def guard(*secrets, chapter=0, done=(), unlocked=""):
-    return Guard(guarded_world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR))
+    return Guard(
+        guarded_world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR),
+        world_public_sentences(MANOR),
+    )  # fmt: skip
 
 
 def refs(hits):
     return {h.ref for h in hits}
+
+
+def test_a_run_of_a_secret_that_one_public_sentence_says_whole_is_no_leak_but_a_key_phrase_still_is():
+    """The lore says "Tobias went out to the generator shed and had them back on at about twenty past eleven":
+    the run "past eleven ... generator shed" of what Tobias hides gives nothing away, in any order. What the
+    author named as giving a truth away stays guarded whatever the public text holds."""
+    said = "At twenty past eleven Tobias was out at the generator shed, he says."
+    assert "npc:tobias-crane:hides:0" in refs(
+        Guard(guarded_world_secrets(MANOR, 0, (), ""), world_public_runs(MANOR)).candidates(said)
+    ), "a run of four of its words, without the check"
+    assert not guard().candidates(said)
+    assert "truth:hidden-stair" in refs(guard().candidates("The Atlas of the Fens opens the way, you realise."))
 
 
 def test_key_phrases_and_close_paraphrases_of_a_truth_are_caught():
