@@ -176,6 +176,7 @@ def test_the_quality_rules_find_each_fault():
     assert faults(clean + "\nGM: Anything else?") == ["artefacts"]
     assert faults(clean + " [Maya joins the game.]") == ["artefacts"]
     assert "engine_notes" in faults(clean + " (GM note: rewrite the reply without any secret. Private things go in .)")
+    assert "engine_notes" in faults(clean + " (GM: keep to what the players have found.)")
     assert faults(clean, raw=clean + " [[to Tom: ]]") == ["bad_asides"]
     assert faults(clean, raw=clean + " [[to Rook: the key]]") == ["bad_asides"], "nobody seated is Rook"
     assert faults(clean, raw=clean + " [[to Tom: the key is cold") == ["bad_asides"]

@@ -222,7 +222,7 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
         faults.append("thin")
     if _artefacts(text):
         faults.append("artefacts")
-    if any(ENGINE_NOTE.match(s) for s in said) or re.search(r"\bGM[ -]?(?:note|only)\b", text, re.I):
+    if any(ENGINE_NOTE.match(s) for s in said) or re.search(r"\bGM[ -]?(?:note|only)\b|\(\s*GM\s*:", text, re.I):
         faults.append("engine_notes")
     if _bad_asides(raw if raw is not None else text, turn.players) or "[[" in text or "]]" in text:
         faults.append("bad_asides")

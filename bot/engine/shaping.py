@@ -56,7 +56,9 @@ PREAMBLE_MAX = 140  # characters: a longer opening line is the story
 _PREAMBLE_START = re.compile(r"^\s*(?:sure|okay|ok|certainly|of course|here(?:'s| is| are| comes)|continu\w*)\b", re.I)
 # A sentence that is the engine talking, not the story: its correction notes, its headers, its placeholders.
 ENGINE_NOTE = re.compile(
+    r"^\s*\(\s*(?:gm|dm|game master|narrator)\s*[:,]|"  # "(GM: keep to what ...)": a note in its own words
     r"^\W*(?:gm[ -]?note\b|note to (?:the gm|self)\b|ooc\b|correction\b|gm-only\b|private\)|"
+    r"keep to what the players (?:have )?found\b|write (?:the reply|what happens next)\b|"
     r"your (?:last )?(?:reply|draft) (?:only|gave|had|said|repeated)\b|answer \w+ privately\b|"
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"
     r"the gm (?:answers privately|keeps that to)\b)",

@@ -130,6 +130,13 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     assert text == "The hall is quiet."
     text, _ = _shape("(The GM answers privately.) The lamp gutters.")
     assert text == "The lamp gutters."
+    # A note the model put in its own words is still a note.
+    text, shaper = _shape(
+        "The lamp gutters. (GM: keep to what the players have found; write what happens next in new words.)"
+    )
+    assert text == "The lamp gutters." and shaper.shaped.engine_notes
+    text, _ = _shape("GM: The lamp gutters. Who moves?")
+    assert text == "The lamp gutters. Who moves?", "the GM's own name before a line is no note"
 
 
 def test_transcript_brackets_are_taken_out_of_the_story():
