@@ -96,6 +96,25 @@ def test_a_list_at_top_level_is_refused(tmp_path: Path):
         load_world(path)
 
 
+def test_a_key_given_twice_is_refused_with_its_path_and_lines(tmp_path: Path):
+    path = tmp_path / "twice.yaml"
+    text = LIGHTHOUSE.read_text()
+    path.write_text(text + "title: a second title\n")
+    with pytest.raises(WorldFileError, match=r"title: the key is given twice \(lines \d+ and \d+\); keep one"):
+        load_world(path)
+
+
+def test_a_number_too_long_to_read_is_one_clear_line_and_the_other_worlds_still_load(tmp_path: Path):
+    """Python refuses to convert an integer of more than 4,300 digits: one such file must not stop the rest."""
+    (tmp_path / "lighthouse.yaml").write_text(LIGHTHOUSE.read_text())
+    (tmp_path / "huge.yaml").write_text(LIGHTHOUSE.read_text().replace("title:", "seed: " + "9" * 5000 + "\ntitle:", 1))
+    with pytest.raises(WorldFileError, match="a value cannot be read"):
+        load_world(tmp_path / "huge.yaml")
+    library = WorldLibrary(tmp_path)
+    assert library.names() == ["lighthouse"]
+    assert [e.path.name for e in library.errors] == ["huge.yaml"]
+
+
 def test_library_leaves_out_bad_files_and_keeps_good_ones(tmp_path: Path):
     (tmp_path / "lighthouse.yaml").write_text(LIGHTHOUSE.read_text())
     (tmp_path / "bad.yaml").write_text("title: only a title\n")
