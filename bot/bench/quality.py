@@ -68,11 +68,11 @@ from bot.engine.shaping import (
     restates,
     speaker_line,
 )  # fmt: skip
-from bot.memory.leaks import content_words, sentences
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
 from bot.store import Store
+from bot.words import content_words, sentences
 from bot.worlds import World, WorldLibrary
 
 FAULTS = (
