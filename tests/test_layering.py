@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 
 from tests.conftest import PROJECT
 
@@ -31,3 +33,21 @@ def test_no_core_module_imports_discord():
 def test_memory_policy_does_no_io_and_no_asyncio():
     for path in (PROJECT / "bot" / "memory").rglob("*.py"):
         assert not _imports(path) & {"asyncio", "aiosqlite", "sqlite3", "llama_cpp", "discord"}, path
+
+
+# Loaded by the store and the model; the memory policy works on plain data and needs neither.
+IO_LIBRARIES = ("aiosqlite", "llama_cpp")
+
+
+def test_the_memory_policy_loads_neither_the_database_driver_nor_llama_cpp():
+    policy = ["bot.memory", "bot.store.models", "bot.words"]
+    policy += sorted(f"bot.memory.{path.stem}" for path in (PROJECT / "bot" / "memory").glob("[!_]*.py"))
+    code = (
+        "import importlib, sys\n"
+        f"for name in {IO_LIBRARIES!r}:\n"
+        "    sys.modules[name] = None  # an import of it raises ImportError\n"
+        f"for module in {policy!r}:\n"
+        "    importlib.import_module(module)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
