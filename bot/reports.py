@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
-from bot.memory.context import GM_ONLY_LAYERS, ContextTrace, LayerTrace
+from bot.memory.layers import GM_ONLY_LAYERS, ContextTrace, LayerTrace
 from bot.store import Fact, PlayerMemory
 
 BAR_WIDTH = 20
