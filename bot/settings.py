@@ -14,6 +14,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.memory.config import MemoryConfig
+from bot.model.sizing import LARGE, SMALL
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -94,7 +95,9 @@ class Settings(BaseSettings):
         default=None,
         ge=16,
         le=4096,
-        description="Longest GM reply; empty: 200 for a model under 1B parameters, else 300.",
+        description=(
+            f"Longest GM reply; empty: {SMALL.reply_tokens} for a model under 1B parameters, else {LARGE.reply_tokens}."
+        ),
     )
     max_action_chars: int = Field(default=2000, ge=1, le=4000)
 

@@ -30,6 +30,7 @@ from bot.model.base import ChatMessage
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
+from bot.startup import engine_config, load_model, settle_for_model
 from bot.store import EntryKind, LogEntry, Store
 from bot.worlds import World, WorldLibrary
 
@@ -160,8 +161,6 @@ def _baseline(
 
 
 def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import engine_config, load_model, settle_for_model
-
     started = time.perf_counter()
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
     settle_for_model(settings, tokenizer)

@@ -38,6 +38,7 @@ from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
+from bot.startup import load_embedder, load_model, settle_for_model
 from bot.store import EntryKind, LogEntry, NewEntry, Store
 from bot.worlds import Chapter, World, WorldLibrary
 
@@ -164,8 +165,6 @@ class MemoryRetriever:
 
 
 def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_embedder, load_model, settle_for_model
-
     if not path.is_file():
         raise UserError(f"No LoCoMo file at {path}.")
     if not budgets or any(b < 50 for b in budgets):

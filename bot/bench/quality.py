@@ -71,6 +71,7 @@ from bot.engine.shaping import (
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
+from bot.startup import engine_config, load_model
 from bot.store import Store
 from bot.words import content_words, sentences
 from bot.worlds import World, WorldLibrary
@@ -322,8 +323,6 @@ async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
 
 
 def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import engine_config, load_model
-
     if settings.seed is None:  # both runs sample alike: a difference between them is the rules'
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)

@@ -36,6 +36,7 @@ from bot.errors import UserError
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
 from bot.settings import Settings
+from bot.startup import load_embedder
 from bot.store import Store
 from bot.store.vectors import VectorTodo
 from bot.worlds import LoreEntry, WorldLibrary
@@ -45,8 +46,6 @@ QUERIES = 200
 
 
 def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_embedder
-
     embedder, unavailable = load_embedder(settings)
     if embedder is None:
         raise UserError(f"bench recall needs an embedding model: {unavailable or 'GM_EMBED_MODEL is none'}.")

@@ -28,6 +28,7 @@ from bot.model.base import ChatMessage, LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import JobRecord, ModelWorker, Priority
 from bot.settings import Settings
+from bot.startup import engine_config, load_embedder, load_model
 from bot.store import Store
 from bot.worlds import WorldLibrary
 
@@ -277,8 +278,6 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
 
 
 def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
-    from bot.__main__ import engine_config, load_embedder, load_model
-
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
