@@ -28,7 +28,7 @@ from bot.errors import UserError
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.startup import check_context, engine_config, load_embedder, load_model
 from bot.store import Game, LogEntry, Store
 from bot.store.backup import back_up_every, backup_database
@@ -43,7 +43,7 @@ TOKEN_HELP = (
 
 @dataclass
 class App:
-    settings: Settings
+    settings: ProcessSettings
     store: Store
     worker: ModelWorker
     engine: Engine
@@ -51,7 +51,7 @@ class App:
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings,
+    settings: ProcessSettings,
     *,
     worlds: WorldLibrary | None = None,
     model: LanguageModel | None = None,
@@ -92,7 +92,7 @@ async def open_app(
 
 
 async def play(
-    settings: Settings,
+    settings: ProcessSettings,
     world_name: str | None,
     *,
     new: bool = False,
@@ -151,7 +151,7 @@ async def _choose_game(
     return started.game, world, notices, [started.opening]
 
 
-async def list_games(settings: Settings) -> int:
+async def list_games(settings: ProcessSettings) -> int:
     """``python -m bot games``: every game in the database, to resume with ``play --game ID``."""
     with DatabaseLock(settings.database):
         store = await Store.open(settings.database)
@@ -171,7 +171,7 @@ async def list_games(settings: Settings) -> int:
     return 0
 
 
-def check(paths: list[Path], settings: Settings) -> int:
+def check(paths: list[Path], settings: ProcessSettings) -> int:
     files = [p for path in paths for p in (world_files(path) if path.is_dir() else [path])]
     if not paths:
         files = world_files(settings.worlds_dir)
@@ -190,7 +190,7 @@ def check(paths: list[Path], settings: Settings) -> int:
     return 1 if failed else 0
 
 
-async def run_discord(settings: Settings) -> None:
+async def run_discord(settings: ProcessSettings) -> None:
     if not settings.discord_token:
         raise UserError(TOKEN_HELP)
     from bot.discord_client import serve
@@ -199,7 +199,7 @@ async def run_discord(settings: Settings) -> None:
         await serve(app.engine, settings)
 
 
-async def sync_discord(settings: Settings) -> None:
+async def sync_discord(settings: ProcessSettings) -> None:
     if not settings.discord_token:
         raise UserError(TOKEN_HELP)
     from bot.discord_client import sync
@@ -210,7 +210,7 @@ async def sync_discord(settings: Settings) -> None:
     print(f"Slash commands synced to {where}.")
 
 
-def model_command(settings: Settings, args: argparse.Namespace) -> int:
+def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
     from bot.model.catalog import CATALOG, HubFile, pull
 
     if args.model_command == "pull":
@@ -234,7 +234,7 @@ def import_lore(export: Path, world: Path) -> int:
     return 0
 
 
-def bench(settings: Settings, args: argparse.Namespace) -> int:
+def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
     if args.bench == "context" and args.turns < 1:
         raise UserError("--turns must be at least 1.")
     if args.bench == "locomo":
@@ -304,7 +304,7 @@ class QuietFileHandler(logging.FileHandler):
             super().emit(record)
 
 
-def configure_logging(settings: Settings, command: str) -> Path | None:
+def configure_logging(settings: ProcessSettings, command: str) -> Path | None:
     """Where the log goes; returns the file, for ``play``.
 
     In ``play`` the terminal is a shared screen for the story: the log (which names what the leak guard
@@ -402,10 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def read_settings() -> Settings | None:
+def read_settings() -> ProcessSettings | None:
     """The process settings, or ``None`` once what is wrong with them is said on standard error."""
     try:
-        return Settings()
+        return ProcessSettings()
     except ValidationError as exc:
         for line in format_validation_error(exc):
             print(f"settings: {line}", file=sys.stderr)
@@ -420,7 +420,7 @@ def read_settings() -> Settings | None:
     return None
 
 
-def run_command(args: argparse.Namespace, settings: Settings, log_to: Path | None) -> int:
+def run_command(args: argparse.Namespace, settings: ProcessSettings, log_to: Path | None) -> int:
     """Run the command the line named; its exit status."""
     if args.command == "check":
         return check(args.paths, settings)

@@ -15,20 +15,20 @@ from bot.memory.config import fitted
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.sizing import LARGE, defaults_for, reply_words
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.worlds import WorldLibrary
 
 log = logging.getLogger(__name__)
 
 
-def load_model(settings: Settings) -> LanguageModel:
+def load_model(settings: ProcessSettings) -> LanguageModel:
     """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
     model = _server_chat_model(settings) if settings.model_url else _llama_model(settings)
     settle_for_model(settings, model)
     return model
 
 
-def _server_chat_model(settings: Settings) -> LanguageModel:
+def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
     from bot.model.server import ServerModel
 
     if not settings.model_name:
@@ -42,7 +42,7 @@ def _server_chat_model(settings: Settings) -> LanguageModel:
     return server
 
 
-def _llama_model(settings: Settings) -> LanguageModel:
+def _llama_model(settings: ProcessSettings) -> LanguageModel:
     from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
 
     if settings.model:
@@ -71,7 +71,7 @@ def _llama_model(settings: Settings) -> LanguageModel:
     return LlamaModel(config)
 
 
-def load_embedder(settings: Settings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
+def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
     """The embedding model ``GM_EMBED_MODEL`` names, or ``None`` and why (recall then goes by words alone).
 
     A model that does not load never stops the bot: the reason is logged once and shown in /memory-status.
@@ -108,7 +108,7 @@ def load_embedder(settings: Settings, model: LanguageModel | None = None) -> tup
     return embedder, None
 
 
-def _embedding_server(settings: Settings, choice: str):
+def _embedding_server(settings: ProcessSettings, choice: str):
     from bot.model.server import ServerModel
 
     return ServerModel(
@@ -117,7 +117,7 @@ def _embedding_server(settings: Settings, choice: str):
     )  # fmt: skip
 
 
-def settle_for_model(settings: Settings, model: LanguageModel) -> None:
+def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
     """Fill in the settings whose default depends on the model's size (see :mod:`bot.model.sizing`)."""
     defaults = defaults_for(getattr(model, "parameters", None))
     if settings.reply_tokens is None:
@@ -136,7 +136,7 @@ def settle_for_model(settings: Settings, model: LanguageModel) -> None:
         model.config = config.model_copy(update={"sampling": sampling})
 
 
-def engine_config(settings: Settings, **changes: object) -> EngineConfig:
+def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
     """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``)."""
     fields: dict[str, object] = {
         "n_ctx": settings.n_ctx,
@@ -149,7 +149,7 @@ def engine_config(settings: Settings, **changes: object) -> EngineConfig:
     return EngineConfig(**fields)
 
 
-def check_context(settings: Settings, model: LanguageModel, worlds: WorldLibrary) -> None:
+def check_context(settings: ProcessSettings, model: LanguageModel, worlds: WorldLibrary) -> None:
     """Refuse a context the model or the worlds cannot work in, with the numbers, before any turn is played.
 
     A world whose frozen layer alone overflows the prompt is left out (reported like a broken file);

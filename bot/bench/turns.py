@@ -27,7 +27,7 @@ from bot.engine import Engine, EngineConfig
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import JobRecord, ModelWorker, Priority
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.startup import engine_config, load_embedder, load_model
 from bot.store import Store
 from bot.worlds import WorldLibrary
@@ -277,7 +277,7 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.interruptions = interruptions
 
 
-def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
+def run(settings: ProcessSettings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
@@ -306,7 +306,14 @@ def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *
 
 
 def report(
-    name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, pause: float, out: TextIO
+    name: str,
+    settings: ProcessSettings,
+    speeds: Speeds,
+    runs: list[Run],
+    games: int,
+    turns: int,
+    pause: float,
+    out: TextIO,
 ) -> dict:
     on, *others = runs  # the live run, then (when compared) jobs held back, then words alone
     off, words = (others[0], others[1:]) if others else (None, [])
