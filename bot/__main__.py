@@ -23,29 +23,17 @@ from pathlib import Path
 from pydantic import ValidationError
 from pydantic_settings import SettingsError
 
-from bot.engine import Engine, EngineConfig
+from bot.engine import Engine
 from bot.errors import UserError
-from bot.memory.config import fitted
-from bot.memory.context import frozen_tokens
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import check_context, engine_config, load_embedder, load_model
 from bot.store import Game, LogEntry, Store
 from bot.store.backup import back_up_every, backup_database
 from bot.store.lock import DatabaseLock
 from bot.worlds import World, WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
-
-log = logging.getLogger("bot")
-
-# A model under a billion parameters rambles and loops when given room: its replies are kept shorter.
-SMALL_MODEL = 10**9
-SMALL_MODEL_REPLY = 200
-REPLY_TOKENS = 300
-# Sampling by size, as (temperature, repeat penalty): a small model needs a cooler hand and a firmer push away
-# from what it just wrote, or it drifts and loops; a larger one writes better prose a little warmer.
-SMALL_MODEL_SAMPLING = (0.7, 1.18)
-SAMPLING = (0.8, 1.1)
 
 TOKEN_HELP = (
     "No DISCORD_TOKEN is set: create a bot at https://discord.com/developers/applications, "
@@ -53,162 +41,9 @@ TOKEN_HELP = (
 )
 
 
-def load_model(settings: Settings) -> LanguageModel:
-    """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
-    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
-
-    if settings.model_url:
-        from bot.model.server import ServerModel
-
-        if not settings.model_name:
-            raise UserError("GM_MODEL_URL is set: set GM_MODEL_NAME to the model the server serves too.")
-        server = ServerModel(
-            settings.model_url, settings.model_name, api_key=settings.model_api_key,
-            timeout=settings.model_timeout, parallel=settings.model_parallel,
-        )  # fmt: skip
-        server.check()
-        log.info("Model %s from the server at %s", server.name, server.url)
-        settle_for_model(settings, server)
-        return server
-    if settings.model:
-        from bot.model.catalog import model_file
-
-        path = model_file(settings.model, settings.models_dir)
-    else:
-        path = settings.model_path or bundled_model_path()
-    sampling = Sampling(
-        temperature=settings.temperature if settings.temperature is not None else SAMPLING[0],
-        top_p=settings.top_p,
-        top_k=settings.top_k,
-        min_p=settings.min_p,
-        repeat_penalty=settings.repeat_penalty if settings.repeat_penalty is not None else SAMPLING[1],
-        seed=settings.seed,
-    )
-    config = LlamaConfig(
-        model_path=path,
-        n_ctx=settings.n_ctx,
-        n_gpu_layers=settings.n_gpu_layers,
-        n_threads=settings.n_threads,
-        chat_format=settings.chat_format,
-        sampling=sampling,
-        cache_bytes=None if settings.cache_mib is None else settings.cache_mib * 2**20,
-    )
-    model = LlamaModel(config)
-    settle_for_model(settings, model)
-    return model
-
-
-def load_embedder(settings: Settings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
-    """The embedding model ``GM_EMBED_MODEL`` names, or ``None`` and why (recall then goes by words alone).
-
-    A model that does not load never stops the bot: the reason is logged once and shown in /memory-status.
-    """
-    from bot.model import minilm
-    from bot.model.catalog import EMBEDDING_CATALOG, model_file
-    from bot.model.embedding import LlamaEmbedder, ServerEmbedder
-
-    choice = (settings.embed_model or "").strip()
-    if choice.lower() == "none":
-        return None, None
-    try:
-        if choice.startswith("server:"):
-            from bot.model.server import ServerModel
-
-            if not settings.model_url:
-                raise UserError("GM_EMBED_MODEL=server:NAME takes the embeddings of GM_MODEL_URL's server; set it")
-            server = model if isinstance(model, ServerModel) else _server_model(settings, choice)
-            return ServerEmbedder(server, choice.removeprefix("server:")), None
-        if not choice:
-            path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
-        else:
-            path, entry = model_file(choice, settings.models_dir), EMBEDDING_CATALOG.get(choice)
-            name = entry.name if entry else path.stem
-            prefixes = (entry.query_prefix, entry.document_prefix) if entry else ("", "")
-        embedder = LlamaEmbedder(
-            path, name=name, n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
-            query_prefix=prefixes[0], document_prefix=prefixes[1],
-        )  # fmt: skip
-    except (UserError, OSError, ValueError, RuntimeError) as exc:
-        reason = f"the embedding model {choice or minilm.NAME} is unavailable ({exc})"
-        return None, reason
-    log.info("Recall by meaning with %s (%d dimensions, %s)", embedder.name, embedder.dimension, embedder.placement)
-    return embedder, None
-
-
-def _server_model(settings: Settings, choice: str):
-    from bot.model.server import ServerModel
-
-    return ServerModel(
-        settings.model_url, choice.removeprefix("server:"), api_key=settings.model_api_key,
-        timeout=settings.model_timeout,
-    )  # fmt: skip
-
-
-def settle_for_model(settings: Settings, model: LanguageModel) -> None:
-    """Fill in the settings whose default depends on the model: a small model gets shorter, cooler replies."""
-    parameters = getattr(model, "parameters", None)
-    small = bool(parameters and parameters < SMALL_MODEL)
-    if settings.reply_tokens is None:
-        settings.reply_tokens = SMALL_MODEL_REPLY if small else REPLY_TOKENS
-    if settings.prompt_guide is None:
-        settings.prompt_guide = "short" if small else "full"
-    temperature, penalty = SMALL_MODEL_SAMPLING if small else SAMPLING
-    if settings.temperature is None:
-        settings.temperature = temperature
-    if settings.repeat_penalty is None:
-        settings.repeat_penalty = penalty
-    config = getattr(model, "config", None)
-    if config is not None and hasattr(config, "sampling"):
-        sampling = config.sampling.model_copy(
-            update={"temperature": settings.temperature, "repeat_penalty": settings.repeat_penalty}
-        )
-        model.config = config.model_copy(update={"sampling": sampling})
-
-
-def engine_config(settings: Settings, **changes: object) -> EngineConfig:
-    """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``)."""
-    fields: dict[str, object] = {
-        "n_ctx": settings.n_ctx,
-        "reply_tokens": settings.reply_tokens,
-        "max_action_chars": settings.max_action_chars,
-        "full_guide": settings.prompt_guide != "short",
-        "memory": fitted(settings.memory, settings.n_ctx),
-    }
-    fields.update(changes)
-    return EngineConfig(**fields)
-
-
-def check_context(settings: Settings, model: LanguageModel, worlds: WorldLibrary) -> None:
-    """Refuse a context the model or the worlds cannot work in, with the numbers, before any turn is played.
-
-    A world whose frozen layer alone overflows the prompt is left out (reported like a broken file);
-    with no world left, nothing can be played.
-    """
-    trained = getattr(model, "trained_context", None)
-    if trained and settings.n_ctx > trained:
-        raise UserError(
-            f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "
-            f"set GM_N_CTX to {trained} or less."
-        )
-    limit = settings.n_ctx - settings.reply_tokens
-    reply_words = max(30, settings.reply_tokens * 3 // 5)
-    for world in list(worlds.worlds.values()):
-        frozen = frozen_tokens(world, model.count_tokens, reply_words, full=settings.prompt_guide != "short")
-        if frozen > limit:
-            worlds.leave_out(
-                world.id,
-                f"(context): its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than "
-                f"the {limit} a prompt may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS "
-                f"{settings.reply_tokens}); raise GM_N_CTX or shorten the world",
-            )
-    if not worlds.worlds:
-        problems = "\n".join(str(error) for error in worlds.errors)
-        raise UserError(f"No world can be played with these settings:\n{problems}")
-
-
 @dataclass
 class App:
-    settings: Settings
+    settings: ProcessSettings
     store: Store
     worker: ModelWorker
     engine: Engine
@@ -216,7 +51,7 @@ class App:
 
 @asynccontextmanager
 async def open_app(
-    settings: Settings,
+    settings: ProcessSettings,
     *,
     worlds: WorldLibrary | None = None,
     model: LanguageModel | None = None,
@@ -257,7 +92,7 @@ async def open_app(
 
 
 async def play(
-    settings: Settings,
+    settings: ProcessSettings,
     world_name: str | None,
     *,
     new: bool = False,
@@ -316,7 +151,7 @@ async def _choose_game(
     return started.game, world, notices, [started.opening]
 
 
-async def list_games(settings: Settings) -> int:
+async def list_games(settings: ProcessSettings) -> int:
     """``python -m bot games``: every game in the database, to resume with ``play --game ID``."""
     with DatabaseLock(settings.database):
         store = await Store.open(settings.database)
@@ -336,7 +171,7 @@ async def list_games(settings: Settings) -> int:
     return 0
 
 
-def check(paths: list[Path], settings: Settings) -> int:
+def check(paths: list[Path], settings: ProcessSettings) -> int:
     files = [p for path in paths for p in (world_files(path) if path.is_dir() else [path])]
     if not paths:
         files = world_files(settings.worlds_dir)
@@ -355,7 +190,7 @@ def check(paths: list[Path], settings: Settings) -> int:
     return 1 if failed else 0
 
 
-async def run_discord(settings: Settings) -> None:
+async def run_discord(settings: ProcessSettings) -> None:
     if not settings.discord_token:
         raise UserError(TOKEN_HELP)
     from bot.discord_client import serve
@@ -364,7 +199,7 @@ async def run_discord(settings: Settings) -> None:
         await serve(app.engine, settings)
 
 
-async def sync_discord(settings: Settings) -> None:
+async def sync_discord(settings: ProcessSettings) -> None:
     if not settings.discord_token:
         raise UserError(TOKEN_HELP)
     from bot.discord_client import sync
@@ -375,7 +210,7 @@ async def sync_discord(settings: Settings) -> None:
     print(f"Slash commands synced to {where}.")
 
 
-def model_command(settings: Settings, args: argparse.Namespace) -> int:
+def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
     from bot.model.catalog import CATALOG, HubFile, pull
 
     if args.model_command == "pull":
@@ -399,7 +234,7 @@ def import_lore(export: Path, world: Path) -> int:
     return 0
 
 
-def bench(settings: Settings, args: argparse.Namespace) -> int:
+def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
     if args.bench == "context" and args.turns < 1:
         raise UserError("--turns must be at least 1.")
     if args.bench == "locomo":
@@ -469,7 +304,7 @@ class QuietFileHandler(logging.FileHandler):
             super().emit(record)
 
 
-def configure_logging(settings: Settings, command: str) -> Path | None:
+def configure_logging(settings: ProcessSettings, command: str) -> Path | None:
     """Where the log goes; returns the file, for ``play``.
 
     In ``play`` the terminal is a shared screen for the story: the log (which names what the leak guard
@@ -505,7 +340,8 @@ def game_id(text: str) -> int:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (argparse's set-up: one statement per option)."""
     parser = argparse.ArgumentParser(prog="python -m bot", description="A Discord game master with a long memory.")
     commands = parser.add_subparsers(dest="command", required=True)
     play_parser = commands.add_parser("play", help="play a game in the terminal")
@@ -563,14 +399,16 @@ def main(argv: list[str] | None = None) -> int:
     recall_parser.add_argument("--turns", type=int, default=300, help="turns of the long game (default 300)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def read_settings() -> ProcessSettings | None:
+    """The process settings, or ``None`` once what is wrong with them is said on standard error."""
     try:
-        settings = Settings()
+        return ProcessSettings()
     except ValidationError as exc:
         for line in format_validation_error(exc):
             print(f"settings: {line}", file=sys.stderr)
-        return 2
     except SettingsError as exc:  # a nested setting (GM_MEMORY) that is not JSON
         field = re.search(r'field "(\w+)"', str(exc))
         name = f"GM_{field.group(1).upper() if field else 'MEMORY'}"
@@ -579,39 +417,51 @@ def main(argv: list[str] | None = None) -> int:
             f"or set {name}__NAME variables one by one.",
             file=sys.stderr,
         )
+    return None
+
+
+def run_command(args: argparse.Namespace, settings: ProcessSettings, log_to: Path | None) -> int:
+    """Run the command the line named; its exit status."""
+    if args.command == "check":
+        return check(args.paths, settings)
+    if args.command == "import-lore":
+        return import_lore(args.export, args.world)
+    if args.command == "play":
+        if args.world is None and args.game is None:
+            raise UserError("Name a world to play (python -m bot play hollow-manor), or a game with --game ID.")
+        if args.game is not None and args.new:
+            raise UserError("--new starts another game of a world; --game resumes one. Give one of them.")
+        asyncio.run(play(settings, args.world, new=args.new, game_id=args.game, log_file=log_to))
+    elif args.command == "games":
+        return asyncio.run(list_games(settings))
+    elif args.command == "backup":
+        print(f"Backed up {settings.database} to {backup_database(settings.database, args.path)}")
+    elif args.command == "bench":
+        return bench(settings, args)
+    elif args.command == "model":
+        return model_command(settings, args)
+    elif args.command == "sync":
+        asyncio.run(sync_discord(settings))
+    else:
+        asyncio.run(run_discord(settings))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = read_settings()
+    if settings is None:
         return 2
     if getattr(args, "db", None):
         settings.database = args.db
     log_to = configure_logging(settings, args.command)
     try:
-        if args.command == "check":
-            return check(args.paths, settings)
-        if args.command == "import-lore":
-            return import_lore(args.export, args.world)
-        if args.command == "play":
-            if args.world is None and args.game is None:
-                raise UserError("Name a world to play (python -m bot play hollow-manor), or a game with --game ID.")
-            if args.game is not None and args.new:
-                raise UserError("--new starts another game of a world; --game resumes one. Give one of them.")
-            asyncio.run(play(settings, args.world, new=args.new, game_id=args.game, log_file=log_to))
-        elif args.command == "games":
-            return asyncio.run(list_games(settings))
-        elif args.command == "backup":
-            print(f"Backed up {settings.database} to {backup_database(settings.database, args.path)}")
-        elif args.command == "bench":
-            return bench(settings, args)
-        elif args.command == "model":
-            return model_command(settings, args)
-        elif args.command == "sync":
-            asyncio.run(sync_discord(settings))
-        else:
-            asyncio.run(run_discord(settings))
+        return run_command(args, settings, log_to)
     except UserError as exc:
         print(exc, file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
-    return 0
 
 
 if __name__ == "__main__":

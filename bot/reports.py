@@ -5,17 +5,21 @@ from __future__ import annotations
 from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
 from bot.engine.status import MemoryStatus
-from bot.memory.context import GM_ONLY_LAYERS, ContextTrace, LayerTrace
+from bot.memory.layers import GM_ONLY_LAYERS, ContextTrace, LayerTrace
 from bot.store import Fact, PlayerMemory
 
 BAR_WIDTH = 20
 
 
-def bar(used: int, budget: int | None) -> str:
+def bar(
+    used: int, budget: int | None, *, width: int = BAR_WIDTH, marks: str = "#.", ends: tuple[str, str] = ("[", "]")
+) -> str:
+    """A layer's tokens against its budget: a bar of ``width`` marks (``marks``: filled, then empty) between
+    ``ends``, then the numbers; without a budget, the tokens alone."""
     if not budget:
         return f"{used} tokens"
-    filled = min(BAR_WIDTH, round(BAR_WIDTH * used / budget))
-    return f"[{'#' * filled}{'.' * (BAR_WIDTH - filled)}] {used}/{budget}"
+    filled = min(width, round(width * used / budget))
+    return f"{ends[0]}{marks[0] * filled}{marks[1] * (width - filled)}{ends[1]} {used}/{budget}"
 
 
 def _summary_line(label: str, summary: SummaryInfo | None) -> str:

@@ -1,7 +1,10 @@
-"""Settings from the environment and a ``.env`` file.
+"""The process settings: what the host sets for the whole bot, from the environment and a ``.env`` file.
 
 Every setting but the Discord token is read from a ``GM_``-prefixed
 variable: ``GM_MODEL_PATH``, ``GM_N_CTX``, ``GM_DATABASE`` and so on.
+They are not a game's own settings: a game's and a server's overrides of
+the memory's knobs and the reply length are kept in the store (see
+:class:`bot.engine.settings.GameSettings`), within the ceilings set here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.memory.config import MemoryConfig
+from bot.model.sizing import LARGE, SMALL
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
@@ -21,7 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 MIN_BACKUP_HOURS = 0.1  # six minutes: a copy of the whole database, the most often it is worth making
 
 
-class Settings(BaseSettings):
+class ProcessSettings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="GM_",
         env_file=".env",
@@ -94,7 +98,9 @@ class Settings(BaseSettings):
         default=None,
         ge=16,
         le=4096,
-        description="Longest GM reply; empty: 200 for a model under 1B parameters, else 300.",
+        description=(
+            f"Longest GM reply; empty: {SMALL.reply_tokens} for a model under 1B parameters, else {LARGE.reply_tokens}."
+        ),
     )
     max_action_chars: int = Field(default=2000, ge=1, le=4000)
 
@@ -129,3 +135,7 @@ class Settings(BaseSettings):
     @classmethod
     def _level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+
+# The name the Discord client, the cogs and the tests import.
+Settings = ProcessSettings

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from bot.cleantext import clean_tree
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, UnreadableFile, read_text
+from bot.words import content_words
 
 log = logging.getLogger(__name__)
 
@@ -164,8 +165,6 @@ class World(_Strict):
 
     @model_validator(mode="after")
     def _matchable_phrases(self) -> World:
-        from bot.memory.leaks import content_words  # the leak guard's own words: it imports this module
-
         for truth in self.truths:
             for phrase in truth.key_phrases:
                 if not content_words(phrase):

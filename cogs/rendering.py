@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 import discord
 
 from bot.memory.context import GM_ONLY_LAYERS
-from bot.reports import last_turn, meaning_line, next_compaction, shown_items
+from bot.reports import bar, last_turn, meaning_line, next_compaction, shown_items
 
 # Discord's limits (https://discord.com/developers/docs/resources/message, embed limits).
 LIMIT = 2000  # characters in a message's content
@@ -177,10 +177,7 @@ BAR = 12
 
 
 def _bar(used: int, budget: int | None) -> str:
-    if not budget:
-        return f"{used} tokens"
-    filled = min(BAR, round(BAR * used / budget))
-    return f"`{'█' * filled}{'░' * (BAR - filled)}` {used}/{budget}"
+    return bar(used, budget, width=BAR, marks="█░", ends=("`", "`"))  # as code: a monospaced bar
 
 
 def _clip(text: str, limit: int = FIELD_VALUE) -> str:

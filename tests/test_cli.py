@@ -318,9 +318,9 @@ def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, p
 
 
 def test_sampling_and_reply_length_follow_the_models_size_unless_set():
-    from bot.__main__ import settle_for_model
     from bot.model.llama import LlamaConfig, Sampling
     from bot.settings import Settings
+    from bot.startup import settle_for_model
 
     class Sized:
         def __init__(self, parameters: int):

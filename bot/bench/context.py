@@ -29,7 +29,8 @@ from bot.memory.context import Budget, MemoryView, build_context, shared_prefix_
 from bot.model.base import ChatMessage
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_model, settle_for_model
 from bot.store import EntryKind, LogEntry, Store
 from bot.worlds import World, WorldLibrary
 
@@ -159,9 +160,7 @@ def _baseline(
     return tokens, reuse
 
 
-def run(settings: Settings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import engine_config, load_model, settle_for_model
-
+def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
     started = time.perf_counter()
     tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
     settle_for_model(settings, tokenizer)

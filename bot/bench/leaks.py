@@ -30,7 +30,8 @@ from bot.engine.game import REGENERATE
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_embedder, load_model, settle_for_model
 from bot.store import EntryKind, NewEntry, Store, Visibility
 from bot.worlds import World, WorldLibrary
 
@@ -312,11 +313,9 @@ class LeakyModel(ScriptedModel):
         return choices[self.turns % len(choices)]
 
 
-def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
+def run(settings: ProcessSettings, model_name: str, out: TextIO) -> LeakReport:
     """Run the bench with the bundled model (``bundled``) or the leaking scripted one (``leaky``); then, with
     an embedding model, the guard by meaning on leaks told in other words and on clean replies."""
-    from bot.__main__ import load_model, settle_for_model
-
     if model_name == "leaky":
         model: LanguageModel = LeakyModel()
         settle_for_model(settings, model)
@@ -325,9 +324,7 @@ def run(settings: Settings, model_name: str, out: TextIO) -> LeakReport:
     return asyncio.run(_run(settings, model, out))
 
 
-async def _run(settings: Settings, model: LanguageModel, out: TextIO) -> LeakReport:
-    from bot.__main__ import engine_config, load_embedder
-
+async def _run(settings: ProcessSettings, model: LanguageModel, out: TextIO) -> LeakReport:
     config = engine_config(settings, reply_tokens=min(settings.reply_tokens, 160))
     embedder, unavailable = await asyncio.to_thread(load_embedder, settings)
     worlds = WorldLibrary(settings.worlds_dir)

@@ -37,7 +37,8 @@ from bot.model.base import ChatMessage
 from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import load_embedder, load_model, settle_for_model
 from bot.store import EntryKind, LogEntry, NewEntry, Store
 from bot.worlds import Chapter, World, WorldLibrary
 
@@ -80,7 +81,7 @@ class MemoryRetriever:
     """
 
     def __init__(
-        self, settings: Settings, count_tokens, store: Store, loop: asyncio.AbstractEventLoop,
+        self, settings: ProcessSettings, count_tokens, store: Store, loop: asyncio.AbstractEventLoop,
         embedder: Embedder | None = None,
     ):  # fmt: skip
         self.count = count_tokens
@@ -163,9 +164,7 @@ class MemoryRetriever:
         return Retrieved(dia_ids=frozenset(d for d in found if d), tokens=max(0, trace.total_tokens - base))
 
 
-def run(settings: Settings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_embedder, load_model, settle_for_model
-
+def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
     if not path.is_file():
         raise UserError(f"No LoCoMo file at {path}.")
     if not budgets or any(b < 50 for b in budgets):

@@ -68,11 +68,12 @@ from bot.engine.shaping import (
     restates,
     speaker_line,
 )  # fmt: skip
-from bot.memory.leaks import content_words, sentences
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_model
 from bot.store import Store
+from bot.words import content_words, sentences
 from bot.worlds import World, WorldLibrary
 
 FAULTS = (
@@ -321,9 +322,7 @@ async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
     )
 
 
-def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import engine_config, load_model
-
+def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
     if settings.seed is None:  # both runs sample alike: a difference between them is the rules'
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
@@ -338,7 +337,7 @@ def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
     return report(model.name, settings, runs, turns, out)
 
 
-def report(name: str, settings: Settings, runs: list[Run], turns: int, out: TextIO) -> dict[str, float]:
+def report(name: str, settings: ProcessSettings, runs: list[Run], turns: int, out: TextIO) -> dict[str, float]:
     off, on = runs
     print(
         f"bench quality: {len(WORLDS)} worlds x {turns} turns ({', '.join(WORLDS)}); model {name}, "

@@ -35,7 +35,8 @@ from bot.engine.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import load_embedder
 from bot.store import Store
 from bot.store.vectors import VectorTodo
 from bot.worlds import LoreEntry, WorldLibrary
@@ -44,9 +45,7 @@ SIZES = (10_000, 100_000)
 QUERIES = 200
 
 
-def run(settings: Settings, turns: int, out: TextIO) -> dict[str, float]:
-    from bot.__main__ import load_embedder
-
+def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
     embedder, unavailable = load_embedder(settings)
     if embedder is None:
         raise UserError(f"bench recall needs an embedding model: {unavailable or 'GM_EMBED_MODEL is none'}.")

@@ -27,7 +27,8 @@ from bot.engine import Engine, EngineConfig
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import JobRecord, ModelWorker, Priority
-from bot.settings import Settings
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_embedder, load_model
 from bot.store import Store
 from bot.worlds import WorldLibrary
 
@@ -276,9 +277,7 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.interruptions = interruptions
 
 
-def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
-    from bot.__main__ import engine_config, load_embedder, load_model
-
+def run(settings: ProcessSettings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
@@ -306,8 +305,44 @@ def run(settings: Settings, games: int, turns: int, pause: float, out: TextIO, *
     return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out)
 
 
+# The table comparing the runs: a label, and how to read it off a run.
+ROWS = [
+    ("first text p50 (s)", lambda r: f"{r.pct('first_text', 0.5):.2f}"),
+    ("first text p95 (s)", lambda r: f"{r.pct('first_text', 0.95):.2f}"),
+    ("reply p50 (s)", lambda r: f"{r.pct('reply', 0.5):.2f}"),
+    ("reply p95 (s)", lambda r: f"{r.pct('reply', 0.95):.2f}"),
+    ("waited for the model p50 (s)", lambda r: f"{r.pct('waited', 0.5):.2f}"),
+    ("reply / floor p50", lambda r: f"{r.pct('ratio', 0.5):.2f}"),
+    ("reply / floor p95", lambda r: f"{r.pct('ratio', 0.95):.2f}"),
+    ("model run / floor p50", lambda r: f"{r.pct('run_ratio', 0.5):.2f}"),
+    ("prompt reused from cache", lambda r: f"{r.live_reuse:.1%}"),
+    ("game states restored", lambda r: f"{r.state_restores}"),
+    ("model busy: player turns (s)", lambda r: f"{r.player_busy:.1f}"),
+    ("model busy: background (s)", lambda r: f"{r.background_busy:.1f}"),
+    ("background calls per turn", lambda r: f"{r.calls_per_turn:.2f}"),
+    ("background calls interrupted", lambda r: f"{r.interruptions}"),
+    ("model busy: embedding (s)", lambda r: f"{r.embedding_busy:.1f}"),
+    ("embedding a turn's query p50 (ms)", lambda r: f"{_percentile(r.query_seconds, 0.5) * 1000:.1f}"),
+    (
+        "facts not extracted, at an action: p50 / max (turns)",
+        lambda r: f"{_percentile(r.facts_behind, 0.5):.0f} / {max(r.facts_behind, default=0)}",
+    ),
+    ("a summary waiting, at an action", lambda r: f"{_share(r.fold_waiting):.0%}"),
+    ("caught up after the last reply (s)", lambda r: f"{r.catch_up:.1f}"),
+    ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
+    ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
+]
+
+
 def report(
-    name: str, settings: Settings, speeds: Speeds, runs: list[Run], games: int, turns: int, pause: float, out: TextIO
+    name: str,
+    settings: ProcessSettings,
+    speeds: Speeds,
+    runs: list[Run],
+    games: int,
+    turns: int,
+    pause: float,
+    out: TextIO,
 ) -> dict:
     on, *others = runs  # the live run, then (when compared) jobs held back, then words alone
     off, words = (others[0], others[1:]) if others else (None, [])
@@ -321,44 +356,31 @@ def report(
         + "\n\n"
     )
     for played in runs:
-        w(f"{played.name}:\n")
-        w("game turn  first   reply  waited  prompt reused  read  wrote   floor  reply/floor  run/floor\n")
-        for t in played.turns:
-            w(
-                f"{t.game:>4} {t.turn:>4} {t.first_text:>6.2f}s {t.reply:>6.2f}s {t.waited:>6.2f}s {t.prompt:>7} "
-                f"{t.reused:>6} {t.evaluated:>5} {t.written:>6} {t.floor:>6.2f}s {t.ratio:>8.2f} {t.run_ratio:>10.2f}\n"
-            )
-        w("\n")
-    rows = [
-        ("first text p50 (s)", lambda r: f"{r.pct('first_text', 0.5):.2f}"),
-        ("first text p95 (s)", lambda r: f"{r.pct('first_text', 0.95):.2f}"),
-        ("reply p50 (s)", lambda r: f"{r.pct('reply', 0.5):.2f}"),
-        ("reply p95 (s)", lambda r: f"{r.pct('reply', 0.95):.2f}"),
-        ("waited for the model p50 (s)", lambda r: f"{r.pct('waited', 0.5):.2f}"),
-        ("reply / floor p50", lambda r: f"{r.pct('ratio', 0.5):.2f}"),
-        ("reply / floor p95", lambda r: f"{r.pct('ratio', 0.95):.2f}"),
-        ("model run / floor p50", lambda r: f"{r.pct('run_ratio', 0.5):.2f}"),
-        ("prompt reused from cache", lambda r: f"{r.live_reuse:.1%}"),
-        ("game states restored", lambda r: f"{r.state_restores}"),
-        ("model busy: player turns (s)", lambda r: f"{r.player_busy:.1f}"),
-        ("model busy: background (s)", lambda r: f"{r.background_busy:.1f}"),
-        ("background calls per turn", lambda r: f"{r.calls_per_turn:.2f}"),
-        ("background calls interrupted", lambda r: f"{r.interruptions}"),
-        ("model busy: embedding (s)", lambda r: f"{r.embedding_busy:.1f}"),
-        ("embedding a turn's query p50 (ms)", lambda r: f"{_percentile(r.query_seconds, 0.5) * 1000:.1f}"),
-        (
-            "facts not extracted, at an action: p50 / max (turns)",
-            lambda r: f"{_percentile(r.facts_behind, 0.5):.0f} / {max(r.facts_behind, default=0)}",
-        ),
-        ("a summary waiting, at an action", lambda r: f"{_share(r.fold_waiting):.0%}"),
-        ("caught up after the last reply (s)", lambda r: f"{r.catch_up:.1f}"),
-        ("engine's own share of a turn", lambda r: f"{r.engine_share:.1%}"),
-        ("wall time of the games (s)", lambda r: f"{r.wall:.1f}"),
-    ]
+        _turn_table(played, out)
     compared = [r for r in (off, *words) if r is not None]
     w(f"{'':34}{on.name:>22}" + "".join(f"{r.name:>30}" for r in compared) + "\n")
-    for label, value in rows:
+    for label, value in ROWS:
         w(f"{label:34}{value(on):>22}" + "".join(f"{value(r):>30}" for r in compared) + "\n")
+    figures = _figures(on, off, words, speeds)
+    w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
+    return figures
+
+
+def _turn_table(played: Run, out: TextIO) -> None:
+    """One run's turns, a line each."""
+    w = out.write
+    w(f"{played.name}:\n")
+    w("game turn  first   reply  waited  prompt reused  read  wrote   floor  reply/floor  run/floor\n")
+    for t in played.turns:
+        w(
+            f"{t.game:>4} {t.turn:>4} {t.first_text:>6.2f}s {t.reply:>6.2f}s {t.waited:>6.2f}s {t.prompt:>7} "
+            f"{t.reused:>6} {t.evaluated:>5} {t.written:>6} {t.floor:>6.2f}s {t.ratio:>8.2f} {t.run_ratio:>10.2f}\n"
+        )
+    w("\n")
+
+
+def _figures(on: Run, off: Run | None, words: list[Run], speeds: Speeds) -> dict:
+    """The ``name=value`` figures of the live run, against the run without jobs and the one by words alone."""
     figures = {
         "first_text_p50": round(on.pct("first_text", 0.5), 3),
         "first_text_p95": round(on.pct("first_text", 0.95), 3),
@@ -393,7 +415,6 @@ def report(
         paired = [t.first_text / alone[t.game, t.turn] for t in on.turns if alone.get((t.game, t.turn))]
         figures["meaning_paired_ratio_p50"] = round(_percentile(paired, 0.5), 3)
         figures["query_ms_p50"] = round(_percentile(on.query_seconds, 0.5) * 1000, 1)
-    w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
 
 

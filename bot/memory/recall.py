@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from bot.memory.context import FOLLOWING, MemoryItem
+from bot.memory.layers import FOLLOWING, MemoryItem
 from bot.store.models import RecallHit
 
 STOPWORDS = frozenset(

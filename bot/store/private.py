@@ -1,6 +1,7 @@
 """The store's tables for hidden information: players' private memories and the leak guard's record.
 
-A mixin of :class:`bot.store.store.Store`, like :mod:`bot.store.ledger`.
+A part of :class:`bot.store.store.Store` (see :mod:`bot.store.base`). A private memory is saved against the
+memory's version, so it builds on :class:`bot.store.summaries.SummaryStore`.
 """
 
 from __future__ import annotations
@@ -8,32 +9,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from bot.store.models import LeakHit, LogEntry, MemoryState, PlayerMemory
-
-if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
+from bot.store.base import timestamp
+from bot.store.models import LeakHit, LogEntry, PlayerMemory
+from bot.store.summaries import SummaryStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-class PrivateStore:
-    _db: aiosqlite.Connection
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
-        async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
-        async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
-        async def memory_state(self, game_id: int) -> MemoryState: ...
+class PrivateStore(SummaryStore):
+    """Players' private memories, who witnessed what, private messages, and what the leak guard caught."""
 
     # Private memory per player (F5)
 
@@ -92,7 +79,7 @@ class PrivateStore:
                 "INSERT INTO player_memory (game_id, player_id, summary, facts, through_entry_id, sources, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (game_id, player_id, summary, json.dumps(list(facts)), through_entry_id,
-                 json.dumps(list(sources)), _now()),
+                 json.dumps(list(sources)), timestamp()),
             )  # fmt: skip
             new_id = cursor.lastrowid
             if current is not None:
@@ -168,7 +155,7 @@ class PrivateStore:
             await db.executemany(
                 "INSERT INTO leak_hits (game_id, turn, audience, ref, phrase, sentence, action, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [(game_id, turn, h["audience"], h["ref"], h["phrase"], h["sentence"], h["action"], _now())
+                [(game_id, turn, h["audience"], h["ref"], h["phrase"], h["sentence"], h["action"], timestamp())
                  for h in hits],
             )  # fmt: skip
 

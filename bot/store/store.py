@@ -1,66 +1,26 @@
-"""All SQL, in one place: one SQLite file in WAL mode, one connection."""
+"""All SQL, in one place: one SQLite file in WAL mode, one connection.
+
+This file opens the database and keeps games, players and the turn log; the other tables live in the parts
+:class:`Store` is built of (see :mod:`bot.store.base`).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
 from bot.errors import UserError
-from bot.store.ledger import LedgerStore
+from bot.store.base import StorageError, storage_problem, timestamp
 from bot.store.migrations import migrate
-from bot.store.models import (
-    FrontSnapshot,
-    Game,
-    JobFailure,
-    LogEntry,
-    MemoryState,
-    NewEntry,
-    NewSummary,
-    Player,
-    Summary,
-    SummaryKind,
-    TurnNote,
-    Visibility,
-)
+from bot.store.models import Game, LogEntry, NewEntry, Player, Visibility
 from bot.store.private import PrivateStore, entry_from_row
-from bot.store.vectors import VectorStore
 
-log = logging.getLogger(__name__)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-STORAGE_HINT = "An admin can find the details in the log."
-
-
-class StorageError(UserError):
-    """The database could not read or write: the message says so plainly, and whether anything was saved."""
-
-
-def storage_problem(exc: sqlite3.Error) -> str:
-    """What a SQLite error means, in words a player or an admin can act on."""
-    text = str(exc).lower()
-    if "full" in text:
-        return "The disk holding the game's database is full"
-    if "malformed" in text or "not a database" in text or "corrupt" in text:
-        return "The game's database is damaged (restore a backup: python -m bot backup makes them)"
-    if "readonly" in text or "read-only" in text:
-        return "The game's database cannot be written (the file or its folder is read-only)"
-    if "locked" in text or "busy" in text:
-        return "The game's database is busy with another program"
-    return f"The game's database failed ({exc})"
+__all__ = ["StorageError", "Store", "check_database"]
 
 
 def check_database(path: Path) -> None:
@@ -91,19 +51,13 @@ def check_database(path: Path) -> None:
         )
 
 
-class Store(LedgerStore, PrivateStore, VectorStore):
+class Store(PrivateStore):
     """The game database. Open with ``async with await Store.open(path)``.
 
     Writes that touch more than one row go through :meth:`transaction`,
     which also keeps two games' writes from interleaving on the shared
     connection.
     """
-
-    def __init__(self, db: aiosqlite.Connection, path: Path):
-        self._db = db
-        self.path = path
-        self._write_lock = asyncio.Lock()
-        self.failing_writes = 0  # writes that failed since the last one that was saved (a full disk, a read-only file)
 
     @classmethod
     async def open(cls, path: Path) -> Store:
@@ -136,53 +90,6 @@ class Store(LedgerStore, PrivateStore, VectorStore):
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        """One write: all of it or none. A storage failure becomes a :class:`StorageError` saying nothing was saved."""
-        async with self._write_lock:
-            try:
-                await self._begin()
-                try:
-                    yield self._db
-                except BaseException:
-                    await self._db.rollback()
-                    raise
-                await self._db.commit()
-                self.failing_writes = 0
-            except sqlite3.IntegrityError:
-                raise  # a rule of the schema, for the caller to explain
-            except sqlite3.Error as exc:
-                log.error("Database write failed: %s", exc)
-                self.failing_writes += 1
-                raise StorageError(f"{storage_problem(exc)}: this was not saved. {STORAGE_HINT}") from exc
-
-    async def _begin(self) -> None:
-        """BEGIN, which runs in the connection's thread even when the task awaiting it is cancelled (a background
-        job stopped at shutdown): then the transaction it opened is rolled back, or the next one could not
-        begin."""
-        begin = asyncio.ensure_future(self._db.execute("BEGIN IMMEDIATE"))
-        try:
-            await asyncio.shield(begin)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await begin
-                await self._db.rollback()
-            raise
-
-    async def _one(self, sql: str, params: Iterable[Any] = ()) -> aiosqlite.Row | None:
-        try:
-            async with self._db.execute(sql, tuple(params)) as cursor:
-                return await cursor.fetchone()
-        except sqlite3.Error as exc:
-            raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
-
-    async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
-        try:
-            async with self._db.execute(sql, tuple(params)) as cursor:
-                return list(await cursor.fetchall())
-        except sqlite3.Error as exc:
-            raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
-
     async def journal_mode(self) -> str:
         row = await self._one("PRAGMA journal_mode")
         return row[0]
@@ -193,7 +100,7 @@ class Store(LedgerStore, PrivateStore, VectorStore):
     # Games
 
     async def create_game(self, channel_key: str, world_id: str, started_by: str | None = None) -> Game:
-        now = _now()
+        now = timestamp()
         try:
             async with self.transaction() as db:
                 cursor = await db.execute(
@@ -232,16 +139,17 @@ class Store(LedgerStore, PrivateStore, VectorStore):
             game = await self.game(game_id)
             await db.execute(
                 "UPDATE games SET status = 'ended', ended_at = ? WHERE channel_key = ? AND status = 'active'",
-                (_now(), game.channel_key),
+                (timestamp(), game.channel_key),
             )
             await db.execute(
-                "UPDATE games SET status = 'active', ended_at = NULL, updated_at = ? WHERE id = ?", (_now(), game_id)
+                "UPDATE games SET status = 'active', ended_at = NULL, updated_at = ? WHERE id = ?",
+                (timestamp(), game_id),
             )
         return await self.game(game_id)
 
     async def end_game(self, game_id: int) -> Game:
         async with self.transaction() as db:
-            now = _now()
+            now = timestamp()
             await db.execute(
                 "UPDATE games SET status = 'ended', ended_at = ?, updated_at = ? WHERE id = ?", (now, now, game_id)
             )
@@ -258,7 +166,7 @@ class Store(LedgerStore, PrivateStore, VectorStore):
             async with self.transaction() as db:
                 cursor = await db.execute(
                     "INSERT INTO players (game_id, user_key, name, description, joined_at) VALUES (?, ?, ?, ?, ?)",
-                    (game_id, user_key, name, description, _now()),
+                    (game_id, user_key, name, description, timestamp()),
                 )
                 player_id = cursor.lastrowid
         except sqlite3.IntegrityError:
@@ -294,14 +202,14 @@ class Store(LedgerStore, PrivateStore, VectorStore):
 
     async def remove_player(self, player_id: int) -> None:
         async with self.transaction() as db:
-            await db.execute("UPDATE players SET left_at = ? WHERE id = ?", (_now(), player_id))
+            await db.execute("UPDATE players SET left_at = ? WHERE id = ?", (timestamp(), player_id))
 
     # The turn log
 
     async def append(self, game_id: int, *entries: NewEntry, turn_done: int | None = None) -> list[LogEntry]:
         """Add entries to a game's log in one transaction; ``turn_done`` also advances the game's turn."""
         ids = []
-        now = _now()
+        now = timestamp()
         async with self.transaction() as db:
             # A public entry's witnesses are the players seated at that moment; a private one names its own.
             async with db.execute(
@@ -370,7 +278,9 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         """Change a logged message; summaries covering it become stale."""
         async with self.transaction() as db:
             entry = await self.entry(entry_id)
-            await db.execute("UPDATE turn_log SET content = ?, edited_at = ? WHERE id = ?", (content, _now(), entry_id))
+            await db.execute(
+                "UPDATE turn_log SET content = ?, edited_at = ? WHERE id = ?", (content, timestamp(), entry_id)
+            )
             if entry.visibility is Visibility.PUBLIC:
                 await self.unindex(db, f"entry:{entry_id}")
                 await self.index(db, entry.game_id, f"entry:{entry_id}", _line(entry, content), entry.turn)
@@ -386,7 +296,7 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         """Hide a logged message (kept for the record); summaries covering it become stale."""
         async with self.transaction() as db:
             entry = await self.entry(entry_id)
-            await db.execute("UPDATE turn_log SET deleted = 1, edited_at = ? WHERE id = ?", (_now(), entry_id))
+            await db.execute("UPDATE turn_log SET deleted = 1, edited_at = ? WHERE id = ?", (timestamp(), entry_id))
             await self.unindex(db, f"entry:{entry_id}")
             await self._mark_stale(db, entry.game_id, entry_id)
         return await self.entry(entry_id)
@@ -419,121 +329,6 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         )
         return entry_from_row(row) if row else None
 
-    # Memory: summaries and where the game's memory stands
-
-    async def memory_state(self, game_id: int) -> MemoryState:
-        row = await self._one("SELECT * FROM memory_state WHERE game_id = ?", (game_id,))
-        if row is None:
-            return MemoryState(game_id=game_id)
-        data = dict(row)
-        data["beats_done"] = tuple(json.loads(data["beats_done"]))
-        data["front"] = json.loads(data["front"] or "{}")
-        return MemoryState.model_validate(data)
-
-    async def save_memory_state(self, db: aiosqlite.Connection, state: MemoryState) -> None:
-        """Write ``state`` inside a transaction the caller holds."""
-        data = state.model_dump(mode="json")
-        data["beats_done"] = json.dumps(list(state.beats_done))
-        data["front"] = json.dumps(data["front"])
-        columns = list(data)
-        await db.execute(
-            f"INSERT OR REPLACE INTO memory_state ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
-            [data[c] for c in columns],
-        )
-
-    # Turn notes (F16): what each turn's prompt added beside its action
-
-    async def save_turn_notes(self, game_id: int, entry_id: int, notes: Iterable[TurnNote]) -> None:
-        payload = json.dumps([[n.layer, n.ref, n.text] for n in notes])
-        async with self.transaction() as db:
-            await db.execute(
-                "INSERT OR REPLACE INTO turn_notes (entry_id, game_id, notes, created_at) VALUES (?, ?, ?, ?)",
-                (entry_id, game_id, payload, _now()),
-            )
-
-    async def turn_notes(self, game_id: int, after_id: int) -> dict[int, list[TurnNote]]:
-        """The notes of the game's entries after ``after_id``, by entry id."""
-        rows = await self._all(
-            "SELECT entry_id, notes FROM turn_notes WHERE game_id = ? AND entry_id > ? ORDER BY entry_id",
-            (game_id, after_id),
-        )
-        return {
-            row["entry_id"]: [
-                TurnNote(layer=layer, ref=ref, text=text) for layer, ref, text in json.loads(row["notes"])
-            ]
-            for row in rows
-        }
-
-    # Background jobs that keep failing (parked, not retried after every turn)
-
-    async def job_failures(self, game_id: int) -> dict[str, JobFailure]:
-        rows = await self._all("SELECT * FROM job_failures WHERE game_id = ? ORDER BY job", (game_id,))
-        return {row["job"]: JobFailure.model_validate(dict(row)) for row in rows}
-
-    async def save_job_failure(self, failure: JobFailure) -> None:
-        data = failure.model_dump()
-        async with self.transaction() as db:
-            await db.execute(
-                f"INSERT OR REPLACE INTO job_failures ({', '.join(data)}) VALUES ({', '.join('?' for _ in data)})",
-                list(data.values()),
-            )
-
-    async def clear_job_failures(self, game_id: int, job: str | None = None) -> None:
-        async with self.transaction() as db:
-            if job is None:
-                await db.execute("DELETE FROM job_failures WHERE game_id = ?", (game_id,))
-            else:
-                await db.execute("DELETE FROM job_failures WHERE game_id = ? AND job = ?", (game_id, job))
-
-    async def front_now(self, game_id: int) -> FrontSnapshot:
-        """What the front would show if the prompt's front were fixed now: the latest memories and glossary."""
-        memories = await self._all(
-            "SELECT player_id, id FROM player_memory WHERE game_id = ? AND replaced_by IS NULL", (game_id,)
-        )
-        glossary = await self._one("SELECT max(id) FROM glossary WHERE game_id = ?", (game_id,))
-        return FrontSnapshot(memories={r["player_id"]: r["id"] for r in memories}, glossary_through=glossary[0] or 0)
-
-    async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
-        """Insert a summary inside a transaction the caller holds; return its id. Chunks are indexed for recall."""
-        data = summary.model_dump(mode="json")
-        columns = ["game_id", "created_at", *data]
-        cursor = await db.execute(
-            f"INSERT INTO summaries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
-            [game_id, _now(), *data.values()],
-        )
-        if summary.kind is SummaryKind.CHUNK:
-            await self.index(db, game_id, f"summary:{cursor.lastrowid}", summary.content, summary.last_turn or 0)
-        return cursor.lastrowid
-
-    async def replace_summary(self, db: aiosqlite.Connection, old_id: int, new_id: int) -> None:
-        await db.execute("UPDATE summaries SET replaced_by = ?, stale = 0 WHERE id = ?", (new_id, old_id))
-        await self.unindex(db, f"summary:{old_id}")
-
-    async def facts_to_redo(self, game_id: int) -> list[int]:
-        rows = await self._all("SELECT entry_id FROM facts_redo WHERE game_id = ? ORDER BY entry_id", (game_id,))
-        return [row[0] for row in rows]
-
-    async def done_redo(self, db: aiosqlite.Connection, game_id: int, entry_ids: list[int]) -> None:
-        for entry_id in entry_ids:
-            await db.execute("DELETE FROM facts_redo WHERE game_id = ? AND entry_id = ?", (game_id, entry_id))
-
-    async def summary(self, summary_id: int | None) -> Summary | None:
-        if summary_id is None:
-            return None
-        row = await self._one("SELECT * FROM summaries WHERE id = ?", (summary_id,))
-        return _summary(row) if row else None
-
-    async def summaries(self, game_id: int, kind: str | None = None, *, current: bool = True) -> list[Summary]:
-        """A game's summaries, oldest first; ``current`` leaves out those a rebuild replaced."""
-        sql = "SELECT * FROM summaries WHERE game_id = ?"
-        params: list[Any] = [game_id]
-        if kind is not None:
-            sql += " AND kind = ?"
-            params.append(kind)
-        if current:
-            sql += " AND replaced_by IS NULL"
-        return [_summary(r) for r in await self._all(sql + " ORDER BY id", params)]
-
     async def _mark_stale(self, db: aiosqlite.Connection, game_id: int, entry_id: int) -> None:
         """Everything derived from ``entry_id`` is redone: summaries covering it, facts citing it, private memories."""
         await self._mark_player_memories(db, game_id, entry_id)
@@ -546,57 +341,6 @@ class Store(LedgerStore, PrivateStore, VectorStore):
         )
         state = await self.memory_state(game_id)
         await self.save_memory_state(db, state.model_copy(update={"version": state.version + 1}))
-
-    # Per-turn traces of what the GM was given
-
-    async def save_trace(self, game_id: int, turn: int, trace: str) -> None:
-        async with self.transaction() as db:
-            await db.execute(
-                "INSERT INTO turn_traces (game_id, turn, created_at, trace) VALUES (?, ?, ?, ?)",
-                (game_id, turn, _now(), trace),
-            )
-
-    async def traces(self, game_id: int, limit: int = 20) -> list[str]:
-        """The game's latest turn traces, newest first."""
-        rows = await self._all(
-            "SELECT trace FROM turn_traces WHERE game_id = ? ORDER BY id DESC LIMIT ?", (game_id, limit)
-        )
-        return [row["trace"] for row in rows]
-
-    # Settings: scope is "global", "guild:<id>" or "game:<id>".
-
-    async def settings(self, scope: str) -> dict[str, Any]:
-        rows = await self._all("SELECT key, value FROM settings WHERE scope = ? ORDER BY key", (scope,))
-        return {row["key"]: json.loads(row["value"]) for row in rows}
-
-    async def scopes(self, prefix: str) -> dict[str, dict[str, Any]]:
-        """Every scope whose name starts with ``prefix``, with its settings."""
-        rows = await self._all(
-            "SELECT scope, key, value FROM settings WHERE substr(scope, 1, ?) = ? ORDER BY scope, key",
-            (len(prefix), prefix),
-        )
-        found: dict[str, dict[str, Any]] = {}
-        for row in rows:
-            found.setdefault(row["scope"], {})[row["key"]] = json.loads(row["value"])
-        return found
-
-    async def set_setting(self, scope: str, key: str, value: Any) -> None:
-        async with self.transaction() as db:
-            await db.execute(
-                "INSERT INTO settings (scope, key, value, updated_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                (scope, key, json.dumps(value), _now()),
-            )
-
-    async def delete_setting(self, scope: str, key: str) -> None:
-        async with self.transaction() as db:
-            await db.execute("DELETE FROM settings WHERE scope = ? AND key = ?", (scope, key))
-
-
-def _summary(row: aiosqlite.Row) -> Summary:
-    data = dict(row)
-    data["stale"] = bool(data["stale"])
-    return Summary.model_validate(data)
 
 
 def _line(entry: NewEntry, content: str | None = None) -> str:

@@ -1,11 +1,13 @@
 """The store's tables for recall by meaning (F31): each fragment's vector, and what is still to embed.
 
-A mixin of :class:`bot.store.store.Store`, like :mod:`bot.store.ledger`.
 Whatever enters the word index (public messages, summaries, facts) is
 queued here in the same transaction, and so is a private message, with the
 players who witnessed it as its audience; whatever leaves it (an edit, a
 delete, a superseded or retracted fact) loses its vector and its place in
 the queue with it, so nothing found by meaning is ever stale.
+
+A part of :class:`bot.store.store.Store` (see :mod:`bot.store.base`). The model the vectors are made with
+is kept in the key-value table, so it builds on :class:`bot.store.keyvalues.KeyValueTable`.
 """
 
 from __future__ import annotations
@@ -13,13 +15,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-if TYPE_CHECKING:
-    from contextlib import AbstractAsyncContextManager
+from bot.store.base import timestamp
+from bot.store.keyvalues import KeyValueTable
 
 MODEL_SCOPE = "embedding"
 
@@ -46,18 +46,11 @@ class VectorRow:
     vector: bytes
 
 
-class VectorStore:
-    _db: aiosqlite.Connection
+class VectorStore(KeyValueTable):
+    """Each fragment's vectors, and the fragments still to embed."""
+
     # Bumped whenever vectors leave the table, so a cached matrix of a game knows to read its rows again.
     vectors_removed: int = 0
-
-    if TYPE_CHECKING:
-
-        def transaction(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
-        async def _one(self, sql: str, params: Any = ()) -> aiosqlite.Row | None: ...
-        async def _all(self, sql: str, params: Any = ()) -> list[aiosqlite.Row]: ...
-        async def settings(self, scope: str) -> dict[str, Any]: ...
-        async def set_setting(self, scope: str, key: str, value: Any) -> None: ...
 
     async def queue_vector(
         self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int,
@@ -129,7 +122,7 @@ class VectorStore:
     async def use_embedding_model(self, model: str) -> bool:
         """Make ``model`` the one vectors are made with; ``True`` if it changed, when everything is queued again
         and the other model's vectors are dropped (they are never compared with this one's)."""
-        current = (await self.settings(MODEL_SCOPE)).get("model")
+        current = (await self.scope_values(MODEL_SCOPE)).get("model")
         if current == model:
             return False
         async with self.transaction() as db:
@@ -147,7 +140,7 @@ class VectorStore:
             await db.execute(
                 "INSERT INTO settings (scope, key, value, updated_at) VALUES (?, 'model', ?, ?)"
                 " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
-                (MODEL_SCOPE, json.dumps(model), datetime.now(UTC).isoformat()),
+                (MODEL_SCOPE, json.dumps(model), timestamp()),
             )
         self.vectors_removed += 1
         return current is not None

@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.__main__ import load_embedder
 from bot.memory.recall import passages
 from bot.model import minilm
 from bot.model.embedding import Embedder, LlamaEmbedder
 from bot.settings import Settings
+from bot.startup import load_embedder
 from tests.embedding import bundled_embedder
 
 

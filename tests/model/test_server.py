@@ -285,9 +285,9 @@ def start_server_with_embeddings() -> tuple[subprocess.Popen, str]:
 
 
 async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, worlds_dir: Path):
-    from bot.__main__ import load_embedder
     from bot.model.embedding import ServerEmbedder
     from bot.settings import Settings
+    from bot.startup import load_embedder
     from tests.embedding import bundled_embedder
 
     process, url = start_server_with_embeddings()
@@ -323,8 +323,8 @@ async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, 
 
 
 async def test_a_server_without_embeddings_leaves_recall_on_words(tmp_path: Path):
-    from bot.__main__ import load_embedder
     from bot.settings import Settings
+    from bot.startup import load_embedder
     from tests.model.stub_server import StubServer
 
     with StubServer() as stub:

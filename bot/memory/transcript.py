@@ -1,0 +1,77 @@
+"""The game's log as the model reads it: each entry as a chat message, a turn's notes with its action, and
+neighbours of one role merged so that any chat template takes them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.memory.layers import HEADERS, NOTES
+from bot.model.base import ChatMessage
+from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
+
+GAME_BEGINS = "(The game begins.)"
+
+
+def notes_text(notes: Sequence[TurnNote]) -> str:
+    """A turn's notes as its message shows them, a block per layer."""
+    blocks = []
+    for layer in NOTES:
+        lines = [note.text for note in notes if note.layer == layer]
+        if lines:
+            blocks.append(HEADERS[layer] + "\n" + "\n".join(f"- {line}" for line in lines))
+    return "\n\n".join(blocks)
+
+
+def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = (), *, bracketed: bool = False) -> ChatMessage:
+    """A log entry as the model reads it: players speak as the user, the GM as itself.
+
+    An action's turn notes come first in its message, as they did when the GM answered it. Joins and rolls are
+    plain sentences, or ``bracketed`` (``[Maya joins the game.]``) for a small model, which was measured with them.
+    """
+    message = _entry_message(entry, bracketed)
+    if notes and message.role == "user":
+        return ChatMessage(role="user", content=f"{notes_text(notes)}\n\n{message.content}")
+    return message
+
+
+def _entry_message(entry: LogEntry, bracketed: bool) -> ChatMessage:
+    if entry.kind is EntryKind.GM:
+        if entry.visibility is Visibility.PRIVATE:
+            return ChatMessage(
+                role="assistant", content=f"[[to {entry.author.removeprefix('GM to ')}: {entry.content}]]"
+            )
+        return ChatMessage(role="assistant", content=entry.content)
+    # Joins and rolls read as plain sentences: in brackets, right before an action, a model copies the form and
+    # opens its reply with "[".
+    if entry.kind in (EntryKind.ROLL, EntryKind.SYSTEM):
+        said = f"{entry.author} rolls {entry.content}" if entry.kind is EntryKind.ROLL else entry.content
+        text = f"[{said}]" if bracketed else _sentence(said)
+    else:
+        text = f"{entry.author}: {entry.content}"
+    if entry.visibility is Visibility.PRIVATE:
+        text = f"(private) {text}"
+        if entry.kind is EntryKind.ACTION:  # a secret action, answered to its player alone
+            text += f"\n(Answer {entry.author} privately: your whole reply goes to them alone.)"
+    return ChatMessage(role="user", content=text)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text if text.endswith((".", "!", "?", ")")) else text + "."
+
+
+def alternate(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """Merge neighbours of one role and start with the user.
+
+    Several players act between two GM replies, but many chat templates
+    (Mistral's, Llama 2's) refuse two user messages in a row.
+    """
+    merged: list[ChatMessage] = []
+    for message in messages:
+        if merged and merged[-1].role == message.role:
+            merged[-1] = ChatMessage(role=message.role, content=f"{merged[-1].content}\n{message.content}")
+        else:
+            merged.append(message)
+    if merged and merged[0].role == "assistant":
+        merged.insert(0, ChatMessage(role="user", content=GAME_BEGINS))
+    return merged

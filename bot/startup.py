@@ -1,0 +1,177 @@
+"""What start-up builds from the process settings: the model and the embedding model (settling the settings
+that wait on the model's size), the engine's config, and the check that the worlds fit the context.
+
+The composition root (:mod:`bot.__main__`) and the benches build their parts with these.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from bot.engine import EngineConfig
+from bot.errors import UserError
+from bot.memory.brief import frozen_tokens
+from bot.memory.config import fitted
+from bot.model.base import LanguageModel
+from bot.model.embedding import Embedder
+from bot.model.sizing import LARGE, defaults_for, reply_words
+from bot.settings import ProcessSettings
+from bot.worlds import WorldLibrary
+
+log = logging.getLogger(__name__)
+
+
+def load_model(settings: ProcessSettings) -> LanguageModel:
+    """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
+    model = _server_chat_model(settings) if settings.model_url else _llama_model(settings)
+    settle_for_model(settings, model)
+    return model
+
+
+def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
+    from bot.model.server import ServerModel
+
+    if not settings.model_name:
+        raise UserError("GM_MODEL_URL is set: set GM_MODEL_NAME to the model the server serves too.")
+    server = ServerModel(
+        settings.model_url, settings.model_name, api_key=settings.model_api_key,
+        timeout=settings.model_timeout, parallel=settings.model_parallel,
+    )  # fmt: skip
+    server.check()
+    log.info("Model %s from the server at %s", server.name, server.url)
+    return server
+
+
+def _llama_model(settings: ProcessSettings) -> LanguageModel:
+    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+
+    if settings.model:
+        from bot.model.catalog import model_file
+
+        path = model_file(settings.model, settings.models_dir)
+    else:
+        path = settings.model_path or bundled_model_path()
+    sampling = Sampling(
+        temperature=settings.temperature if settings.temperature is not None else LARGE.temperature,
+        top_p=settings.top_p,
+        top_k=settings.top_k,
+        min_p=settings.min_p,
+        repeat_penalty=settings.repeat_penalty if settings.repeat_penalty is not None else LARGE.repeat_penalty,
+        seed=settings.seed,
+    )
+    config = LlamaConfig(
+        model_path=path,
+        n_ctx=settings.n_ctx,
+        n_gpu_layers=settings.n_gpu_layers,
+        n_threads=settings.n_threads,
+        chat_format=settings.chat_format,
+        sampling=sampling,
+        cache_bytes=None if settings.cache_mib is None else settings.cache_mib * 2**20,
+    )
+    return LlamaModel(config)
+
+
+def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
+    """The embedding model ``GM_EMBED_MODEL`` names, or ``None`` and why (recall then goes by words alone).
+
+    A model that does not load never stops the bot: the reason is logged once and shown in /memory-status.
+    """
+    from bot.model import minilm
+    from bot.model.catalog import EMBEDDING_CATALOG, model_file
+    from bot.model.embedding import LlamaEmbedder, ServerEmbedder
+
+    choice = (settings.embed_model or "").strip()
+    if choice.lower() == "none":
+        return None, None
+    try:
+        if choice.startswith("server:"):
+            from bot.model.server import ServerModel
+
+            if not settings.model_url:
+                raise UserError("GM_EMBED_MODEL=server:NAME takes the embeddings of GM_MODEL_URL's server; set it")
+            server = model if isinstance(model, ServerModel) else _embedding_server(settings, choice)
+            return ServerEmbedder(server, choice.removeprefix("server:")), None
+        if not choice:
+            path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
+        else:
+            path, entry = model_file(choice, settings.models_dir), EMBEDDING_CATALOG.get(choice)
+            name = entry.name if entry else path.stem
+            prefixes = (entry.query_prefix, entry.document_prefix) if entry else ("", "")
+        embedder = LlamaEmbedder(
+            path, name=name, n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
+            query_prefix=prefixes[0], document_prefix=prefixes[1],
+        )  # fmt: skip
+    except (UserError, OSError, ValueError, RuntimeError) as exc:
+        reason = f"the embedding model {choice or minilm.NAME} is unavailable ({exc})"
+        return None, reason
+    log.info("Recall by meaning with %s (%d dimensions, %s)", embedder.name, embedder.dimension, embedder.placement)
+    return embedder, None
+
+
+def _embedding_server(settings: ProcessSettings, choice: str):
+    from bot.model.server import ServerModel
+
+    return ServerModel(
+        settings.model_url, choice.removeprefix("server:"), api_key=settings.model_api_key,
+        timeout=settings.model_timeout,
+    )  # fmt: skip
+
+
+def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
+    """Fill in the settings whose default depends on the model's size (see :mod:`bot.model.sizing`)."""
+    defaults = defaults_for(getattr(model, "parameters", None))
+    if settings.reply_tokens is None:
+        settings.reply_tokens = defaults.reply_tokens
+    if settings.prompt_guide is None:
+        settings.prompt_guide = defaults.prompt_guide
+    if settings.temperature is None:
+        settings.temperature = defaults.temperature
+    if settings.repeat_penalty is None:
+        settings.repeat_penalty = defaults.repeat_penalty
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "sampling"):
+        sampling = config.sampling.model_copy(
+            update={"temperature": settings.temperature, "repeat_penalty": settings.repeat_penalty}
+        )
+        model.config = config.model_copy(update={"sampling": sampling})
+
+
+def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
+    """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``)."""
+    fields: dict[str, object] = {
+        "n_ctx": settings.n_ctx,
+        "reply_tokens": settings.reply_tokens,
+        "max_action_chars": settings.max_action_chars,
+        "full_guide": settings.prompt_guide != "short",
+        "memory": fitted(settings.memory, settings.n_ctx),
+    }
+    fields.update(changes)
+    return EngineConfig(**fields)
+
+
+def check_context(settings: ProcessSettings, model: LanguageModel, worlds: WorldLibrary) -> None:
+    """Refuse a context the model or the worlds cannot work in, with the numbers, before any turn is played.
+
+    A world whose frozen layer alone overflows the prompt is left out (reported like a broken file);
+    with no world left, nothing can be played.
+    """
+    trained = getattr(model, "trained_context", None)
+    if trained and settings.n_ctx > trained:
+        raise UserError(
+            f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "
+            f"set GM_N_CTX to {trained} or less."
+        )
+    limit = settings.n_ctx - settings.reply_tokens
+    words = reply_words(settings.reply_tokens)
+    for world in list(worlds.worlds.values()):
+        frozen = frozen_tokens(world, model.count_tokens, words, full=settings.prompt_guide != "short")
+        if frozen > limit:
+            worlds.leave_out(
+                world.id,
+                f"(context): its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than "
+                f"the {limit} a prompt may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS "
+                f"{settings.reply_tokens}); raise GM_N_CTX or shorten the world",
+            )
+    if not worlds.worlds:
+        problems = "\n".join(str(error) for error in worlds.errors)
+        raise UserError(f"No world can be played with these settings:\n{problems}")

@@ -1,0 +1,88 @@
+"""Words and sentences as the game reads them: content words with simple stems, runs of them, sentence ends.
+
+The leak guard matches secrets by these words (see :mod:`bot.memory.leaks`), the reply rules cut replies at
+these sentence ends, and a world file's key phrases are checked against them when it loads.
+"""
+
+from __future__ import annotations
+
+import re
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each else even ever every few for
+    from further had has have having he her here hers herself him himself his how i if in into is it its
+    itself just let like may me might more most must my myself no nor not now of off on once only or other
+    our ours ourselves out over own same shall she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up upon very was we were what
+    when where which while who whom whose why will with would yet you your yours yourself yourselves
+    s t d ll re ve m o y""".split()
+)
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
+
+
+def _stem(word: str) -> str:
+    """A lowercased word without its usual ending; ``content_words`` has taken off the possessive."""
+    for suffix, keep in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def content_words(text: str) -> list[tuple[str, str]]:
+    """``(stem, surface)`` for each word of ``text`` that is not a stopword."""
+    words = []
+    for match in _WORD.finditer(text):
+        surface = match.group(0)
+        lower = re.sub(r"['’]s$", "", surface.lower()).replace("’", "'")
+        if lower in STOPWORDS or lower.split("'")[0] in STOPWORDS:
+            continue  # before stemming: "this" is not "thi"
+        words.append((_stem(lower), surface))
+    return words
+
+
+def runs(text: str, n: int) -> set[tuple[str, ...]]:
+    """Every run of ``n`` content words (all of them if fewer)."""
+    stems = [stem for stem, _ in content_words(text)]
+    if len(stems) <= n:
+        found = {tuple(stems)} if len(stems) >= 2 else set()
+    else:
+        found = {tuple(stems[i : i + n]) for i in range(len(stems) - n + 1)}
+    return found
+
+
+# A period after these is not the end of a sentence ("Dr. Pike", "Mrs. Crane").
+ABBREVIATIONS = frozenset("mr mrs ms mx dr st prof capt col gen lt sgt cpl rev fr sr jr mt no vs etc esq hon".split())
+_WORD_BEFORE = re.compile(r"(\w+)$")
+
+
+def boundaries(text: str) -> list[tuple[int, int]]:
+    """Where sentences end in ``text``: (end of the sentence, start of the next)."""
+    found = []
+    for match in _SENTENCE.finditer(text):
+        if text[match.start() - 1 : match.start()] == ".":
+            before = _WORD_BEFORE.search(text[: match.start() - 1])
+            if before and (before.group(1).lower() in ABBREVIATIONS or len(before.group(1)) == 1):
+                continue
+        found.append((match.start(), match.end()))
+    return found
+
+
+def sentences(text: str) -> list[str]:
+    parts, start = [], 0
+    for end, following in boundaries(text):
+        parts.append(text[start:end])
+        start = following
+    parts.append(text[start:])
+    return [s for s in parts if s.strip()]
+
+
+def complete_sentences(text: str) -> tuple[str, str]:
+    """``text`` cut after its last complete sentence: what can be checked now, and what must wait."""
+    ends = boundaries(text)
+    if not ends:
+        return "", text
+    cut = ends[-1][1]
+    return text[:cut], text[cut:]
