@@ -35,7 +35,7 @@ def test_bench_refuses_nonsense_turns(tmp_path: Path):
 def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path: Path):
     import json
 
-    from tests.test_locomo_harness import TINY
+    from tests.bench.test_locomo import TINY
 
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(TINY))
