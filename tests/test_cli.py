@@ -107,9 +107,11 @@ def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Pope
         env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
     )  # fmt: skip
     database = Path(play_env["GM_DATABASE"])
-    for _ in range(600):  # until it holds the database
-        if database.exists() and lock_holder(database.stat()) == holder.pid:
-            break
+    deadline = time.monotonic() + 120  # a guard against a process that never gets there, not a speed bound
+    while not (database.exists() and lock_holder(database.stat()) == holder.pid):
+        if holder.poll() is not None or time.monotonic() > deadline:
+            holder.kill()
+            raise AssertionError(f"the first process never held the database: {holder.communicate()[1]}")
         time.sleep(0.05)
     return holder
 
