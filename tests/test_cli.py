@@ -157,29 +157,29 @@ def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
     assert "x" * 100 not in resumed.stdout and "banana" not in resumed.stdout
 
 
-def test_unknown_world_is_one_line(tmp_path: Path, play_env):
-    line = one_clear_line(run_bot("play", "atlantis", cwd=tmp_path, **play_env))
+def test_unknown_world_is_one_line(tmp_path: Path, bot_env):
+    line = one_clear_line(run_bot("play", "atlantis", cwd=tmp_path, **bot_env))
     assert line == "Unknown world 'atlantis'. Worlds here: lighthouse."
 
 
-def test_bad_world_file_names_file_and_field(tmp_path: Path, play_env):
+def test_bad_world_file_names_file_and_field(tmp_path: Path, bot_env):
     bad = tmp_path / "bad.yaml"
     bad.write_text((FIXTURES / "worlds" / "lighthouse.yaml").read_text().replace("opening:", "openin:"))
-    result = run_bot("play", str(bad), cwd=tmp_path, **play_env)
+    result = run_bot("play", str(bad), cwd=tmp_path, **bot_env)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"{bad}: opening: Field required" in result.stderr.splitlines()
     assert f"{bad}: openin: Extra inputs are not permitted" in result.stderr.splitlines()
 
 
-def test_missing_model_file_is_one_line(tmp_path: Path, play_env):
-    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **play_env))
+def test_missing_model_file_is_one_line(tmp_path: Path, bot_env):
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **bot_env))
     assert line == "Model file not found: /no/such.gguf (set GM_MODEL_PATH to a .gguf file)."
 
 
-def test_unwritable_database_is_one_line(tmp_path: Path, play_env):
+def test_unwritable_database_is_one_line(tmp_path: Path, bot_env):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")
-    result = run_bot("play", "lighthouse", "--db", str(blocker / "gm.sqlite3"), cwd=tmp_path, **play_env)
+    result = run_bot("play", "lighthouse", "--db", str(blocker / "gm.sqlite3"), cwd=tmp_path, **bot_env)
     assert one_clear_line(result).startswith(f"Cannot open the database at {blocker / 'gm.sqlite3'}")
 
 
@@ -203,15 +203,15 @@ def test_a_context_longer_than_the_model_was_trained_for_is_refused(tmp_path: Pa
     )
 
 
-def test_a_bad_setting_names_the_setting(tmp_path: Path, play_env):
-    play_env["GM_N_CTX"] = "lots"
-    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **play_env))
+def test_a_bad_setting_names_the_setting(tmp_path: Path, bot_env):
+    bot_env["GM_N_CTX"] = "lots"
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **bot_env))
     assert line.startswith("settings: n_ctx: Input should be a valid integer")
 
 
 @pytest.mark.parametrize("command", ["run", "sync"])
-def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, play_env, command):
-    line = one_clear_line(run_bot(command, cwd=tmp_path, **play_env))
+def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, bot_env, command):
+    line = one_clear_line(run_bot(command, cwd=tmp_path, **bot_env))
     assert "DISCORD_TOKEN" in line and "discord.com/developers/applications" in line and "make play" in line
 
 
@@ -301,21 +301,21 @@ def test_terminal_pins_lore_and_buckets(tmp_path: Path, play_env):
     assert "! Unknown memory bucket 'dreams'" in out
 
 
-def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, play_env):
+def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, bot_env):
     import json
 
     export = tmp_path / "export.json"
     chapel = {"uid": 0, "key": ["chapel"], "comment": "Chapel", "content": "The chapel bell is cracked.", "order": 60}
     export.write_text(json.dumps({"entries": {"0": chapel, "1": {"uid": 1, "key": ["x"], "content": ""}}}))
-    world = Path(play_env["GM_WORLDS_DIR"]) / "lighthouse.yaml"
-    result = run_bot("import-lore", str(export), str(world), cwd=tmp_path, **play_env)
+    world = Path(bot_env["GM_WORLDS_DIR"]) / "lighthouse.yaml"
+    result = run_bot("import-lore", str(export), str(world), cwd=tmp_path, **bot_env)
     assert result.returncode == 0, result.stderr
     assert f"{world}: 1 lore entries added: chapel" in result.stdout
     assert f"{export}: entries.1: empty content" in result.stdout
-    checked = run_bot("check", str(world), cwd=tmp_path, **play_env)
+    checked = run_bot("check", str(world), cwd=tmp_path, **bot_env)
     assert "4 lore entries" in checked.stdout
 
-    missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **play_env)
+    missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **bot_env)
     assert missing.returncode == 1 and "none.json" in missing.stderr and "Traceback" not in missing.stderr
 
 

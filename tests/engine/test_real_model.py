@@ -11,10 +11,11 @@ from bot.model import ModelWorker
 from bot.model.llama import Sampling
 from bot.store import Store
 from bot.worlds import WorldLibrary
-from tests.conftest import bundled_model
+from tests.conftest import bundled_model, loads_a_model
 
 
 @pytest.fixture
+@loads_a_model
 async def real_engine(store: Store, worlds_dir: Path):
     model = bundled_model(n_ctx=2048, sampling=Sampling(seed=3))
     async with ModelWorker(model) as worker:

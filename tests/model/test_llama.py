@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from bot.errors import UserError
 from bot.model import ChatMessage, ModelWorker, Priority
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
-from tests.conftest import GPU_LAYERS, bundled_model
+from tests.conftest import GPU_LAYERS, bundled_model, loads_a_model
 
 
 class Clue(BaseModel):
@@ -24,6 +24,7 @@ class Clues(BaseModel):
 
 
 @pytest.fixture(scope="module")
+@loads_a_model
 def llama() -> LlamaModel:
     return bundled_model(n_ctx=1024, sampling=Sampling(seed=7))
 
@@ -241,6 +242,7 @@ def test_the_loaded_model_says_where_it_runs_as_gm_n_gpu_layers_put_it(llama: Ll
         assert "sees none" in llama.placement
 
 
+@pytest.mark.llm
 def test_asking_for_every_layer_on_the_gpu_says_where_they_went(caplog):
     from bot.model.llama import gpu_devices
 
