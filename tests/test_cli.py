@@ -42,6 +42,7 @@ def one_clear_line(result: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     script = "\n".join(
         [
@@ -73,6 +74,7 @@ def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     assert "[Tom rolls 1d20+2: 1d20 (" in again.stdout
 
 
+@pytest.mark.slow
 def test_play_never_ends_a_game_silently_and_any_game_can_be_resumed(tmp_path: Path, play_env):
     first = run_bot("play", "lighthouse", stdin="Maya: I row ashore.\n/quit\n", cwd=tmp_path, **play_env)
     assert first.returncode == 0, first.stderr
@@ -116,6 +118,7 @@ def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Pope
     return holder
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_env):
     holder = holding_the_database(tmp_path, play_env)
     try:
@@ -226,6 +229,7 @@ def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
     assert settings.discord_token == "abc.def" and settings.reply_tokens == 77
 
 
+@pytest.mark.slow
 def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     play_env.update(GM_MEMORY__SHORT_WORDS="40", GM_MEMORY__STORY_WORDS="60", GM_MEMORY__RECAP_WORDS="30")
     script = "\n".join(

@@ -61,6 +61,7 @@ def test_bench_locomo_with_a_missing_file_is_one_line(tmp_path: Path):
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(tmp_path: Path):
     result = run_bot("bench", "leaks", "--model", "leaky", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -80,6 +81,7 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
@@ -108,6 +110,7 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "1", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
@@ -129,6 +132,7 @@ def test_bench_turns_refuses_nonsense(tmp_path: Path):
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3"

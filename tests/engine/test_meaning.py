@@ -70,6 +70,7 @@ async def _play_with_a_clue(engine: Engine, model: ScriptedModel) -> int:
     return game.id
 
 
+@pytest.mark.slow
 async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, worlds_dir, model, real_embedder):
     async with ModelWorker(model) as worker:
         words = await _engine(store, worker, worlds_dir, None)
@@ -159,6 +160,7 @@ async def test_an_embedding_model_that_fails_or_will_not_load_leaves_the_game_on
         await unavailable.close()
 
 
+@pytest.mark.slow
 async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(
     store, worlds_dir, model, caplog, real_embedder
 ):
@@ -237,6 +239,7 @@ async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_unco
 
 
 @pytest.mark.llm
+@pytest.mark.slow
 def test_kill_9_while_embedding_loses_nothing_and_the_next_start_carries_on(tmp_path: Path):
     """A backlog of 300 messages being embedded; the process is killed mid-way; the next one finishes it."""
     database = tmp_path / "gm.sqlite3"

@@ -24,6 +24,7 @@ async def real_engine(store: Store, worlds_dir: Path):
         await engine.close()
 
 
+@pytest.mark.slow
 async def test_the_real_model_extracts_facts_that_cite_their_messages(real_engine: Engine):
     game = (await real_engine.start_game("chan", "lighthouse")).game
     await real_engine.join(game.id, "maya", "Maya")

@@ -75,6 +75,7 @@ def server():
     stop_server(process)
 
 
+@pytest.mark.slow
 async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: Path, worlds_dir: Path):
     model = ServerModel(server, NAME, parallel=2)
     model.check()
