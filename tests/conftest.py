@@ -21,6 +21,27 @@ os.environ.setdefault("GM_SHARD_COUNT", "1")
 GPU_LAYERS = os.environ.get("GM_N_GPU_LAYERS", "0")
 
 
+def loads_a_model(fixture_function):
+    """Put under ``@pytest.fixture`` on a fixture that loads a model through llama.cpp (the bundled language or
+    embedding model, or the opt-in instruct model), in this process or in a server or bot it starts: every test
+    that uses it, itself or through another fixture, is marked ``llm`` (:func:`pytest_collection_modifyitems`).
+    A test that loads one without such a fixture says ``@pytest.mark.llm`` itself."""
+    fixture_function.loads_a_model = True
+    return fixture_function
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``llm`` each test that uses a fixture of :func:`loads_a_model`, so ``-m "not llm"`` leaves it out."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        # The last definition of a name is the one the test gets (a module's fixture overrides the conftest's).
+        used = [info.name2fixturedefs[name][-1] for name in item.fixturenames if info.name2fixturedefs.get(name)]
+        if any(getattr(definition.func, "loads_a_model", False) for definition in used):
+            item.add_marker(pytest.mark.llm)
+
+
 def bundled_model(**config):
     """The bundled model, loaded as the tests' settings say (``GM_N_GPU_LAYERS``)."""
     from bot.model.llama import LlamaConfig, LlamaModel, bundled_model_path
@@ -44,8 +65,11 @@ async def store(tmp_path: Path):
 
 
 @pytest.fixture
-def play_env(tmp_path: Path) -> dict[str, str]:
-    """Settings for ``python -m bot`` in a subprocess: the test world, a database of its own, the bundled model."""
+def bot_env(tmp_path: Path) -> dict[str, str]:
+    """Settings for ``python -m bot`` in a subprocess: the test world, a database of its own, the bundled model.
+
+    For a run that ends before it loads the model (a refusal at start, a command that needs none); a run that
+    plays takes :func:`play_env`."""
     worlds = tmp_path / "worlds"
     worlds.mkdir()
     shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", worlds)
@@ -57,6 +81,22 @@ def play_env(tmp_path: Path) -> dict[str, str]:
         "GM_SEED": "11",
         "GM_N_GPU_LAYERS": GPU_LAYERS,
     }
+
+
+@pytest.fixture
+@loads_a_model
+def play_env(bot_env: dict[str, str]) -> dict[str, str]:
+    """:func:`bot_env` for a bot that plays: it loads the bundled model."""
+    return bot_env
+
+
+@pytest.fixture
+@loads_a_model
+def real_embedder():
+    """The bundled embedding model (all-MiniLM-L6-v2), loaded once and shared: it is read-only."""
+    from tests.embedding import bundled_embedder
+
+    return bundled_embedder()
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Bad input gets a clear answer and changes nothing: world files, settings, terminal lines, lore imports.
 
 Each case names the input and the message a person must see (not only "no traceback"). Discord options
-are in ``test_discord_bad_input.py``.
+are in ``tests/cogs/test_bad_input.py``.
 """
 
 from __future__ import annotations

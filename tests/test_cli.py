@@ -42,6 +42,7 @@ def one_clear_line(result: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     script = "\n".join(
         [
@@ -73,6 +74,7 @@ def test_terminal_play_through_a_pipe_then_resume(tmp_path: Path, play_env):
     assert "[Tom rolls 1d20+2: 1d20 (" in again.stdout
 
 
+@pytest.mark.slow
 def test_play_never_ends_a_game_silently_and_any_game_can_be_resumed(tmp_path: Path, play_env):
     first = run_bot("play", "lighthouse", stdin="Maya: I row ashore.\n/quit\n", cwd=tmp_path, **play_env)
     assert first.returncode == 0, first.stderr
@@ -107,13 +109,16 @@ def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Pope
         env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
     )  # fmt: skip
     database = Path(play_env["GM_DATABASE"])
-    for _ in range(600):  # until it holds the database
-        if database.exists() and lock_holder(database.stat()) == holder.pid:
-            break
+    deadline = time.monotonic() + 120  # a guard against a process that never gets there, not a speed bound
+    while not (database.exists() and lock_holder(database.stat()) == holder.pid):
+        if holder.poll() is not None or time.monotonic() > deadline:
+            holder.kill()
+            raise AssertionError(f"the first process never held the database: {holder.communicate()[1]}")
         time.sleep(0.05)
     return holder
 
 
+@pytest.mark.slow
 def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_env):
     holder = holding_the_database(tmp_path, play_env)
     try:
@@ -155,29 +160,29 @@ def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
     assert "x" * 100 not in resumed.stdout and "banana" not in resumed.stdout
 
 
-def test_unknown_world_is_one_line(tmp_path: Path, play_env):
-    line = one_clear_line(run_bot("play", "atlantis", cwd=tmp_path, **play_env))
+def test_unknown_world_is_one_line(tmp_path: Path, bot_env):
+    line = one_clear_line(run_bot("play", "atlantis", cwd=tmp_path, **bot_env))
     assert line == "Unknown world 'atlantis'. Worlds here: lighthouse."
 
 
-def test_bad_world_file_names_file_and_field(tmp_path: Path, play_env):
+def test_bad_world_file_names_file_and_field(tmp_path: Path, bot_env):
     bad = tmp_path / "bad.yaml"
     bad.write_text((FIXTURES / "worlds" / "lighthouse.yaml").read_text().replace("opening:", "openin:"))
-    result = run_bot("play", str(bad), cwd=tmp_path, **play_env)
+    result = run_bot("play", str(bad), cwd=tmp_path, **bot_env)
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert f"{bad}: opening: Field required" in result.stderr.splitlines()
     assert f"{bad}: openin: Extra inputs are not permitted" in result.stderr.splitlines()
 
 
-def test_missing_model_file_is_one_line(tmp_path: Path, play_env):
-    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **play_env))
+def test_missing_model_file_is_one_line(tmp_path: Path, bot_env):
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **bot_env))
     assert line == "Model file not found: /no/such.gguf (set GM_MODEL_PATH to a .gguf file)."
 
 
-def test_unwritable_database_is_one_line(tmp_path: Path, play_env):
+def test_unwritable_database_is_one_line(tmp_path: Path, bot_env):
     blocker = tmp_path / "blocker"
     blocker.write_text("a file where a folder should be")
-    result = run_bot("play", "lighthouse", "--db", str(blocker / "gm.sqlite3"), cwd=tmp_path, **play_env)
+    result = run_bot("play", "lighthouse", "--db", str(blocker / "gm.sqlite3"), cwd=tmp_path, **bot_env)
     assert one_clear_line(result).startswith(f"Cannot open the database at {blocker / 'gm.sqlite3'}")
 
 
@@ -201,15 +206,15 @@ def test_a_context_longer_than_the_model_was_trained_for_is_refused(tmp_path: Pa
     )
 
 
-def test_a_bad_setting_names_the_setting(tmp_path: Path, play_env):
-    play_env["GM_N_CTX"] = "lots"
-    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **play_env))
+def test_a_bad_setting_names_the_setting(tmp_path: Path, bot_env):
+    bot_env["GM_N_CTX"] = "lots"
+    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, **bot_env))
     assert line.startswith("settings: n_ctx: Input should be a valid integer")
 
 
 @pytest.mark.parametrize("command", ["run", "sync"])
-def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, play_env, command):
-    line = one_clear_line(run_bot(command, cwd=tmp_path, **play_env))
+def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, bot_env, command):
+    line = one_clear_line(run_bot(command, cwd=tmp_path, **bot_env))
     assert "DISCORD_TOKEN" in line and "discord.com/developers/applications" in line and "make play" in line
 
 
@@ -224,6 +229,7 @@ def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
     assert settings.discord_token == "abc.def" and settings.reply_tokens == 77
 
 
+@pytest.mark.slow
 def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     play_env.update(GM_MEMORY__SHORT_WORDS="40", GM_MEMORY__STORY_WORDS="60", GM_MEMORY__RECAP_WORDS="30")
     script = "\n".join(
@@ -299,21 +305,21 @@ def test_terminal_pins_lore_and_buckets(tmp_path: Path, play_env):
     assert "! Unknown memory bucket 'dreams'" in out
 
 
-def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, play_env):
+def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, bot_env):
     import json
 
     export = tmp_path / "export.json"
     chapel = {"uid": 0, "key": ["chapel"], "comment": "Chapel", "content": "The chapel bell is cracked.", "order": 60}
     export.write_text(json.dumps({"entries": {"0": chapel, "1": {"uid": 1, "key": ["x"], "content": ""}}}))
-    world = Path(play_env["GM_WORLDS_DIR"]) / "lighthouse.yaml"
-    result = run_bot("import-lore", str(export), str(world), cwd=tmp_path, **play_env)
+    world = Path(bot_env["GM_WORLDS_DIR"]) / "lighthouse.yaml"
+    result = run_bot("import-lore", str(export), str(world), cwd=tmp_path, **bot_env)
     assert result.returncode == 0, result.stderr
     assert f"{world}: 1 lore entries added: chapel" in result.stdout
     assert f"{export}: entries.1: empty content" in result.stdout
-    checked = run_bot("check", str(world), cwd=tmp_path, **play_env)
+    checked = run_bot("check", str(world), cwd=tmp_path, **bot_env)
     assert "4 lore entries" in checked.stdout
 
-    missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **play_env)
+    missing = run_bot("import-lore", str(tmp_path / "none.json"), str(world), cwd=tmp_path, **bot_env)
     assert missing.returncode == 1 and "none.json" in missing.stderr and "Traceback" not in missing.stderr
 
 

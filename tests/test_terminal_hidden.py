@@ -10,8 +10,8 @@ import pytest
 from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.terminal import TerminalGame, channel_key
+from tests.cogs.test_hidden import remembering
 from tests.conftest import MANOR_CONTEXT, PROJECT
-from tests.test_discord_hidden import remembering
 
 MAYA_CLUE = "Under the brandy the glass smells sharp and bitter, like medicine; the decanter smells only of brandy."
 TOM_CLUE = "At his elbow you see Dr. Pike slip a small brown glass bottle off the desk and into his waistcoat."

@@ -14,7 +14,7 @@ from bot.model import ModelWorker
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling
 from bot.store import Store
 from bot.worlds import WorldLibrary
-from tests.conftest import GPU_LAYERS, PROJECT
+from tests.conftest import GPU_LAYERS, PROJECT, loads_a_model
 
 
 def instruct_model_path() -> Path | None:
@@ -34,6 +34,7 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
+@loads_a_model
 def instruct() -> LlamaModel:
     path = instruct_model_path()
     assert path is not None

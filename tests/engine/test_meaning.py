@@ -23,7 +23,6 @@ from bot.model.embedding import Embedder
 from bot.store import Store
 from bot.worlds import WorldLibrary
 from tests.conftest import PROJECT
-from tests.embedding import bundled_embedder
 from tests.engine.test_memory import scripted_memory
 
 CLUE = "Stepping past the nets, you see that the lifeboat's oars were sawn halfway through, near the blades."
@@ -71,11 +70,12 @@ async def _play_with_a_clue(engine: Engine, model: ScriptedModel) -> int:
     return game.id
 
 
-async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, worlds_dir, model):
+@pytest.mark.slow
+async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, worlds_dir, model, real_embedder):
     async with ModelWorker(model) as worker:
         words = await _engine(store, worker, worlds_dir, None)
         game_id = await _play_with_a_clue(words, model)
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         await engine.meaning.idle()  # what the background embeds of the game
         hot = (await engine.preview(game_id, "Maya", "I look around.")).trace.layer("hot").items
         clue = next(e for e in await store.log(game_id) if e.content == CLUE)
@@ -97,10 +97,12 @@ async def test_a_clue_asked_about_in_other_words_is_recalled_by_meaning(store, w
         await engine.close()
 
 
-async def test_a_private_message_is_recalled_by_meaning_only_in_its_witness_secret_turn(store, worlds_dir, model):
+async def test_a_private_message_is_recalled_by_meaning_only_in_its_witness_secret_turn(
+    store, worlds_dir, model, real_embedder
+):
     secret = "Under the bed you find a silver cufflink shaped like a heron, which you keep."
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         await engine.join(game.id, "tom", "Tom")
@@ -158,10 +160,13 @@ async def test_an_embedding_model_that_fails_or_will_not_load_leaves_the_game_on
         await unavailable.close()
 
 
-async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(store, worlds_dir, model, caplog):
+@pytest.mark.slow
+async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(
+    store, worlds_dir, model, caplog, real_embedder
+):
     async with ModelWorker(model) as worker:
         game_id = await _play_with_a_clue(await _engine(store, worker, worlds_dir, None), model)
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         await engine.meaning.idle()
         await store._db.execute(
             "UPDATE vectors SET vector = x'0011' WHERE id = (SELECT min(id) FROM vectors WHERE part = 0)"
@@ -175,7 +180,7 @@ async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(s
         await engine.close()
 
 
-async def test_lore_fires_by_meaning_and_by_keys(store, worlds_dir, model):
+async def test_lore_fires_by_meaning_and_by_keys(store, worlds_dir, model, real_embedder):
     world = worlds_dir / "lighthouse.yaml"
     world.write_text(
         world.read_text().replace(
@@ -185,7 +190,7 @@ async def test_lore_fires_by_meaning_and_by_keys(store, worlds_dir, model):
         )
     )
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         about = await engine.preview(game.id, "Maya", "Is there enough fuel to keep the beacon burning tonight?")
@@ -197,10 +202,10 @@ async def test_lore_fires_by_meaning_and_by_keys(store, worlds_dir, model):
         await engine.close()
 
 
-async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(store, worlds_dir, model):
+async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(store, worlds_dir, model, real_embedder):
     leak = "The missing keeper is still alive; he is hiding in a cave in the sea below the rock."
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")
@@ -211,7 +216,9 @@ async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(s
         await engine.close()
 
 
-async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_uncover_it(store, worlds_dir, model):
+async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_uncover_it(
+    store, worlds_dir, model, real_embedder
+):
     """The opening names the sea cave (a run of the truth's words, public by the world's design): that does not
     uncover the truth, and the truth told in other words (none of its key phrases) is still stopped."""
     world = (worlds_dir / "lighthouse.yaml").read_text()
@@ -220,7 +227,7 @@ async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_unco
     )
     leak = "The keeper never drowned: he is hiding down in a cave under the rock, where the tide comes in."
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, bundled_embedder())
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")
@@ -231,6 +238,8 @@ async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_unco
         await engine.close()
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_kill_9_while_embedding_loses_nothing_and_the_next_start_carries_on(tmp_path: Path):
     """A backlog of 300 messages being embedded; the process is killed mid-way; the next one finishes it."""
     database = tmp_path / "gm.sqlite3"

@@ -11,10 +11,11 @@ from bot.model import ModelWorker
 from bot.model.llama import Sampling
 from bot.store import Store
 from bot.worlds import WorldLibrary
-from tests.conftest import bundled_model
+from tests.conftest import bundled_model, loads_a_model
 
 
 @pytest.fixture
+@loads_a_model
 async def real_engine(store: Store, worlds_dir: Path):
     model = bundled_model(n_ctx=2048, sampling=Sampling(seed=3))
     async with ModelWorker(model) as worker:
@@ -23,6 +24,7 @@ async def real_engine(store: Store, worlds_dir: Path):
         await engine.close()
 
 
+@pytest.mark.slow
 async def test_the_real_model_extracts_facts_that_cite_their_messages(real_engine: Engine):
     game = (await real_engine.start_game("chan", "lighthouse")).game
     await real_engine.join(game.id, "maya", "Maya")

@@ -19,11 +19,10 @@ from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker
 from bot.store import Store
 from bot.worlds import WorldLibrary
-from tests.embedding import bundled_embedder
 
 
 @pytest.mark.slow
-async def test_clues_asked_about_in_other_words_at_turn_300_are_in_the_prompt(tmp_path: Path):
+async def test_clues_asked_about_in_other_words_at_turn_300_are_in_the_prompt(tmp_path: Path, real_embedder):
     store = await Store.open(tmp_path / "gm.sqlite3")
     model = LongGameModel()
     library = WorldLibrary(tmp_path / "no-worlds")
@@ -31,7 +30,7 @@ async def test_clues_asked_about_in_other_words_at_turn_300_are_in_the_prompt(tm
     config = EngineConfig(n_ctx=4096, reply_tokens=200, shape_replies=False)
     try:
         async with ModelWorker(model) as worker:
-            engine = Engine(store, worker, library, config, embedder=bundled_embedder())
+            engine = Engine(store, worker, library, config, embedder=real_embedder)
             game_id = await play_long_game(engine, model, 300)
             found = []
             for n, clue in enumerate(CLUES):

@@ -87,7 +87,7 @@ def test_a_pull_left_unfinished_is_resumed_by_the_next_one(tmp_path: Path, monke
         assert [r[2] for r in hub.requests if r[0] == "GET"] == ["bytes=400000-"]
 
 
-def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_used(tmp_path: Path, play_env):
+def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_used(tmp_path: Path, bot_env):
     big = b"GGUF" + bytes(range(256)) * 4096
     script = (
         "import resource, signal, sys\n"
@@ -98,7 +98,7 @@ def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_us
     )
     models = tmp_path / "models"
     with FakeHub({"test/tiny/tiny.gguf": big}) as hub:
-        env = {**play_env, "HF_ENDPOINT": hub.url, "GM_MODELS_DIR": str(models)}
+        env = {**bot_env, "HF_ENDPOINT": hub.url, "GM_MODELS_DIR": str(models)}
         environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")} | env
         full = subprocess.run(
             [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300

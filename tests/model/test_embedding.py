@@ -15,7 +15,6 @@ from bot.model import minilm
 from bot.model.embedding import Embedder, LlamaEmbedder
 from bot.settings import Settings
 from bot.startup import load_embedder
-from tests.embedding import bundled_embedder
 
 
 def _reference(ids: list[int]) -> np.ndarray:
@@ -61,13 +60,12 @@ def _reference(ids: list[int]) -> np.ndarray:
     return mean / np.linalg.norm(mean)
 
 
-def test_the_bundled_model_is_the_upstream_weights_run_faithfully_by_llama_cpp():
-    embedder = bundled_embedder()
-    assert embedder.name == "all-MiniLM-L6-v2" and embedder.dimension == 384
+def test_the_bundled_model_is_the_upstream_weights_run_faithfully_by_llama_cpp(real_embedder):
+    assert real_embedder.name == "all-MiniLM-L6-v2" and real_embedder.dimension == 384
     for text in ("The groom led the horses to the stable.", "Maya kneels by the study door and looks in!"):
-        ids = embedder._llama.tokenize(text.encode())
+        ids = real_embedder._llama.tokenize(text.encode())
         assert ids[0] == 101 and ids[-1] == 102, "[CLS] ... [SEP], as BERT's tokenizer writes it"
-        assert float(_reference(ids) @ embedder.embed([text])[0]) > 0.9999
+        assert float(_reference(ids) @ real_embedder.embed([text])[0]) > 0.9999
 
 
 def test_the_bundled_weights_are_checked_against_the_upstream_sha256(tmp_path: Path):
@@ -81,15 +79,14 @@ def test_the_bundled_weights_are_checked_against_the_upstream_sha256(tmp_path: P
     assert not (tmp_path / "out.gguf").exists() or (tmp_path / "out.gguf").stat().st_size == 0
 
 
-def test_vectors_are_unit_length_and_near_in_meaning():
-    embedder = bundled_embedder()
-    doctor, physician, weather = embedder.embed(
+def test_vectors_are_unit_length_and_near_in_meaning(real_embedder):
+    doctor, physician, weather = real_embedder.embed(
         ["The doctor put the little brown bottle in his pocket.", "The physician hid the vial in his coat.",
          "It rained all night."]
     )  # fmt: skip
     assert all(abs(float(np.linalg.norm(v)) - 1) < 1e-5 for v in (doctor, physician, weather))
     assert float(doctor @ physician) > float(doctor @ weather) + 0.3
-    assert embedder.embed([]).shape == (0, 384)
+    assert real_embedder.embed([]).shape == (0, 384)
 
 
 def test_a_fragment_is_embedded_whole_and_sentence_by_sentence():
@@ -108,6 +105,7 @@ def test_a_fragment_is_embedded_whole_and_sentence_by_sentence():
     assert len(passages(long)) == 1 + 20, "at most 24 parts: neighbours read together past that"
 
 
+@pytest.mark.llm
 def test_gm_embed_model_chooses_the_model_and_one_that_does_not_load_leaves_words_alone(tmp_path: Path):
     settings = Settings(_env_file=None)
     assert load_embedder(settings.model_copy(update={"embed_model": "none"})) == (None, None)

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from bot.errors import UserError
 from bot.model import ChatMessage, ModelWorker, Priority
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
-from tests.conftest import GPU_LAYERS, bundled_model
+from tests.conftest import GPU_LAYERS, bundled_model, loads_a_model
 
 
 class Clue(BaseModel):
@@ -24,6 +24,7 @@ class Clues(BaseModel):
 
 
 @pytest.fixture(scope="module")
+@loads_a_model
 def llama() -> LlamaModel:
     return bundled_model(n_ctx=1024, sampling=Sampling(seed=7))
 
@@ -97,6 +98,7 @@ LONG_PROMPT = [
 ]
 
 
+@pytest.mark.slow
 def test_a_background_call_stops_between_prompt_chunks_and_the_model_stays_usable(llama: LlamaModel):
     from bot.model import Interrupted
     from bot.model.llamacpp import INTERRUPTIBLE_CHUNK
@@ -135,6 +137,7 @@ def _next_turn_after_background_work(llama: LlamaModel, chat: list, reply: str, 
     return llama.last_call
 
 
+@pytest.mark.slow
 def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     chat = [
         ChatMessage(role="system", content="You are the game master. " + "The manor is old and cold. " * 30),
@@ -149,6 +152,7 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
     assert second.evaluated_tokens < second.prompt_tokens // 3
 
 
+@pytest.mark.slow
 def test_a_new_game_of_the_same_world_reads_only_what_differs(llama: LlamaModel):
     """The first turn of a second game starts from the first game's state: the same frozen layer is not read
     twice, even after background work has used the model."""
@@ -170,6 +174,7 @@ def test_a_new_game_of_the_same_world_reads_only_what_differs(llama: LlamaModel)
     assert not llama.last_call.state_restored, "a game of another world shares no beginning"
 
 
+@pytest.mark.slow
 def test_a_games_state_is_kept_when_its_reply_is_left_early(llama: LlamaModel):
     """The reply rules stop reading a reply at a player's line or a repeat; llama-cpp-python saves a stream's
     state only when it is read to its end, so the game's next turn would read its prompt cold."""
@@ -241,6 +246,7 @@ def test_the_loaded_model_says_where_it_runs_as_gm_n_gpu_layers_put_it(llama: Ll
         assert "sees none" in llama.placement
 
 
+@pytest.mark.llm
 def test_asking_for_every_layer_on_the_gpu_says_where_they_went(caplog):
     from bot.model.llama import gpu_devices
 

@@ -21,7 +21,7 @@ from bot.model.base import ChatMessage
 from bot.model.server import ServerError, ServerModel
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
-from tests.conftest import GPU_LAYERS
+from tests.conftest import GPU_LAYERS, loads_a_model
 from tests.test_cli import run_bot
 
 NAME = "smol"
@@ -68,12 +68,14 @@ def stop_server(process: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
+@loads_a_model
 def server():
     process, url = start_server()
     yield url
     stop_server(process)
 
 
+@pytest.mark.slow
 async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: Path, worlds_dir: Path):
     model = ServerModel(server, NAME, parallel=2)
     model.check()
@@ -132,6 +134,7 @@ def test_a_wrong_model_name_or_no_server_is_one_clear_sentence(server: str):
         ServerModel(closed, NAME, timeout=2).check()
 
 
+@pytest.mark.llm
 async def test_a_server_that_dies_during_a_game_fails_the_turn_and_keeps_the_action(tmp_path: Path, worlds_dir: Path):
     process, url = start_server()
     try:
@@ -284,6 +287,7 @@ def start_server_with_embeddings() -> tuple[subprocess.Popen, str]:
     return process, _answering(process, f"http://127.0.0.1:{port}/v1")
 
 
+@pytest.mark.llm
 async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, worlds_dir: Path):
     from bot.model.embedding import ServerEmbedder
     from bot.settings import Settings

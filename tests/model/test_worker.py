@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 
 import pytest
 
@@ -14,7 +16,7 @@ async def test_player_jobs_run_before_waiting_maintenance():
     async with ModelWorker(model) as worker:
         model.block.clear()
         first = asyncio.create_task(worker.generate([ChatMessage(role="user", content="busy")], max_tokens=8))
-        await asyncio.sleep(0.05)  # the first job is now running (blocked) in the thread
+        await _until(lambda: len(model.started) == 1)  # the first job is running (blocked) in the thread
         jobs = [
             asyncio.create_task(worker.generate([ChatMessage(role="user", content=name)], max_tokens=8, priority=p))
             for name, p in [
@@ -76,7 +78,7 @@ async def test_jobs_waiting_at_close_are_cancelled():
     model.block.clear()
     running = asyncio.create_task(worker.generate(HELLO, max_tokens=8))
     waiting = asyncio.create_task(worker.generate(HELLO, max_tokens=8))
-    await asyncio.sleep(0.05)
+    await _until(lambda: len(model.started) == 1 and worker.pending == 1)  # one job runs (blocked), one waits
     model.block.set()
     await worker.close()
     with pytest.raises(asyncio.CancelledError):
@@ -84,12 +86,27 @@ async def test_jobs_waiting_at_close_are_cancelled():
     running.cancel()
 
 
-async def _until(condition, tries: int = 1000) -> None:
-    for _ in range(tries):
-        if condition():
-            return
+async def _until(condition, seconds: float = 10.0) -> None:
+    """Wait for ``condition`` to hold, looking every few milliseconds; fail after ``seconds`` (a loaded machine
+    is slow, a broken worker never gets there)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("the condition never came true")
         await asyncio.sleep(0.005)
-    raise AssertionError("the condition never came true")
+
+
+class CountedEvent(threading.Event):
+    """``ScriptedModel.block`` that counts its waits: a held call waits on it in short steps and looks at its
+    stop signal after each, so two more waits mean the model has looked at least once since."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits = 0
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.waits += 1
+        return super().wait(timeout)
 
 
 async def test_a_player_job_interrupts_running_maintenance_which_runs_again_afterwards():
@@ -136,9 +153,9 @@ async def test_player_turns_keep_arrival_order_and_interrupted_jobs_keep_theirs(
 
 async def test_a_stream_is_never_interrupted_even_at_maintenance_priority():
     model = ScriptedModel(chunk_chars=2)
+    model.block = CountedEvent()  # held from the start
     model.enqueue("A long slow answer.")
     async with ModelWorker(model) as worker:
-        model.block.clear()
         pieces: list[str] = []
 
         async def read() -> None:
@@ -148,7 +165,9 @@ async def test_a_stream_is_never_interrupted_even_at_maintenance_priority():
         reading = asyncio.create_task(read())
         await _until(lambda: len(model.started) == 1)
         turn = asyncio.create_task(worker.generate(HELLO, max_tokens=8))
-        await asyncio.sleep(0.05)
+        await _until(lambda: worker.pending == 1)  # the turn waits: a stream to interrupt would be told so now
+        looked = model.block.waits
+        await _until(lambda: model.block.waits >= looked + 2)  # the held stream has looked for a stop since
         assert model.interrupted == 0
         model.block.set()
         await asyncio.gather(reading, turn)

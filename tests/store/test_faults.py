@@ -66,6 +66,7 @@ def _damage(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.llm
 def test_a_damaged_database_is_refused_with_how_to_recover(tmp_path: Path):
     env = _environment(tmp_path)
     first = run_bot("play", "lighthouse", stdin="Maya: I row.\n/quit\n", cwd=tmp_path, **env)
@@ -79,6 +80,7 @@ def test_a_damaged_database_is_refused_with_how_to_recover(tmp_path: Path):
     assert "Restore a backup" in line and ".recover" in line
 
 
+@pytest.mark.llm
 def test_a_backup_is_a_checked_copy_and_old_ones_are_pruned(tmp_path: Path):
     env = _environment(tmp_path)
     assert run_bot("play", "lighthouse", stdin="Maya: I row.\n/quit\n", cwd=tmp_path, **env).returncode == 0
@@ -106,6 +108,7 @@ def test_a_backup_is_a_checked_copy_and_old_ones_are_pruned(tmp_path: Path):
     assert made.returncode == 0 and len(list((tmp_path / "new-folder").glob("gm-*.sqlite3"))) == 1, "a/ is a folder"
 
 
+@pytest.mark.llm
 def test_a_backup_onto_a_read_only_disk_is_one_clear_line(tmp_path: Path):
     env = _environment(tmp_path)
     assert run_bot("play", "lighthouse", stdin="/quit\n", cwd=tmp_path, **env).returncode == 0
@@ -159,6 +162,7 @@ def _recap_gm_lines(database: str) -> int:
     return sum(1 for kind, visibility in rows if kind == "gm" and visibility == "public")
 
 
+@pytest.mark.llm
 def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
     """Five kills of `play` mid-game with the real model; after each, every action the GM answered is stored."""
     import os
@@ -193,6 +197,7 @@ def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
     assert resumed.returncode == 0 and "resuming game 1" in resumed.stdout, resumed.stderr
 
 
+@pytest.mark.llm
 def test_a_full_disk_during_play_is_said_once_and_the_session_does_not_claim_it_saved(tmp_path: Path):
     """The disk fills during play (no file of the process may grow past 36 kB: the database's shared memory
     fits, its write-ahead log soon does not): the log file beside the database says once that it stopped, and

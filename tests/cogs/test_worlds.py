@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.conftest import FIXTURES
+
 
 async def test_world_list_info_and_reload(simcord_env, simcord_bot, table, worlds_dir: Path):
     channel, maya, _, admin = table
@@ -104,7 +106,7 @@ async def test_a_path_as_a_world_name_is_refused_without_touching_the_file(
     monkeypatch.setattr(bot.worlds, "read_text", read_text)
     secret = tmp_path / "elsewhere" / "secret.yaml"
     secret.parent.mkdir()
-    secret.write_text((Path(__file__).parent / "fixtures" / "worlds" / "lighthouse.yaml").read_text())
+    secret.write_text((FIXTURES / "worlds" / "lighthouse.yaml").read_text())
     channel, maya, _, admin = table
     for name in ("/etc/shadow", "/dev/zero", str(secret), "../../etc/passwd", "lighthouse.yaml"):
         for who, command in ((maya, "world info"), (maya, "game start"), (admin, "game start")):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.test_cli import run_bot
 
 
@@ -12,6 +14,7 @@ def figures(stdout: str) -> dict[str, float]:
     return {key: float(value) for key, value in (pair.split("=") for pair in last.split())}
 
 
+@pytest.mark.llm
 def test_bench_context_prints_side_by_side_figures_and_a_name_value_line(tmp_path: Path):
     result = run_bot("bench", "context", "--turns", "120", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -32,10 +35,11 @@ def test_bench_refuses_nonsense_turns(tmp_path: Path):
     assert result.returncode == 1 and result.stderr.strip() == "--turns must be at least 1."
 
 
+@pytest.mark.llm
 def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path: Path):
     import json
 
-    from tests.test_locomo_harness import TINY
+    from tests.bench.test_locomo import TINY
 
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(TINY))
@@ -56,6 +60,8 @@ def test_bench_locomo_with_a_missing_file_is_one_line(tmp_path: Path):
     assert bad.stderr.strip().startswith("--budgets takes whole numbers")
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(tmp_path: Path):
     result = run_bot("bench", "leaks", "--model", "leaky", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
@@ -74,6 +80,8 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
     assert "ember-road (held out):" in result.stdout
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
@@ -101,6 +109,8 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
     assert numbers["query_ms_p50"] > 0, "each turn's query was embedded"
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "1", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
@@ -121,6 +131,8 @@ def test_bench_turns_refuses_nonsense(tmp_path: Path):
     assert result.returncode == 1 and result.stderr.strip() == "--games and --turns must be at least 1."
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3"

@@ -82,6 +82,8 @@ async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engi
     assert "dig down" not in up_text and "climb up" not in down_text
 
 
+@pytest.mark.llm
+@pytest.mark.slow
 @pytest.mark.simcord(settle_timeout=180)
 async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store: Store, worlds_dir):
     from bot.model.llama import Sampling

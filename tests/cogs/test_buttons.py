@@ -1,4 +1,4 @@
-"""Buttons where people expect them: Join under a game's opening (Retry is in test_discord_retry)."""
+"""Buttons where people expect them: Join under a game's opening (Retry is in test_retry)."""
 
 from __future__ import annotations
 
