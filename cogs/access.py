@@ -59,7 +59,7 @@ async def is_admin(interaction: discord.Interaction) -> bool:
         return False
     if member.guild_permissions.manage_guild:
         return True
-    role_id = await interaction.client.engine.servers.gm_role(str(member.guild.id))
+    role_id = await interaction.client.engine.server(str(member.guild.id)).gm_role()
     if role_id is not None:
         return any(role.id == role_id for role in member.roles)
     gm_role = interaction.client.settings.gm_role
@@ -98,7 +98,7 @@ async def check_access(engine: Engine, interaction: discord.Interaction, name: s
         raise Refused(REFUSALS[Access.ADMIN])
     if not needs_game(rule.access):
         return
-    game = await engine.store.active_game(channel_key(interaction.channel))
+    game = await engine.game_in(channel_key(interaction.channel))
     if game is None:
         raise Refused(NO_GAME)
     who = user_key(interaction.user)
@@ -123,7 +123,7 @@ class TableCog(commands.Cog):
 
         What the command then says goes in a followup (see :func:`say`).
         """
-        if self.engine.sessions[game_id].turn_running and not interaction.response.is_done():
+        if self.engine.turn_running(game_id) and not interaction.response.is_done():
             await interaction.response.send_message(
                 f"The GM is writing; {what} as soon as its reply is done.", ephemeral=True
             )

@@ -26,7 +26,7 @@ REPLACED = "*(Replaced: this answer was written again, below.)*"
 
 def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
     """Autocomplete for a world option: the worlds this server may play whose name contains what was typed."""
-    worlds = engine.servers.visible(server)
+    worlds = engine.worlds_for(server)
     names = [n for n in sorted(worlds) if current.lower() in n.lower()]
     return [app_commands.Choice(name=worlds[n].title[:100], value=n) for n in names[:25]]
 
@@ -185,7 +185,7 @@ class GameCog(TableCog):
         if self._resumed:
             return
         self._resumed = True
-        for game in await self.engine.store.games("active"):
+        for game in await self.engine.active_games():
             if game.channel_key.startswith("discord:"):
                 try:
                     await self._resume(game)
@@ -489,7 +489,7 @@ class GameCog(TableCog):
             return
         if text.startswith(settings.ooc_prefix):
             return
-        game = await self.engine.store.active_game(channel_key(message.channel))
+        game = await self.engine.game_in(channel_key(message.channel))
         if game is None or await self.engine.player(game.id, user_key(message.author)) is None:
             return
         granted = message.channel.permissions_for(message.guild.me)

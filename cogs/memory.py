@@ -41,7 +41,7 @@ class MemoryCog(TableCog):
 
     @unpin.autocomplete("pin")
     async def _pins(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        game = await self.engine.store.active_game(channel_key(interaction.channel))
+        game = await self.engine.game_in(channel_key(interaction.channel))
         if game is None:
             return []
         pins = await self.engine.pins(game.id)

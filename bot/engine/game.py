@@ -45,6 +45,7 @@ from bot.engine.results import (
 )
 from bot.engine.rounds import Rounds
 from bot.engine.seats import Seats
+from bot.engine.server_admin import ServerAdmin
 from bot.engine.servers import Servers
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
@@ -68,7 +69,7 @@ from bot.store import (
     Store,
     Visibility,
 )
-from bot.worlds import World, WorldLibrary
+from bot.worlds import LoreEntry, World, WorldFileError, WorldLibrary
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,13 @@ class Engine:
         """Writes to the database that failed since the last one saved (0: everything so far is saved)."""
         return self.store.failing_writes
 
+    async def remembered(self, scope: str) -> dict[str, object]:
+        """What a front end keeps for itself across restarts under ``scope`` (the commands it last sent)."""
+        return await self.store.settings(scope)
+
+    async def remember(self, scope: str, key: str, value: object) -> None:
+        await self.store.set_setting(scope, key, value)
+
     def _check_running(self) -> None:
         if self.stopping:
             raise UserError("The GM is restarting; nothing was saved. Try again in a minute.")
@@ -199,11 +207,19 @@ class Engine:
         log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
         return GameStarted(await self.store.game(game.id), world, entry)
 
+    async def game_in(self, channel_key: str) -> Game | None:
+        """The game being played in a channel; ``None`` if there is none."""
+        return await self.store.active_game(channel_key)
+
     async def current_game(self, channel_key: str) -> Game:
-        game = await self.store.active_game(channel_key)
+        """The game being played in a channel, or a :class:`UserError` saying there is none."""
+        game = await self.game_in(channel_key)
         if game is None:
             raise UserError(NO_GAME)
         return game
+
+    async def active_games(self) -> list[Game]:
+        return await self.store.games("active")
 
     async def games_of(self, user_key: str) -> list[Game]:
         """The active games ``user_key`` is seated in."""
@@ -251,8 +267,9 @@ class Engine:
     async def leave(self, game_id: int, user_key: str) -> Player:
         return await self.seats.leave(game_id, user_key)
 
-    async def players(self, game_id: int) -> list[Player]:
-        return await self.store.players(game_id)
+    async def players(self, game_id: int, *, include_left: bool = False) -> list[Player]:
+        """The seated players; ``include_left``: those who left too (the log still names them)."""
+        return await self.store.players(game_id, include_left=include_left)
 
     async def player(self, game_id: int, user_key: str) -> Player | None:
         return await self.store.seated_player(game_id, user_key)
@@ -334,6 +351,10 @@ class Engine:
             created_at=datetime.now(UTC),
         )  # fmt: skip
         return await self.prompts.build(game, action, budget=budget, remember=False)
+
+    def turn_running(self, game_id: int) -> bool:
+        """A turn, join, roll or edit holds the game: whatever comes next waits for it."""
+        return self.sessions[game_id].turn_running
 
     async def unanswered(self, game_id: int) -> list[LogEntry]:
         """Actions stored for the coming turn that no reply answers yet: a failed turn, a crash, an open round."""
@@ -428,6 +449,19 @@ class Engine:
     async def lore(self, game_id: int) -> list[LoreListing]:
         return await self.ledger.lore(game_id)
 
+    async def add_lore(self, game_id: int, **fields) -> LoreEntry:
+        """A lore entry of this game's own (``keys``, ``content``, ``secondary_keys``, ``priority``, ``always_on``)."""
+        return await self.ledger.lore_add(game_id, **fields)
+
+    async def edit_lore(self, game_id: int, entry_id: str, **changes) -> LoreEntry:
+        return await self.ledger.lore_edit(game_id, entry_id, **changes)
+
+    async def remove_lore(self, game_id: int, entry_id: str) -> LoreEntry:
+        return await self.ledger.lore_remove(game_id, entry_id)
+
+    async def import_lore(self, game_id: int, entries: list[LoreEntry]) -> list[LoreEntry]:
+        return await self.ledger.lore_import(game_id, entries)
+
     async def glossary(self, game_id: int) -> list[GlossaryTerm]:
         return await self.ledger.glossary(game_id)
 
@@ -458,6 +492,10 @@ class Engine:
         values.update({f"budgets.{k}": v for k, v in memory.budgets.model_dump().items()})
         return values
 
+    async def setting_sources(self, game_id: int) -> dict[str, str]:
+        """Where each setting of a game that is not the bot's default comes from: ``game`` or ``server``."""
+        return await self.settings.sources(game_id)
+
     async def set_setting(self, game_id: int, name: str, value: str) -> dict[str, object]:
         await self.store.game(game_id)
         return await self.settings.set(game_id, name, value)
@@ -473,9 +511,25 @@ class Engine:
         """The server a game is played in (its id as a string); ``None`` outside one."""
         return await self.settings.server_of(game_id)
 
-    async def reset_server_setting(self, server: str, name: str) -> None:
-        """Take back a server's default of a setting or a bucket switch (``buckets.NAME``)."""
-        if name.startswith("buckets."):
-            await self.ledger.reset_server_bucket(server, name.removeprefix("buckets."))
-        else:
-            await self.settings.reset_for_server(server, name)
+    # Servers and worlds (F21, F23)
+
+    def server(self, server: str) -> ServerAdmin:
+        """What a server's admins set for its games: worlds, GM role, the defaults of settings and buckets."""
+        return ServerAdmin(server, self.store, self.servers, self.settings, self.ledger)
+
+    def worlds_for(self, server: str | None) -> dict[str, World]:
+        """The worlds a server may play (every shipped world outside one), by name."""
+        return self.servers.visible(server)
+
+    def world_for(self, server: str | None, name: str) -> World:
+        """The world a name typed in a server stands for, or a :class:`UserError` listing the worlds there."""
+        return self.servers.resolve(server, name)[1]
+
+    def ships_world(self, name: str) -> bool:
+        """Whether the bot ships a world of that name (a server's own world of the name hides it there)."""
+        return name in self.worlds.worlds
+
+    async def reload_worlds(self) -> tuple[int, list[WorldFileError]]:
+        """Read the shipped world files again: how many worlds are loaded, and the files left out."""
+        errors = await self.worlds.reload_in_thread()
+        return len(self.worlds.worlds), errors
