@@ -11,7 +11,7 @@ from bot.engine.settings import setting_names
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
-from cogs.access import TableCog, channel_key, is_admin, manages_server, say, say_pages, server_of
+from cogs.access import TableCog, is_admin, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
 from cogs.rendering import fit_embed, plain, without_host_paths
 
@@ -128,7 +128,7 @@ class WorldsCog(TableCog):
 
     @lore.command(name="list", description="The lore entries of this game")
     async def lore_list(self, interaction: discord.Interaction) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         listing = await self.engine.lore(game.id)
         admin = await is_admin(interaction)
         shown = [i for i in listing if admin or not i.entry.secret]  # a clue-bearing entry is for admins
@@ -152,7 +152,7 @@ class WorldsCog(TableCog):
         priority: app_commands.Range[int, 0, 100] = 50,
         always_on: bool = False,
     ) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         entry = await self.engine.add_lore(
             game.id, keys=_keys(keys), content=content, secondary_keys=_keys(secondary_keys) or [],
             priority=priority, always_on=always_on,
@@ -168,7 +168,7 @@ class WorldsCog(TableCog):
         keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] | None = None,
     ) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         if content is None and keys is None and priority is None:
             raise UserError("Give the new content, keys or priority.")
         changed = await self.engine.edit_lore(game.id, entry, content=content, keys=_keys(keys), priority=priority)
@@ -176,14 +176,14 @@ class WorldsCog(TableCog):
 
     @lore.command(name="remove", description="Remove a lore entry from this game")
     async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         removed = await self.engine.remove_lore(game.id, entry)
         await interaction.response.send_message(f"Lore `{removed.id}` removed from this game.", ephemeral=True)
 
     @lore_edit.autocomplete("entry")
     @lore_remove.autocomplete("entry")
     async def _entries(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        game = await self.engine.game_in(channel_key(interaction.channel))
+        game = await self.game_in(interaction.channel)
         if game is None:
             return []
         listing = await self.engine.lore(game.id)
@@ -219,7 +219,7 @@ class ConfigCog(TableCog):
         if scope == "server":
             await self._show_server(interaction)
             return
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         values = await self.engine.game_settings(game.id)
         sources = await self.engine.setting_sources(game.id)
         origin = {"game": " (set for this game)", "server": " (this server's default)"}
@@ -258,7 +258,7 @@ class ConfigCog(TableCog):
                 await admin.set_default(setting, value)
             where = "for every game in this server that does not set its own"
         else:
-            game = await self.engine.current_game(channel_key(interaction.channel))
+            game = await self.game_here(interaction)
             if is_bucket:
                 await self.engine.set_bucket(game.id, bucket, on)
             else:
@@ -283,7 +283,7 @@ class ConfigCog(TableCog):
             await self.engine.server(self._server(interaction)).reset_default(setting)
             await interaction.response.send_message(f"`{setting}` is back to the bot's default here.", ephemeral=True)
             return
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         await self.engine.reset_setting(game.id, setting)
         await interaction.response.send_message(f"`{setting}` is back to the default.", ephemeral=True)
 
