@@ -87,12 +87,12 @@ class GameMasterBot(commands.AutoShardedBot):
             self.tree.copy_global_to(guild=guild)
         target = f"guild:{guild.id}" if guild else "global"
         digest = command_digest(self.tree, guild)
-        synced_before = (await self.engine.store.settings(SYNC_SCOPE)).get(target)
+        synced_before = (await self.engine.remembered(SYNC_SCOPE)).get(target)
         if synced_before == digest and not force:
             log.info("Slash commands unchanged since the last sync (%s); not synced", target)
             return False
         synced = await self.tree.sync(guild=guild)
-        await self.engine.store.set_setting(SYNC_SCOPE, target, digest)
+        await self.engine.remember(SYNC_SCOPE, target, digest)
         log.info("Synced %d slash commands (%s)", len(synced), target)
         return True
 

@@ -104,7 +104,7 @@ class TerminalGame:
 
     async def show_entries(self, entries: list[LogEntry]) -> None:
         """Logged messages as the live game printed them: a private one only on lines marked for its player."""
-        names = {p.id: p.name for p in await self.engine.store.players(self.game.id, include_left=True)}
+        names = {p.id: p.name for p in await self.engine.players(self.game.id, include_left=True)}
         for entry in entries:
             if entry.visibility is Visibility.PRIVATE:
                 for player_id in entry.visible_to:
@@ -265,7 +265,7 @@ class TerminalGame:
         action, _, spec = rest.partition(" ")
         if action == "add":
             keys, _, content = spec.partition(":")
-            entry = await self.engine.ledger.lore_add(
+            entry = await self.engine.add_lore(
                 self.game.id, keys=[k.strip() for k in keys.split(",") if k.strip()], content=content.strip()
             )
             self.say(f"[Lore added: {entry.id}]")
@@ -275,12 +275,12 @@ class TerminalGame:
             if not spec.strip():
                 raise UserError("Name the export to import: /lore import FILE.json (a SillyTavern World Info file).")
             found = read_world_info(Path(spec.strip()))
-            added = await self.engine.ledger.lore_import(self.game.id, found.entries)
+            added = await self.engine.import_lore(self.game.id, found.entries)
             self.say(f"[Lore imported into this game: {', '.join(e.id for e in added) or 'nothing'}]")
             for reason in found.skipped:
                 self.say(f"[Left out: {reason}]")
         elif action == "remove":
-            self.say(f"[Lore removed: {(await self.engine.ledger.lore_remove(self.game.id, spec.strip())).id}]")
+            self.say(f"[Lore removed: {(await self.engine.remove_lore(self.game.id, spec.strip())).id}]")
         elif not action:
             listing = await self.engine.lore(self.game.id)
             self.say(reports.lore_text(listing))

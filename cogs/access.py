@@ -25,19 +25,28 @@ from bot.access import (
     missing_permissions,
     needs_game,
 )
-from bot.engine import Engine
-from bot.engine.game import NO_GAME
+from bot.engine import NO_GAME, Engine
+from bot.store import Game
 from cogs.rendering import embed_pages, pages
 
 log = logging.getLogger(__name__)
 
 
+# The engine knows channels and players by keys that say which front end they belong to: here "discord:" and an id.
+KEY_PREFIX = "discord:"
+
+
 def channel_key(channel: discord.abc.Messageable | None) -> str:
-    return f"discord:{getattr(channel, 'id', 0)}"
+    return f"{KEY_PREFIX}{getattr(channel, 'id', 0)}"
 
 
 def user_key(user: discord.abc.User) -> str:
-    return f"discord:{user.id}"
+    return f"{KEY_PREFIX}{user.id}"
+
+
+def discord_id(key: str) -> int | None:
+    """The Discord id in a channel's or a user's key; ``None`` for another front end's (the terminal's)."""
+    return int(key.removeprefix(KEY_PREFIX)) if key.startswith(KEY_PREFIX) else None
 
 
 def server_of(interaction: discord.Interaction) -> str | None:
@@ -59,7 +68,7 @@ async def is_admin(interaction: discord.Interaction) -> bool:
         return False
     if member.guild_permissions.manage_guild:
         return True
-    role_id = await interaction.client.engine.servers.gm_role(str(member.guild.id))
+    role_id = await interaction.client.engine.server(str(member.guild.id)).gm_role()
     if role_id is not None:
         return any(role.id == role_id for role in member.roles)
     gm_role = interaction.client.settings.gm_role
@@ -76,54 +85,61 @@ class Refused(app_commands.CheckFailure):
     """The access table says no; the message says why and is shown to the asker alone."""
 
 
-async def check_access(engine: Engine, interaction: discord.Interaction, name: str | None = None) -> None:
-    """Raise :class:`Refused` unless the table lets this person use this command here.
-
-    ``name`` is the command a button stands for; a slash command names itself.
-    """
-    if name is None:
-        name = interaction.command.qualified_name if interaction.command else "?"
-    rule = COMMANDS.get(name)
-    if rule is None:
-        log.error("Command %s has no row in bot.access.COMMANDS; refused", name)
-        raise Refused("That command is not available.")
-    if interaction.guild is None and not rule.in_dms:
-        raise Refused(IN_A_SERVER)
-    if rule.posts and interaction.guild is not None:
-        missing = missing_permissions(interaction.app_permissions, thread=is_thread(interaction.channel))
-        if missing:
-            raise Refused(cannot_post(missing))
-    admin = await is_admin(interaction)
-    if rule.access is Access.ADMIN and not admin:
-        raise Refused(REFUSALS[Access.ADMIN])
-    if not needs_game(rule.access):
-        return
-    game = await engine.store.active_game(channel_key(interaction.channel))
-    if game is None:
-        raise Refused(NO_GAME)
-    who = user_key(interaction.user)
-    standing = Standing(
-        seated=await engine.player(game.id, who) is not None, starter=game.started_by == who, admin=admin
-    )
-    if not allows(rule.access, standing):
-        raise Refused(REFUSALS[rule.access])
-
-
 class TableCog(commands.Cog):
-    """A cog whose every command goes through the access table first."""
+    """A cog whose every command goes through the access table first, and that finds the game of a channel."""
 
     engine: Engine
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
-        await check_access(self.engine, interaction)
+        await self.check_access(interaction)
         return True
+
+    async def check_access(self, interaction: discord.Interaction, name: str | None = None) -> None:
+        """Raise :class:`Refused` unless the table lets this person use this command here.
+
+        ``name`` is the command a button stands for; a slash command names itself.
+        """
+        if name is None:
+            name = interaction.command.qualified_name if interaction.command else "?"
+        rule = COMMANDS.get(name)
+        if rule is None:
+            log.error("Command %s has no row in bot.access.COMMANDS; refused", name)
+            raise Refused("That command is not available.")
+        if interaction.guild is None and not rule.in_dms:
+            raise Refused(IN_A_SERVER)
+        if rule.posts and interaction.guild is not None:
+            missing = missing_permissions(interaction.app_permissions, thread=is_thread(interaction.channel))
+            if missing:
+                raise Refused(cannot_post(missing))
+        admin = await is_admin(interaction)
+        if rule.access is Access.ADMIN and not admin:
+            raise Refused(REFUSALS[Access.ADMIN])
+        if not needs_game(rule.access):
+            return
+        game = await self.game_in(interaction.channel)
+        if game is None:
+            raise Refused(NO_GAME)
+        who = user_key(interaction.user)
+        standing = Standing(
+            seated=await self.engine.player(game.id, who) is not None, starter=game.started_by == who, admin=admin
+        )
+        if not allows(rule.access, standing):
+            raise Refused(REFUSALS[rule.access])
+
+    async def game_here(self, interaction: discord.Interaction) -> Game:
+        """The game of the channel a command or button comes from; a :class:`UserError` says there is none."""
+        return await self.engine.current_game(channel_key(interaction.channel))
+
+    async def game_in(self, channel: discord.abc.Messageable | None) -> Game | None:
+        """The game of a channel, or ``None`` (a plain message, an autocomplete: nothing to tell anyone)."""
+        return await self.engine.game_in(channel_key(channel))
 
     async def wait_for_turn(self, interaction: discord.Interaction, game_id: int, what: str) -> None:
         """Answer at once when a running turn holds the game: the work waits for it, past Discord's 3 seconds.
 
         What the command then says goes in a followup (see :func:`say`).
         """
-        if self.engine.sessions[game_id].turn_running and not interaction.response.is_done():
+        if self.engine.turn_running(game_id) and not interaction.response.is_done():
             await interaction.response.send_message(
                 f"The GM is writing; {what} as soon as its reply is done.", ephemeral=True
             )

@@ -11,22 +11,22 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot.access import missing_permissions
-from bot.engine import Engine
-from bot.engine.game import ModelFailed
+from bot.engine import Engine, ModelFailed, TurnResult
 from bot.errors import UserError
-from bot.store import Visibility
-from cogs.access import TableCog, channel_key, check_access, is_admin, is_thread, say, say_pages, server_of, user_key
+from bot.store import Game, Visibility
+from cogs.access import TableCog, channel_key, discord_id, is_admin, is_thread, say, say_pages, server_of, user_key
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
 
 SHOWN_TURNS = 500  # the latest turns whose reply messages are remembered, to mark one a retry replaces
 REPLACED = "*(Replaced: this answer was written again, below.)*"
+REFUSED = "Discord would not take the GM's reply just now. Your turn is saved: use /retry to see it again."
 
 
 def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
     """Autocomplete for a world option: the worlds this server may play whose name contains what was typed."""
-    worlds = engine.servers.visible(server)
+    worlds = engine.worlds_for(server)
     names = [n for n in sorted(worlds) if current.lower() in n.lower()]
     return [app_commands.Choice(name=worlds[n].title[:100], value=n) for n in names[:25]]
 
@@ -54,8 +54,8 @@ class RetryButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:retry
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: GameCog = interaction.client.get_cog("GameCog")
         try:
-            await check_access(cog.engine, interaction, "retry")
-            game = await cog._game_here(interaction)
+            await cog.check_access(interaction, "retry")
+            game = await cog.game_here(interaction)
             if game.id != self.game_id or self.turn not in {e.turn for e in await cog.engine.unanswered(game.id)}:
                 await _stale(interaction, "turn", "Use /retry to write the last reply again.")
                 return
@@ -83,8 +83,8 @@ class JoinButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:join:(
     async def callback(self, interaction: discord.Interaction) -> None:
         cog: GameCog = interaction.client.get_cog("GameCog")
         try:
-            await check_access(cog.engine, interaction, "join")
-            game = await cog._game_here(interaction)  # a game ended since: say so rather than ask for a name
+            await cog.check_access(interaction, "join")
+            game = await cog.game_here(interaction)  # a game ended since: say so rather than ask for a name
         except (app_commands.CheckFailure, UserError) as refused:
             await interaction.client.on_app_command_error(interaction, refused)
             return
@@ -185,8 +185,8 @@ class GameCog(TableCog):
         if self._resumed:
             return
         self._resumed = True
-        for game in await self.engine.store.games("active"):
-            if game.channel_key.startswith("discord:"):
+        for game in await self.engine.active_games():
+            if discord_id(game.channel_key) is not None:
                 try:
                     await self._resume(game)
                 except (discord.HTTPException, UserError) as exc:
@@ -196,7 +196,7 @@ class GameCog(TableCog):
         pending = await self.engine.unanswered(game.id)
         if not pending:
             return
-        channel = self.bot.get_partial_messageable(int(game.channel_key.removeprefix("discord:")))
+        channel = self._channel_of(game)
         if await self.engine.resume_round(game.id, self._round_poster(channel)) is not None:
             return
         if await self.engine.turn_policy(game.id) != "round":
@@ -204,8 +204,8 @@ class GameCog(TableCog):
             name = last.author if last.visibility is Visibility.PUBLIC else None  # nobody learns who whispered
             await channel.send(unanswered_notice(name), view=retry_view(game.id, last.turn))
 
-    async def _game_here(self, interaction: discord.Interaction):
-        return await self.engine.current_game(channel_key(interaction.channel))
+    def _channel_of(self, game: Game) -> discord.PartialMessageable:
+        return self.bot.get_partial_messageable(discord_id(game.channel_key))
 
     @game.command(name="start", description="Start a game in this channel")
     @app_commands.describe(world="The world to play")
@@ -228,14 +228,14 @@ class GameCog(TableCog):
 
     @game.command(name="end", description="End this channel's game (it is kept)")
     async def game_end(self, interaction: discord.Interaction) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         await self.wait_for_turn(interaction, game.id, "the game ends")
         ended = await self.engine.end_game(channel_key(interaction.channel))
         await say(interaction, f"The game ends after {ended.turn} turns. It is kept.")
 
     @game.command(name="status", description="What is being played here, and by whom")
     async def game_status(self, interaction: discord.Interaction) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         world = self.engine.world_of(game)
         players = ", ".join(p.name for p in await self.engine.players(game.id)) or "nobody yet"
         await say_pages(interaction, f"**{world.title}**, turn {game.turn}. Players: {players}.", ephemeral=True)
@@ -247,14 +247,14 @@ class GameCog(TableCog):
 
     async def join_as(self, interaction: discord.Interaction, name: str, description: str) -> None:
         """/join, and the Join button's form."""
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         await self.wait_for_turn(interaction, game.id, "you join")
         player = await self.engine.join(game.id, user_key(interaction.user), name, description)
         await say(interaction, f"{interaction.user.mention} joins as **{plain(player.name)}**.")
 
     @app_commands.command(name="leave", description="Leave this channel's game")
     async def leave(self, interaction: discord.Interaction) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         await self.wait_for_turn(interaction, game.id, "you leave")
         player = await self.engine.leave(game.id, user_key(interaction.user))
         await say(interaction, f"**{plain(player.name)}** leaves the game.")
@@ -262,7 +262,7 @@ class GameCog(TableCog):
     @app_commands.command(name="act", description="Say what your character does")
     @app_commands.describe(action="What your character does or says")
     async def act(self, interaction: discord.Interaction, action: str) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         self.engine.check_action(action)
         player = await self.engine.player(game.id, user_key(interaction.user))
         if player is None:  # left between the access check and now
@@ -284,11 +284,11 @@ class GameCog(TableCog):
         except ModelFailed:
             await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, game.turn + 1))
             return
-        await self._finish(interaction, reply, result)
+        await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
 
     async def answer_again(self, interaction: discord.Interaction) -> None:
         """/retry and the Retry button: answer an action left unanswered, or write the last reply again."""
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         who = None if await is_admin(interaction) else user_key(interaction.user)
         await say(interaction, "The GM thinks again…", ephemeral=True)
         reply = StreamedReply(interaction.channel.send)
@@ -296,20 +296,13 @@ class GameCog(TableCog):
             result = await self.engine.retry(game.id, on_text=reply.feed, user_key=who)
         if result.turn == game.turn:  # the last reply was written again, not an unanswered action answered
             await self._mark_replaced(game.id, game.turn)
-        if not result.public:  # an answer to a secret action: to its player, by DM
-            await self.deliver_private(interaction.channel, result, interaction)
-            return
-        await self._finish(interaction, reply, result)
+        await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
 
     def _round_poster(self, channel: discord.abc.Messageable):
         """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
 
-        async def post(result) -> None:
-            try:
-                await self.deliver_private(channel, result)
-                self._remember(result, await StreamedReply(channel.send).finish(result.text))
-            except discord.HTTPException:
-                log.warning("Discord refused a round's reply in %s; it is stored", channel_key(channel))
+        async def post(result: TurnResult) -> None:
+            await self.post_turn(channel, result)
 
         return post
 
@@ -329,7 +322,7 @@ class GameCog(TableCog):
         guild = self.bot.get_guild(int(server)) if server else None
         return f"{self.engine.world_of(game).title}, game #{game.id}" + (f", {guild.name}" if guild else "")
 
-    async def deliver_private(
+    async def _deliver_private(
         self, channel: discord.abc.Messageable, result, interaction: discord.Interaction | None = None
     ) -> None:
         """Send each private aside of a turn to its player by DM, and nowhere else.
@@ -340,7 +333,7 @@ class GameCog(TableCog):
         """
         where = await self._where(result.game)
         for aside in result.private:
-            user_id = int(aside.player.user_key.removeprefix("discord:"))
+            user_id = discord_id(aside.player.user_key)
             text = f"🤫 Only you see this ({where}): {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
@@ -365,32 +358,45 @@ class GameCog(TableCog):
             except discord.HTTPException:
                 log.warning("Could not tell %s either; the aside is stored", aside.player.name)
 
-    async def _finish(self, interaction: discord.Interaction, reply: StreamedReply, result) -> None:
-        """Show the whole reply and deliver its asides; if Discord refuses the reply, say so: the turn is stored."""
-        text = result.text
-        await self.deliver_private(interaction.channel, result, interaction)
+    async def post_turn(
+        self, channel: discord.abc.Messageable, result: TurnResult, *, reply: StreamedReply | None = None,
+        interaction: discord.Interaction | None = None,
+    ) -> None:  # fmt: skip
+        """The one way a turn reaches Discord: its asides by DM, and a public reply in the channel, ``reply`` (what
+        streamed of it) finished with the whole text and remembered for a retry to mark. When Discord refuses the
+        reply, the turn is stored all the same: the user is told so, in their command's followup if they gave one,
+        else in the channel."""
+        await self._deliver_private(channel, result, interaction)
+        if not result.public:  # an answer to a secret action: to its player alone, by DM
+            return
         try:
-            self._remember(result, await reply.finish(text))
+            self._remember(result, await (reply or StreamedReply(channel.send)).finish(result.text))
         except discord.HTTPException as exc:
-            log.warning("Discord refused the GM's reply (%s); the turn is stored", exc)
-            await interaction.followup.send(
-                "Discord would not take the GM's reply just now. Your turn is saved: use /retry to see it again.",
-                ephemeral=True,
-            )
+            log.warning("Discord refused the GM's reply in %s (%s); the turn is stored", channel_key(channel), exc)
+            await self._tell_refused(channel, interaction)
+
+    async def _tell_refused(self, channel: discord.abc.Messageable, interaction: discord.Interaction | None) -> None:
+        if interaction is not None:
+            await interaction.followup.send(REFUSED, ephemeral=True)
+            return
+        try:
+            await channel.send(REFUSED)
+        except discord.HTTPException:
+            log.info("Could not tell %s either; the turn is stored", channel_key(channel))
 
     @app_commands.command(name="whisper", description="Act in secret: only you and the GM know, and it answers by DM")
     @app_commands.describe(action="What your character does or says, unseen by the others")
     async def whisper(self, interaction: discord.Interaction, action: str) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         self.engine.check_action(action)
         await interaction.response.send_message("🤫 Whispered to the GM; the answer comes by DM.", ephemeral=True)
         result = await self.engine.whisper(game.id, user_key(interaction.user), action)
-        await self.deliver_private(interaction.channel, result, interaction)
+        await self.post_turn(interaction.channel, result, interaction=interaction)
 
     @app_commands.command(name="notes", description="Your private notes for this game (only you see them)")
     @app_commands.describe(add="A note to keep", remove="The number of a note to remove")
     async def notes(self, interaction: discord.Interaction, add: str | None = None, remove: int | None = None) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         who = user_key(interaction.user)
         if add is not None:
             await self.engine.add_note(game.id, who, add)
@@ -404,7 +410,7 @@ class GameCog(TableCog):
     @app_commands.describe(dice="Dice notation")
     @app_commands.describe(secret="Only you (by DM) and the GM see the result")
     async def roll(self, interaction: discord.Interaction, dice: str, secret: bool = False) -> None:
-        game = await self._game_here(interaction)
+        game = await self.game_here(interaction)
         await self.wait_for_turn(interaction, game.id, "your dice roll")
         rolled = await self.engine.roll(game.id, user_key(interaction.user), dice, secret=secret)
         if not secret:
@@ -429,7 +435,7 @@ class GameCog(TableCog):
     async def _gone(self, guild_id: int, user: discord.abc.User, why: str) -> None:
         """A player no longer in a server loses their seats in its games: no more secrets by DM, no more turns."""
         for game, player in await self.engine.release_seats(user_key(user), str(guild_id)):
-            channel = self.bot.get_partial_messageable(int(game.channel_key.removeprefix("discord:")))
+            channel = self._channel_of(game)
             try:
                 await channel.send(f"**{plain(player.name)}**'s seat is free: their player {why}.")
             except discord.HTTPException:
@@ -459,7 +465,7 @@ class GameCog(TableCog):
         except UserError as exc:
             await message.channel.send(str(exc))
             return
-        await self.deliver_private(message.channel, result)
+        await self.post_turn(message.channel, result)
 
     async def _still_in_server(self, game, user: discord.abc.User) -> bool:
         """Whether ``user`` is still a member of the server ``game`` is played in (asked of Discord: leaving is
@@ -489,7 +495,7 @@ class GameCog(TableCog):
             return
         if text.startswith(settings.ooc_prefix):
             return
-        game = await self.engine.store.active_game(channel_key(message.channel))
+        game = await self.game_in(message.channel)
         if game is None or await self.engine.player(game.id, user_key(message.author)) is None:
             return
         granted = message.channel.permissions_for(message.guild.me)
@@ -523,8 +529,7 @@ class GameCog(TableCog):
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)
             return
-        await self.deliver_private(message.channel, result)
-        self._remember(result, await reply.finish(result.text))
+        await self.post_turn(message.channel, result, reply=reply)
 
     @commands.Cog.listener()
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:

@@ -8,7 +8,7 @@ from discord.ext import commands
 
 from bot.engine import Engine
 from bot.errors import UserError
-from cogs.access import TableCog, channel_key, is_admin, say_embeds, say_pages, user_key
+from cogs.access import TableCog, is_admin, say_embeds, say_pages, user_key
 from cogs.rendering import fit_embed, private_memory_embed, status_embed, trace_embed
 
 
@@ -19,13 +19,10 @@ class MemoryCog(TableCog):
         self.bot = bot
         self.engine = engine
 
-    async def _game(self, interaction: discord.Interaction):
-        return await self.engine.current_game(channel_key(interaction.channel))
-
     @app_commands.command(name="pin", description="Keep a fact in every GM prompt")
     @app_commands.describe(fact="The fact to keep")
     async def pin(self, interaction: discord.Interaction, fact: str) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         result = await self.engine.pin(game.id, fact, interaction.user.display_name)
         text = f"📌 Pinned: {result.pin.text}"
         if result.moved:
@@ -35,13 +32,13 @@ class MemoryCog(TableCog):
     @app_commands.command(name="unpin", description="Stop keeping a pinned fact")
     @app_commands.describe(pin="The pin's number in /pins, or the start of its text")
     async def unpin(self, interaction: discord.Interaction, pin: str) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         removed = await self.engine.unpin(game.id, pin)
         await interaction.response.send_message(f"Unpinned: {removed.text}")
 
     @unpin.autocomplete("pin")
     async def _pins(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        game = await self.engine.store.active_game(channel_key(interaction.channel))
+        game = await self.game_in(interaction.channel)
         if game is None:
             return []
         pins = await self.engine.pins(game.id)
@@ -53,7 +50,7 @@ class MemoryCog(TableCog):
 
     @app_commands.command(name="pins", description="What the GM always keeps in mind")
     async def pins(self, interaction: discord.Interaction) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         pins = await self.engine.pins(game.id)
         text = "\n".join(f"{i}. {p.text}" for i, p in enumerate(pins, 1)) or "Nothing is pinned."
         await say_pages(interaction, text, ephemeral=True)
@@ -63,7 +60,7 @@ class MemoryCog(TableCog):
         if interaction.guild is None:  # in a DM: the player's own memory, of every game they play
             await self._own_memory(interaction)
             return
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         status = await self.engine.memory_status(game.id)
         admin = await is_admin(interaction)
         await interaction.response.send_message(
@@ -85,7 +82,7 @@ class MemoryCog(TableCog):
 
     @app_commands.command(name="recall", description="What the GM was given on the last turn")
     async def recall(self, interaction: discord.Interaction) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         admin = await is_admin(interaction)
         player = await self.engine.player(game.id, user_key(interaction.user))
         trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
@@ -95,7 +92,7 @@ class MemoryCog(TableCog):
 
     @app_commands.command(name="compact", description="Summarize older turns now")
     async def compact(self, interaction: discord.Interaction) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
         report = await self.engine.compact(game.id)
         if not report.chunks:
@@ -114,7 +111,7 @@ class MemoryCog(TableCog):
 
     @chapter.command(name="next", description="Finish the current chapter now")
     async def chapter_next(self, interaction: discord.Interaction) -> None:
-        game = await self._game(interaction)
+        game = await self.game_here(interaction)
         await interaction.response.defer(thinking=True)
         report = await self.engine.next_chapter(game.id)
         after = f"Next: **{report.next}**." if report.next else "That was the last chapter."

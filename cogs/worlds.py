@@ -11,7 +11,7 @@ from bot.engine.settings import setting_names
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
-from cogs.access import TableCog, channel_key, is_admin, manages_server, say, say_pages, server_of
+from cogs.access import TableCog, is_admin, manages_server, say, say_pages, server_of
 from cogs.game import world_choices
 from cogs.rendering import fit_embed, plain, without_host_paths
 
@@ -35,19 +35,19 @@ class WorldsCog(TableCog):
     @world.command(name="list", description="The worlds you can start")
     async def world_list(self, interaction: discord.Interaction) -> None:
         server = server_of(interaction)
-        worlds = self.engine.servers.visible(server)
-        own = set(self.engine.servers.own(server)) if server else set()
+        worlds = self.engine.worlds_for(server)
+        own = set(self.engine.server(server).own_worlds()) if server else set()
         lines = [
             f"**{w.title}** (`{name}`){' · this server' if name in own else ''}: {w.pitch}"
             for name, w in sorted(worlds.items())
         ]
-        if server and (hidden := self.engine.servers.hidden(server)):
+        if server and (hidden := self.engine.server(server).hidden_worlds()):
             lines.append(f"Hidden here: {', '.join(hidden)} (/world restore)")
         await say_pages(interaction, "\n".join(lines) or "No worlds.", ephemeral=True)
 
     @world.command(name="info", description="About one world")
     async def world_info(self, interaction: discord.Interaction, world: str) -> None:
-        _, found = self.engine.servers.resolve(server_of(interaction), world)
+        found = self.engine.world_for(server_of(interaction), world)
         embed = discord.Embed(title=found.title, description=found.pitch)
         embed.add_field(name="Chapters", value="\n".join(c.title for c in found.chapters), inline=False)
         embed.add_field(name="Characters", value=", ".join(n.name for n in found.npcs) or "none")
@@ -66,13 +66,13 @@ class WorldsCog(TableCog):
             raise UserError(f"{file.filename}: (file): {over_limit(file.size, MAX_WORLD_BYTES)}")
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
-            world = await self.engine.servers.add_world(server, file.filename, await file.read())
+            world = await self.engine.server(server).add_world(file.filename, await file.read())
         except WorldFileError as exc:
             problems = "\n".join(f"• {problem}" for problem in exc.problems)
             await say_pages(interaction, f"`{exc.path}` was not added:\n{problems}", ephemeral=True)
             return
         text = f"**{plain(world.title)}** (`{world.id}`) is added for this server only: /game start world:{world.id}"
-        if world.id in self.engine.worlds.worlds:  # the upload takes the shipped world's name here
+        if self.engine.ships_world(world.id):  # the upload takes the shipped world's name here
             text += (
                 f"\nIt has the id of a world the bot ships (`{world.id}`), which this server no longer sees; "
                 f"/world remove world:{world.id} deletes the upload and brings the shipped one back."
@@ -83,10 +83,7 @@ class WorldsCog(TableCog):
     @app_commands.describe(world="The world")
     async def world_remove(self, interaction: discord.Interaction, world: str) -> None:
         server = self._managed_server(interaction)
-        playing = [g for g in await self.engine.store.games("active") if g.world_id == f"{server}/{world}"]
-        if playing:
-            raise UserError(f"{len(playing)} game(s) here still play {world!r}; /game end them first.")
-        done = await self.engine.servers.remove_world(server, world)
+        done = await self.engine.server(server).remove_world(world)
         if done == "hidden":
             text = f"`{world}` is hidden in this server; games already playing it go on. /world restore shows it again."
         else:
@@ -101,13 +98,13 @@ class WorldsCog(TableCog):
     @app_commands.describe(world="The hidden world")
     async def world_restore(self, interaction: discord.Interaction, world: str) -> None:
         server = self._managed_server(interaction)
-        await self.engine.servers.restore_world(server, world)
+        await self.engine.server(server).restore_world(world)
         await interaction.response.send_message(f"`{world}` can be played here again.", ephemeral=True)
 
     @world_restore.autocomplete("world")
     async def _hidden(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
         server = server_of(interaction)
-        names = self.engine.servers.hidden(server) if server else []
+        names = self.engine.server(server).hidden_worlds() if server else []
         return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
 
     @staticmethod
@@ -122,8 +119,8 @@ class WorldsCog(TableCog):
         # or team), whatever a server's admins may do.
         if not await self.bot.is_owner(interaction.user):
             raise UserError("Reloading the shipped worlds is for the bot's owner; /world add adds one to this server.")
-        errors = await self.engine.worlds.reload_in_thread()
-        text = f"Loaded {len(self.engine.worlds.worlds)} worlds."
+        loaded, errors = await self.engine.reload_worlds()
+        text = f"Loaded {loaded} worlds."
         if errors:
             lines = (line for e in errors for line in str(e).splitlines())
             text += "\nLeft out:\n" + "\n".join(f"`{without_host_paths(line)}`" for line in lines)
@@ -131,7 +128,7 @@ class WorldsCog(TableCog):
 
     @lore.command(name="list", description="The lore entries of this game")
     async def lore_list(self, interaction: discord.Interaction) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         listing = await self.engine.lore(game.id)
         admin = await is_admin(interaction)
         shown = [i for i in listing if admin or not i.entry.secret]  # a clue-bearing entry is for admins
@@ -155,8 +152,8 @@ class WorldsCog(TableCog):
         priority: app_commands.Range[int, 0, 100] = 50,
         always_on: bool = False,
     ) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
-        entry = await self.engine.ledger.lore_add(
+        game = await self.game_here(interaction)
+        entry = await self.engine.add_lore(
             game.id, keys=_keys(keys), content=content, secondary_keys=_keys(secondary_keys) or [],
             priority=priority, always_on=always_on,
         )  # fmt: skip
@@ -171,24 +168,22 @@ class WorldsCog(TableCog):
         keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] | None = None,
     ) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         if content is None and keys is None and priority is None:
             raise UserError("Give the new content, keys or priority.")
-        changed = await self.engine.ledger.lore_edit(
-            game.id, entry, content=content, keys=_keys(keys), priority=priority
-        )
+        changed = await self.engine.edit_lore(game.id, entry, content=content, keys=_keys(keys), priority=priority)
         await interaction.response.send_message(f"Lore `{changed.id}` changed.", ephemeral=True)
 
     @lore.command(name="remove", description="Remove a lore entry from this game")
     async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
-        game = await self.engine.current_game(channel_key(interaction.channel))
-        removed = await self.engine.ledger.lore_remove(game.id, entry)
+        game = await self.game_here(interaction)
+        removed = await self.engine.remove_lore(game.id, entry)
         await interaction.response.send_message(f"Lore `{removed.id}` removed from this game.", ephemeral=True)
 
     @lore_edit.autocomplete("entry")
     @lore_remove.autocomplete("entry")
     async def _entries(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
-        game = await self.engine.store.active_game(channel_key(interaction.channel))
+        game = await self.game_in(interaction.channel)
         if game is None:
             return []
         listing = await self.engine.lore(game.id)
@@ -224,9 +219,9 @@ class ConfigCog(TableCog):
         if scope == "server":
             await self._show_server(interaction)
             return
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         values = await self.engine.game_settings(game.id)
-        sources = await self.engine.settings.sources(game.id)
+        sources = await self.engine.setting_sources(game.id)
         origin = {"game": " (set for this game)", "server": " (this server's default)"}
         lines = [f"`{name}` = {value}{origin.get(sources.get(name), '')}" for name, value in values.items()]
         buckets = await self.engine.buckets(game.id)
@@ -235,10 +230,10 @@ class ConfigCog(TableCog):
         await say_pages(interaction, "\n".join(lines), ephemeral=True)
 
     async def _show_server(self, interaction: discord.Interaction) -> None:
-        server = self._server(interaction)
-        defaults = await self.engine.settings.server_defaults(server)
-        buckets = await self.engine.ledger.server_buckets(server)
-        role = await self.engine.servers.gm_role(server)
+        admin = self.engine.server(self._server(interaction))
+        defaults = await admin.defaults()
+        buckets = await admin.bucket_defaults()
+        role = await admin.gm_role()
         lines = [f"`{name}` = {value}" for name, value in sorted(defaults.items())]
         lines += [f"`buckets.{name}` = {'on' if on else 'off'}" for name, on in sorted(buckets.items())]
         lines.append(f"GM role: <@&{role}>" if role else "GM role: none (Manage Server only)")
@@ -256,14 +251,14 @@ class ConfigCog(TableCog):
             raise UserError(f"{setting}: on or off.")
         on = value.lower() in ("on", "true")
         if scope == "server":
-            server = self._server(interaction)
+            admin = self.engine.server(self._server(interaction))
             if is_bucket:
-                await self.engine.ledger.set_server_bucket(server, bucket, on)
+                await admin.set_bucket_default(bucket, on)
             else:
-                await self.engine.settings.set_for_server(server, setting, value)
+                await admin.set_default(setting, value)
             where = "for every game in this server that does not set its own"
         else:
-            game = await self.engine.current_game(channel_key(interaction.channel))
+            game = await self.game_here(interaction)
             if is_bucket:
                 await self.engine.set_bucket(game.id, bucket, on)
             else:
@@ -285,18 +280,17 @@ class ConfigCog(TableCog):
         if setting in BUCKETS:
             setting = f"buckets.{setting}"
         if scope == "server":
-            await self.engine.reset_server_setting(self._server(interaction), setting)
+            await self.engine.server(self._server(interaction)).reset_default(setting)
             await interaction.response.send_message(f"`{setting}` is back to the bot's default here.", ephemeral=True)
             return
-        game = await self.engine.current_game(channel_key(interaction.channel))
+        game = await self.game_here(interaction)
         await self.engine.reset_setting(game.id, setting)
         await interaction.response.send_message(f"`{setting}` is back to the default.", ephemeral=True)
 
     @config.command(name="gm-role", description="The role whose members act as admins of games here")
     @app_commands.describe(role="The GM role; leave it out to have none (Manage Server only)")
     async def gm_role(self, interaction: discord.Interaction, role: discord.Role | None = None) -> None:
-        server = self._server(interaction)
-        await self.engine.servers.set_gm_role(server, role.id if role else None)
+        await self.engine.server(self._server(interaction)).set_gm_role(role.id if role else None)
         text = f"Members of {role.mention} are admins of games here." if role else "No GM role: Manage Server only."
         await interaction.response.send_message(text, ephemeral=True)
 

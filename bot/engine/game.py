@@ -1,36 +1,61 @@
-"""Games and turns. Calls the store, the memory policy and the model; knows nothing of Discord."""
+"""The engine's front door: what a front end (the Discord cogs, the terminal) asks of the games.
+
+Each method is something a player or an admin does, or something a front
+end shows; the work is done by the modules behind it, one job each:
+:mod:`~bot.engine.turns` (the turn pipeline, over :mod:`~bot.engine.prompt`,
+:mod:`~bot.engine.drafting`, :mod:`~bot.engine.narration` and
+:mod:`~bot.engine.clues`), :mod:`~bot.engine.rounds`, :mod:`~bot.engine.edits`
+(the game log's edits and retries), :mod:`~bot.engine.seats`,
+:mod:`~bot.engine.notes`, :mod:`~bot.engine.memory` (the memory's upkeep),
+:mod:`~bot.engine.ledger` (pins, facts, lore, glossary),
+:mod:`~bot.engine.settings` and :mod:`~bot.engine.servers`. It calls the
+store, the memory policy and the model; it knows nothing of Discord.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
-import re
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot import dice
 from bot.cleantext import clean_text
-from bot.engine.guard import LeakGuards, TurnGuard
+from bot.engine.config import EngineConfig
+from bot.engine.drafting import REGENERATE, WITHHELD
+from bot.engine.edits import LogEdits
+from bot.engine.guard import LeakGuards
 from bot.engine.ledger import Ledger, LoreListing, PinResult
 from bot.engine.meaning import MeaningIndex
 from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.narration import Narrator
+from bot.engine.notes import PlayerNotes
+from bot.engine.prompt import Prompts
+from bot.engine.results import (
+    MODEL_FAILED,
+    GameStarted,
+    ModelFailed,
+    OnRoundClosed,
+    OnText,
+    PrivateMessage,
+    RollResult,
+    RoundState,
+    TurnResult,
+)
+from bot.engine.rounds import Rounds
+from bot.engine.seats import Seats
+from bot.engine.server_admin import ServerAdmin
 from bot.engine.servers import Servers
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
-from bot.engine.shaping import ReplyShaper, Shaped, says_enough
 from bot.engine.status import MemoryStatus, memory_status
+from bot.engine.turns import PRIVATE_ONLY, Turns, coming_actions
 from bot.errors import UserError
-from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import Budget, Context, ContextTrace, build_context, shared_prefix_share, squeeze_to_fit
-from bot.memory.leaks import complete_sentences, content_words, sentences, strip
-from bot.memory.private import PrivateNote, PublicStream, split_reply
-from bot.model.base import CallStats, ChatMessage, ModelUnavailable
+from bot.memory.config import Buckets
+from bot.memory.context import Budget, Context, ContextTrace
 from bot.model.embedding import Embedder
-from bot.model.worker import ModelWorker, Priority
+from bot.model.worker import ModelWorker
 from bot.store import (
     EntryKind,
     Fact,
@@ -44,159 +69,17 @@ from bot.store import (
     Store,
     Visibility,
 )
-from bot.worlds import World, WorldLibrary
+from bot.worlds import LoreEntry, World, WorldFileError, WorldLibrary
 
 log = logging.getLogger(__name__)
 
-OnText = Callable[[str], Awaitable[None] | None]
+# What a front end or a bench may import from here, beside the engine.
+__all__ = [
+    "MODEL_FAILED", "NO_GAME", "PRIVATE_ONLY", "REGENERATE", "WITHHELD", "Engine", "EngineConfig", "GameStarted",
+    "ModelFailed", "OnRoundClosed", "OnText", "PrivateMessage", "RollResult", "RoundState", "TurnResult",
+]  # fmt: skip
 
-PRIVATE_ONLY = "(The GM answers privately.)"
-WITHHELD = "(The GM keeps that to themselves.)"
-# Notes for one more try, on the action's message of that call only: never stored, never in a later prompt.
-# They name no markup: a model that copies a note copies no aside syntax (the shaper drops a copied note).
-SAY_SOMETHING_NEW = (
-    "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
-    "what happens next, in new words, as the GM, for everyone at the table.)"
-)
-REGENERATE = (
-    "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
-    "secret, whatever the player asked; keep to what the players have found. A private thing goes only in an "
-    "aside to the one player who earned it.)"
-)
 NO_GAME = "There is no game here; start one first."
-# A beat's private clue goes to the acting player when their action shares content words with the clue's first
-# sentence (what earns it: "Whoever sniffs the brandy glass on the desk ..."): two when the model told the clue in
-# public (it judged the clue due), three when it left it unsaid (a model that writes no asides). An aside of the
-# turn holding this many of the clue's words gave it already.
-EARNED_WORDS = 2
-EARNED_WORDS_UNSAID = 3
-TOLD_WORDS = 3
-# On a turn whose action plainly earns a clue, a public sentence with this many of the clue's own words that the
-# action did not use tells it ("found it to be sharp and bitter"): the guard keeps it from the channel, and the
-# clue goes to the player by DM. Measured with bench quality on Qwen2.5 1.5B, which told the clue in public in
-# other words than the guard's runs of four.
-EARNED_CLUE_TOLD = 2
-MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
-# Names the log and the prompt give to the game's own voices: a player by one of them would read as narration.
-RESERVED_NAMES = frozenset({"gm", "the gm", "game master", "the game master", "dm", "system", "narrator", "bot"})
-NAME_PATTERN = re.compile(r"[^\W_][\w '’.-]*")
-MAX_NAME_CHARS = 40
-MAX_DESCRIPTION_CHARS = 300
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    n_ctx: int = 4096
-    reply_tokens: int = 300
-    max_action_chars: int = 2000
-    memory: MemoryConfig = field(default_factory=MemoryConfig)
-    shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
-    full_guide: bool = True  # the frozen layer's full guide and example reply (see bot.memory.context.world_brief)
-
-    @property
-    def budget(self) -> Budget:
-        return Budget(n_ctx=self.n_ctx, reply_tokens=self.reply_tokens, **self.memory.budgets.model_dump())
-
-
-@dataclass(frozen=True)
-class GameStarted:
-    game: Game
-    world: World
-    opening: LogEntry
-
-
-@dataclass(frozen=True)
-class PrivateMessage:
-    """What the GM told one player alone this turn; the front end delivers it to them only."""
-
-    player: Player
-    entry: LogEntry
-
-
-@dataclass(frozen=True)
-class TurnResult:
-    """What a front end renders after a turn."""
-
-    game: Game
-    turn: int
-    action: LogEntry
-    reply: LogEntry
-    context: Context
-    seconds: float
-    first_text_seconds: float
-    private: tuple[PrivateMessage, ...] = ()
-    draft: str | None = None  # the first draft's public text, when the leak guard stopped it
-    model: CallStats | None = None  # what the model's call cost: tokens read, reused, written
-    raw: str = ""  # what the model wrote last, asides included, after the reply rules
-
-    @property
-    def text(self) -> str:
-        return self.reply.content
-
-    @property
-    def public(self) -> bool:
-        """Whether the reply goes to the channel; the answer to a secret action goes to its player only."""
-        return self.reply.visibility is Visibility.PUBLIC
-
-
-@dataclass(frozen=True)
-class RollResult:
-    roll: dice.Roll
-    entry: LogEntry
-
-
-@dataclass(frozen=True)
-class RoundState:
-    """A round under the "round" turn policy: who has acted, who the GM waits for."""
-
-    turn: int
-    acted: list[str]
-    waiting: list[str]
-    seconds: int
-
-
-OnRoundClosed = Callable[["TurnResult"], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class _Shaping:
-    """What a turn's reply is shaped by: the seated players, the actions it answers, the last replies."""
-
-    names: list[str]
-    actions: list[str]
-    recent: list[str]
-    enabled: bool = True
-    public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
-
-    def shaper(self) -> ReplyShaper:
-        return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
-
-
-@dataclass(frozen=True)
-class _Narration:
-    """What the model wrote for one call, and how long it took to start."""
-
-    text: str
-    first_text: float
-    stats: CallStats | None
-    shaped: Shaped | None = None
-    nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
-
-
-@dataclass(frozen=True)
-class _Drafted:
-    """A reply ready to store: its public text, its private asides, and the draft the guard stopped (if any)."""
-
-    public: str
-    notes: list[PrivateNote]
-    draft: str | None
-    narration: _Narration  # the first call's: the one the player waited for
-    raw: str  # what the model wrote last, asides and all: what its cache now holds
-    clues: tuple[str, ...] = ()  # the beats whose private clue the model told in public (stopped by the guard)
-
-
-class ModelFailed(UserError):
-    """The model raised or said nothing; the player's action is kept."""
 
 
 class Engine:
@@ -211,7 +94,6 @@ class Engine:
         self.store = store
         self.worker = worker
         self.worlds = worlds
-        self.config = config
         self.settings = GameSettings(store, config.memory, config.reply_tokens)
         self.sessions = Sessions()
         self.meaning = MeaningIndex(store, worker, embedder, embedder_unavailable)
@@ -220,26 +102,33 @@ class Engine:
         )
         self.guards = LeakGuards(store, self.meaning)
         self.servers = Servers(store, worlds)
+        self.seats = Seats(store, self.sessions)
+        self.prompts = Prompts(store, worker, self.memory, self.settings, self.sessions, self.world_of, config)
+        self.turns = Turns(
+            store, self.seats, Narrator(worker, self.sessions), self.prompts, self.memory, self.guards,
+            self.sessions, self.world_of, config,
+        )  # fmt: skip
+        self.rounds = Rounds(store, self.settings, self.sessions, self.turns, lambda: self.stopping)
+        self.edits = LogEdits(store, self.sessions, self.memory, self.seats, self.turns)
+        self.player_notes = PlayerNotes(store, self.seats)
+        self.config = config
         self.stopping = False  # set by drain(): the process is going down
         self._started = False
 
-    async def drain(self, seconds: float) -> bool:
-        """Take no new turn, and let the running ones finish for up to ``seconds``; ``False`` if one still runs.
+    @property
+    def config(self) -> EngineConfig:
+        return self._config
 
-        An action whose reply did not finish stays stored without one: it is offered again after a restart.
-        """
-        self.stopping = True
-        deadline = time.monotonic() + seconds
-        while any(session.turn_running for session in self.sessions):
-            if time.monotonic() >= deadline:
-                log.warning("Stopping with a reply unfinished; its action is kept and offered again on restart")
-                return False
-            await asyncio.sleep(0.05)
-        return True
+    @config.setter
+    def config(self, config: EngineConfig) -> None:
+        """A new config (a test's, a bench's) takes effect with the next turn."""
+        self._config = self.prompts.config = self.turns.config = config
 
-    def _check_running(self) -> None:
-        if self.stopping:
-            raise UserError("The GM is restarting; nothing was saved. Try again in a minute.")
+    @property
+    def ledger(self) -> Ledger:
+        return self.memory.ledger
+
+    # The process
 
     async def start(self) -> None:
         """Read the servers' worlds, and catch up in the background on what the last process left undone: the
@@ -258,10 +147,19 @@ class Engine:
                 self.guards.warm(self.world_of(game))
             self.memory.schedule(game.id)  # jobs with nothing new skip; the rest run at the lowest priority
 
-    @property
-    def writes_failing(self) -> int:
-        """Writes to the database that failed since the last one saved (0: everything so far is saved)."""
-        return self.store.failing_writes
+    async def drain(self, seconds: float) -> bool:
+        """Take no new turn, and let the running ones finish for up to ``seconds``; ``False`` if one still runs.
+
+        An action whose reply did not finish stays stored without one: it is offered again after a restart.
+        """
+        self.stopping = True
+        deadline = time.monotonic() + seconds
+        while any(session.turn_running for session in self.sessions):
+            if time.monotonic() >= deadline:
+                log.warning("Stopping with a reply unfinished; its action is kept and offered again on restart")
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
     async def close(self) -> None:
         """Stop background upkeep and round timers; stored actions wait for the next round."""
@@ -271,6 +169,22 @@ class Engine:
         await self.memory.close()
         await self.guards.close()
         await self.meaning.close()
+
+    @property
+    def writes_failing(self) -> int:
+        """Writes to the database that failed since the last one saved (0: everything so far is saved)."""
+        return self.store.failing_writes
+
+    async def remembered(self, scope: str) -> dict[str, object]:
+        """What a front end keeps for itself across restarts under ``scope`` (the commands it last sent)."""
+        return await self.store.settings(scope)
+
+    async def remember(self, scope: str, key: str, value: object) -> None:
+        await self.store.set_setting(scope, key, value)
+
+    def _check_running(self) -> None:
+        if self.stopping:
+            raise UserError("The GM is restarting; nothing was saved. Try again in a minute.")
 
     # Games
 
@@ -293,11 +207,23 @@ class Engine:
         log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
         return GameStarted(await self.store.game(game.id), world, entry)
 
+    async def game_in(self, channel_key: str) -> Game | None:
+        """The game being played in a channel; ``None`` if there is none."""
+        return await self.store.active_game(channel_key)
+
     async def current_game(self, channel_key: str) -> Game:
-        game = await self.store.active_game(channel_key)
+        """The game being played in a channel, or a :class:`UserError` saying there is none."""
+        game = await self.game_in(channel_key)
         if game is None:
             raise UserError(NO_GAME)
         return game
+
+    async def active_games(self) -> list[Game]:
+        return await self.store.games("active")
+
+    async def games_of(self, user_key: str) -> list[Game]:
+        """The active games ``user_key`` is seated in."""
+        return await self.store.games_of(user_key)
 
     async def resume_game(self, channel_key: str, world_name: str | None = None) -> Game | None:
         """The channel's last game (of that world), active again; ``None`` if there is none."""
@@ -313,12 +239,9 @@ class Engine:
 
     async def end_game(self, channel_key: str) -> Game:
         game = await self.current_game(channel_key)
-        session = self.sessions[game.id]
-        async with session.turn_lock:
+        async with self.sessions[game.id].turn_lock:
             ended = await self.store.end_game(game.id)
-            timer, session.round_timer = session.round_timer, None
-        if timer is not None:
-            timer.cancel()  # its round ends with the game: nothing is narrated into a finished one
+            self.rounds.stop_timer(game.id)  # its round ends with the game: nothing is narrated into a finished one
         log.info("Game %d ended", game.id)
         return ended
 
@@ -333,57 +256,37 @@ class Engine:
         except UserError:
             raise UserError(f"This game's world {game.world_id!r} is not loaded; fix or restore its file.") from None
 
+    async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
+        return await self.store.recent_log(game_id, limit)
+
     # Players
 
     async def join(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
-        name = " ".join(clean_text(name).split())
-        description = " ".join(clean_text(description).split())
-        if not name:
-            raise UserError("Give your character a name.")
-        if name.casefold() in RESERVED_NAMES or name.casefold().startswith(("gm ", "gm:")):
-            raise UserError(f"{name!r} is a name the game itself uses; choose another for your character.")
-        if not NAME_PATTERN.fullmatch(name):
-            raise UserError("A character's name is letters, digits, spaces, apostrophes, hyphens and full stops.")
-        if len(name) > MAX_NAME_CHARS:
-            raise UserError(f"A character name is at most {MAX_NAME_CHARS} characters.")
-        if len(description) > MAX_DESCRIPTION_CHARS:
-            raise UserError(f"A character description is at most {MAX_DESCRIPTION_CHARS} characters.")
-        async with self.sessions[game_id].turn_lock:
-            players = await self.store.players(game_id)
-            if any(p.user_key == user_key for p in players):
-                raise UserError("You have already joined this game.")
-            if any(p.name.casefold() == name.casefold() for p in players):
-                raise UserError(f"Someone already plays {name}; choose another name.")
-            player = await self.store.add_player(game_id, user_key, name, description)
-            game = await self.store.game(game_id)
-            joined = f"{name} joins the game" + (f": {description}" if description else ".")
-            await self.store.append(
-                game_id, NewEntry(turn=game.turn + 1, kind=EntryKind.SYSTEM, author="system", content=joined)
-            )
-        return player
+        return await self.seats.join(game_id, user_key, name, description)
 
     async def leave(self, game_id: int, user_key: str) -> Player:
-        async with self.sessions[game_id].turn_lock:
-            player = await self._seated(game_id, user_key)
-            await self.store.remove_player(player.id)
-            game = await self.store.game(game_id)
-            await self.store.append(
-                game_id,
-                NewEntry(turn=game.turn + 1, kind=EntryKind.SYSTEM, author="system", content=f"{player.name} leaves."),
-            )
-        return player
+        return await self.seats.leave(game_id, user_key)
 
-    async def players(self, game_id: int) -> list[Player]:
-        return await self.store.players(game_id)
+    async def players(self, game_id: int, *, include_left: bool = False) -> list[Player]:
+        """The seated players; ``include_left``: those who left too (the log still names them)."""
+        return await self.store.players(game_id, include_left=include_left)
 
     async def player(self, game_id: int, user_key: str) -> Player | None:
         return await self.store.seated_player(game_id, user_key)
 
-    async def _seated(self, game_id: int, user_key: str) -> Player:
-        player = await self.store.seated_player(game_id, user_key)
-        if player is None:
-            raise UserError("Join the game first.")
-        return player
+    async def release_seats(self, user_key: str, server: str) -> list[tuple[Game, Player]]:
+        """``user_key`` is no longer in ``server`` (they left, or were banned): their seats in its games are
+        released, so nothing more of those games reaches them; the games and the seats released, for the table."""
+        released = []
+        for game in await self.games_of(user_key):
+            if await self.settings.server_of(game.id) == server:
+                released.append((game, await self.leave(game.id, user_key)))
+        return released
+
+    async def private_memory(self, game_id: int, user_key: str) -> tuple[Player, PlayerMemory | None]:
+        """The seated player and their private memory (F5; ``None`` before their first update)."""
+        player = await self.seats.seated(game_id, user_key)
+        return player, await self.memory.players.memory(game_id, player.id)
 
     # Turns
 
@@ -398,13 +301,7 @@ class Engine:
         return text
 
     async def act(
-        self,
-        game_id: int,
-        user_key: str,
-        text: str,
-        *,
-        message_id: str | None = None,
-        on_text: OnText | None = None,
+        self, game_id: int, user_key: str, text: str, *, message_id: str | None = None, on_text: OnText | None = None
     ) -> TurnResult:
         """Store a player's action, have the GM answer it, store and return the answer.
 
@@ -414,9 +311,8 @@ class Engine:
         """
         text = self.check_action(text)
         async with self.sessions[game_id].turn_lock:
-            game, action = await self._store_action(game_id, user_key, text, message_id)
-            context = await self._context(game, action)
-            return await self._answer(game, action, context, on_text)
+            game, action = await self.turns.store_action(game_id, user_key, text, message_id)
+            return await self.turns.answer(game, action, on_text=on_text)
 
     async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
         """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.
@@ -426,442 +322,15 @@ class Engine:
         """
         text = self.check_action(text)
         async with self.sessions[game_id].turn_lock:
-            game, action = await self._store_action(game_id, user_key, text, None, private=True)
-            player = await self._seated(game_id, user_key)
-            context = await self._context(game, action)
-            return await self._answer(game, action, context, None, private_to=player)
-
-    # The "round" turn policy: gather the players' actions, then narrate once
-
-    async def turn_policy(self, game_id: int) -> str:
-        return (await self.settings.turns(game_id))[0]
-
-    async def add_to_round(
-        self,
-        game_id: int,
-        user_key: str,
-        text: str,
-        *,
-        on_closed: OnRoundClosed,
-        message_id: str | None = None,
-    ) -> RoundState:
-        """Store an action for this round; the GM answers once everyone has acted or the window ends.
-
-        ``on_closed`` gets the GM's answer, from whichever closes the round.
-        """
-        text = self.check_action(text)
-        _, seconds = await self.settings.turns(game_id)
-        async with self.sessions[game_id].turn_lock:
-            _, action = await self._store_action(game_id, user_key, text, message_id)
-            turn = action.turn
-            pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
-            acted = {e.player_id for e in pending if e.kind is EntryKind.ACTION}
-            players = await self.store.players(game_id)
-            waiting = [p.name for p in players if p.id not in acted]
-        state = RoundState(turn, [p.name for p in players if p.id in acted], waiting, seconds)
-        session = self.sessions[game_id]
-        if not waiting:
-            timer, session.round_timer = session.round_timer, None
-            if timer is not None:
-                timer.cancel()
-            result = await self.close_round(game_id)
-            if result is not None:
-                await on_closed(result)
-        elif session.round_timer is None or session.round_timer.done():
-            session.round_timer = asyncio.create_task(self._round_timer(game_id, seconds, on_closed))
-        return state
-
-    async def _store_action(
-        self, game_id: int, user_key: str, text: str, message_id: str | None, *, private: bool = False
-    ) -> tuple[Game, LogEntry]:
-        """Log a seated player's action for the coming turn; the caller holds the game's lock."""
-        player = await self._seated(game_id, user_key)
-        game = await self.store.game(game_id)
-        if game.status != "active":
-            raise UserError("This game has ended.")
-        if private:
-            seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)}
-        else:
-            seen = {"npcs": await self.memory.present_npcs(game, text)}
-        (action,) = await self.store.append(
-            game_id,
-            NewEntry(turn=game.turn + 1, kind=EntryKind.ACTION, author=player.name, player_id=player.id,
-                     content=text, message_id=message_id, **seen),
-        )  # fmt: skip
-        return game, action
-
-    async def resume_round(self, game_id: int, on_closed: OnRoundClosed) -> float | None:
-        """After a restart, run the window of a round that had actions and no answer; ``None`` if there is none.
-
-        The window keeps its end: the seconds left from its first action (none, if it is already over).
-        """
-        policy, seconds = await self.settings.turns(game_id)
-        session = self.sessions[game_id]
-        pending = await self.unanswered(game_id)
-        if policy != "round" or not pending or session.round_open:
-            return None
-        opened = pending[0].created_at
-        opened = opened if opened.tzinfo else opened.replace(tzinfo=UTC)  # the store writes UTC
-        left = max(0.0, seconds - (datetime.now(UTC) - opened).total_seconds())
-        session.round_timer = asyncio.create_task(self._round_timer(game_id, left, on_closed))
-        log.info("Game %d: the open round closes in %.0f s", game_id, left)
-        return left
-
-    async def _round_timer(self, game_id: int, seconds: float, on_closed: OnRoundClosed) -> None:
-        await asyncio.sleep(seconds)
-        self.sessions[game_id].round_timer = None
-        try:
-            result = await self.close_round(game_id)
-            if result is not None:
-                await on_closed(result)
-        except Exception:
-            log.exception("Game %d: closing the round failed; the actions are kept", game_id)
-
-    async def close_round(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult | None:
-        """Narrate the round's actions now; ``None`` if nobody has acted since the last reply."""
-        async with self.sessions[game_id].turn_lock:
-            game = await self.store.game(game_id)
-            if game.status != "active" or self.stopping:  # an ended game, or a process going down: no new call
-                return None
-            turn = game.turn + 1
-            pending = [e for e in await self.store.recent_log(game_id, 200) if e.turn == turn]
-            actions = [e for e in pending if e.kind is EntryKind.ACTION]
-            if not actions:
-                return None
-            context = await self._context(game, actions[-1])
-            return await self._answer(game, actions[-1], context, on_text)
-
-    async def _answer(
-        self,
-        game: Game,
-        action: LogEntry,
-        context: Context,
-        on_text: OnText | None,
-        *,
-        private_to: Player | None = None,
-    ) -> TurnResult:
-        """Have the model answer ``context``; guard and store the reply and its private asides; record the trace.
-
-        A public turn streams to ``on_text`` and posts in the channel; the
-        answer to a secret action (``private_to``) goes to that player alone,
-        asides included.
-        """
-        turn = action.turn
-        started = time.perf_counter()
-        max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
-        by_name = {p.name: p for p in await self.store.players(game.id)}
-        if private_to is not None:
-            by_name[private_to.name] = private_to
-        recent = await self.store.recent_log(game.id, 50)
-        acted = [e for e in recent if e.turn == turn and e.kind is EntryKind.ACTION]
-        unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
-        earning = {} if private_to is not None else await self._clues_earned_by(game, action)
-        guard = await self.guards.for_turn(game, self.world_of(game), unlocked, earning, EARNED_CLUE_TOLD)
-        said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
-        shaping = _Shaping(
-            list(by_name), [e.content for e in acted], said[-3:], self.config.shape_replies, public=private_to is None
-        )
-        if private_to is None:
-            drafted = await self._public_reply(
-                game.id, turn, context, max_tokens, on_text, guard, list(by_name), shaping
-            )
-        else:
-            drafted = await self._private_reply(game.id, turn, context, max_tokens, private_to, list(by_name), shaping)
-        earned = await self._earned_clues(game, action, drafted) if private_to is None else []
-        notes = [await self._guard_note(guard, turn, by_name[note.name], note) for note in [*drafted.notes, *earned]]
-        seconds = time.perf_counter() - started
-
-        entries = []
-        if private_to is None:
-            npcs = await self.memory.present_npcs(game, unlocked, drafted.public)  # NPCs hear public actions only
-            entries.append(
-                NewEntry(turn=turn, kind=EntryKind.GM, author="GM", content=drafted.public or PRIVATE_ONLY, npcs=npcs)
-            )
-        entries += [
-            NewEntry(turn=turn, kind=EntryKind.GM, author=f"GM to {note.name}", content=note.text,
-                     visibility=Visibility.PRIVATE, visible_to=(by_name[note.name].id,))
-            for note in notes
-        ]  # fmt: skip
-        stored = await self.store.append(game.id, *entries, turn_done=turn)
-        asides = stored[len(stored) - len(notes) :]
-        private = tuple(PrivateMessage(by_name[n.name], e) for n, e in zip(notes, asides, strict=True))
-        trace = context.trace.model_copy(update=_turn_figures(drafted.narration, seconds))
-        if private_to is not None:
-            trace = trace.model_copy(update={"private_to": private_to.id})
-        await self.store.save_trace(game.id, turn, trace.model_dump_json())
-        self.sessions[game.id].last_prompt = [*context.messages, ChatMessage(role="assistant", content=drafted.raw)]
-        self.memory.schedule(game.id)
-        _log_turn(game.id, turn, trace)
-        answered = Context(context.messages, trace, context.notes)
-        return TurnResult(
-            await self.store.game(game.id), turn, action, stored[0], answered, seconds, drafted.narration.first_text,
-            private, drafted.draft, drafted.narration.stats, drafted.raw,
-        )  # fmt: skip
-
-    async def _public_reply(
-        self, game_id: int, turn: int, context: Context, max_tokens: int, on_text: OnText | None,
-        guard: TurnGuard, names: list[str], shaping: _Shaping,
-    ) -> _Drafted:  # fmt: skip
-        """A reply for the channel, streamed a checked sentence at a time; a leak is written again, then cut."""
-        narration = await self._narrate(game_id, turn, context, max_tokens, on_text, guard=guard, shaping=shaping)
-        raw = narration.text
-        public, notes = split_reply(raw, names)
-        hits = await guard.check(public)
-        if not hits:
-            return _Drafted(public, notes, None, narration, raw)
-        draft = public
-        clues = [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
-        await guard.record(turn, "channel", hits, "regenerated")
-        raw = (await self._narrate(game_id, turn, _warned(context), max_tokens, None, shaping=shaping)).text
-        public, notes = split_reply(raw, names)
-        hits = await guard.check(public)
-        if hits:
-            clues += [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
-            await guard.record(turn, "channel", hits, "removed")
-            public = strip(public, hits) or WITHHELD
-        return _Drafted(public, notes, draft, narration, raw, tuple(dict.fromkeys(clues)))
-
-    async def _earned_clues(self, game: Game, action: LogEntry, drafted: _Drafted) -> list[PrivateNote]:
-        """The private clues the acting player's action earned and no aside of the turn gave: a beat's clue the
-        model told in public (the guard kept it from the channel), or one of this chapter's it left unsaid (a small
-        model rarely writes asides). Each goes to that player alone, once, as the world means."""
-        if action.player_id is None:
-            return []
-        world = self.world_of(game)
-        beats = {b.id: b for chapter in world.chapters for b in chapter.beats}
-        wanted = dict.fromkeys(drafted.clues, EARNED_WORDS)
-        for ref in await self._due_clues(game):
-            wanted.setdefault(ref, EARNED_WORDS_UNSAID)
-        asides = [{stem for stem, _ in content_words(n.text)} for n in drafted.notes]
-        given: list[str] | None = None
-        earned = []
-        for ref, needed in wanted.items():
-            clue = beats[ref].private_clue if ref in beats else None
-            if not clue or not _earns(action.content, clue, needed):  # it stays unsaid
-                continue
-            words = {stem for stem, _ in content_words(clue)}
-            if any(len(aside & words) >= TOLD_WORDS for aside in asides):
-                continue  # the model gave it in an aside of its own
-            if given is None:
-                given = [e.content for e in await self.store.private_entries(game.id)]
-            if clue in given:
-                continue  # a clue is given once
-            earned.append(PrivateNote(action.author, clue))
-        return earned
-
-    async def _due_clues(self, game: Game) -> list[str]:
-        """The beats of the current chapter, not done yet, that carry a private clue."""
-        world = self.world_of(game)
-        state = await self.store.memory_state(game.id)
-        if state.chapter_index >= len(world.chapters):
-            return []
-        beats = world.chapters[state.chapter_index].beats
-        return [b.id for b in beats if b.private_clue and b.id not in state.beats_done]
-
-    async def _clues_earned_by(self, game: Game, action: LogEntry) -> dict[str, frozenset[str]]:
-        """The clues that ``action`` plainly earns (see :data:`EARNED_WORDS_UNSAID`), each with its own words that
-        the action did not use: what a public sentence would tell it by."""
-        if action.player_id is None or action.visibility is not Visibility.PUBLIC:
-            return {}
-        world = self.world_of(game)
-        beats = {b.id: b for chapter in world.chapters for b in chapter.beats}
-        did = {stem for stem, _ in content_words(action.content)}
-        return {
-            f"clue:{ref}": frozenset({stem for stem, _ in content_words(beats[ref].private_clue)} - did)
-            for ref in await self._due_clues(game)
-            if _earns(action.content, beats[ref].private_clue, EARNED_WORDS_UNSAID)
-        }
-
-    async def _private_reply(
-        self, game_id: int, turn: int, context: Context, max_tokens: int, player: Player, names: list[str],
-        shaping: _Shaping,
-    ) -> _Drafted:  # fmt: skip
-        """The answer to a secret action: all of it, asides to that player included, goes to them alone."""
-        narration = await self._narrate(game_id, turn, context, max_tokens, None, shaping=shaping)
-        public, notes = split_reply(narration.text, names)
-        whole = " ".join([public, *(n.text for n in notes if n.name == player.name)]).strip()
-        return _Drafted(
-            "", [PrivateNote(player.name, whole or "The GM says nothing.")], None, narration, narration.text
-        )
-
-    async def _guard_note(self, guard: TurnGuard, turn: int, player: Player, note: PrivateNote) -> PrivateNote:
-        """A private message without what is private to other players."""
-        hits = await guard.check(note.text, audience=player.id)
-        if not hits:
-            return note
-        await guard.record(turn, f"DM to {player.name}", hits, "removed")
-        return PrivateNote(note.name, strip(note.text, hits) or WITHHELD)
-
-    async def preview(self, game_id: int, author: str, text: str, *, budget: Budget | None = None) -> Context:
-        """The prompt the GM would be given if ``author`` did ``text`` now. Nothing is stored."""
-        text = self.check_action(text)
-        game = await self.store.game(game_id)
-        action = LogEntry(
-            id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION, author=author, content=text,
-            created_at=datetime.now(UTC),
-        )  # fmt: skip
-        return await self._context(game, action, budget=budget, remember=False)
-
-    async def _context(
-        self,
-        game: Game,
-        action: LogEntry,
-        *,
-        before_id: int | None = None,
-        budget: Budget | None = None,
-        remember: bool = True,
-    ) -> Context:
-        """The prompt for answering ``action``, from the memory and the unsummarized log."""
-        world = self.world_of(game)
-        reply_tokens, memory = await self.settings.resolved(game.id)
-        budget = budget or Budget(n_ctx=self.config.n_ctx, reply_tokens=reply_tokens, **memory.budgets.model_dump())
-        state = await self.store.memory_state(game.id)
-        hot = await self.store.log_between(game.id, state.folded_through, before_id)
-        hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
-        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action, memory)
-        previous = self.sessions[game.id].last_prompt if remember else None
-        count = self.worker.count_tokens
-
-        def build() -> Context:
-            built = build_context(
-                world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5),
-                full_guide=self.config.full_guide,
-            )  # fmt: skip
-            built = squeeze_to_fit(built, budget.n_ctx, count)
-            if previous is not None:
-                built.trace.prefix_reuse = shared_prefix_share(previous, built.messages, count)
-            return built
-
-        try:  # counting tokens may wait on a tokenizer (a model server's): never on the loop
-            context = await asyncio.to_thread(build)
-        except ModelUnavailable as exc:
-            log.warning("Game %d: counting the prompt's tokens failed: %s", game.id, exc)
-            raise ModelFailed(MODEL_FAILED) from exc
-        if not remember:
-            return context
-        if context.notes and action.id not in view.notes:  # kept with the action, so later prompts show it there
-            await self.store.save_turn_notes(game.id, action.id, context.notes)
-        log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in context.messages))
-        return context
-
-    async def _narrate(
-        self,
-        game_id: int,
-        turn: int,
-        context: Context,
-        max_tokens: int,
-        on_text: OnText | None,
-        *,
-        guard: TurnGuard | None = None,
-        shaping: _Shaping | None = None,
-        retried: bool = False,
-        hold_back: bool = False,
-    ) -> _Narration:
-        """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
-
-        With ``shaping``, the model stops at a seated player's line and the reply loses what
-        :mod:`bot.engine.shaping` takes out, before anyone sees it.
-        A reply that said nothing new (only the action again, or an earlier reply, or nothing
-        before a player's line), or of which the rules left too little to stand as a reply (see
-        :func:`says_enough`), is held back and asked for once more, with a note to say something new: the
-        first try shows nothing until it has said enough.
-        """
-        if shaping is not None and shaping.enabled and not retried:  # one more try if the first said nothing new
-            began = time.perf_counter()
-            first = await self._narrate(
-                game_id, turn, context, max_tokens, on_text, guard=guard, shaping=shaping, retried=True, hold_back=True
-            )
-            if not first.nothing_new:
-                return first
-            log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", game_id, turn)
-            waited = time.perf_counter() - began
-            again = await self._narrate(
-                game_id, turn, _nudged(context), max_tokens, on_text, guard=guard, shaping=shaping, retried=True
-            )
-            stats = first.stats.then(again.stats) if first.stats is not None else again.stats
-            return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
-        started = time.perf_counter()
-        first_text: float | None = None
-        pieces: list[str] = []
-        public = PublicStream()  # private asides never reach the screen, even half-written
-        held = ""  # with a guard, text waits until its sentence is complete and checked
-        # The first try of a public reply shows nothing until it has said enough to stand as a reply.
-        short: str | None = "" if hold_back and shaping is not None and shaping.enabled and shaping.public else None
-
-        async def show(text: str) -> None:
-            nonlocal on_text, held
-            if guard is not None:
-                held += text
-                text, held = complete_sentences(held)
-                if text and await guard.check(text):
-                    on_text = None  # it leaks: show nothing more; the guard's final reply replaces it
-                    return
-            if text and on_text is not None and not await _show(on_text, text):
-                on_text = None  # the front end failed; it still gets the whole reply
-
-        async def take(piece: str) -> None:
-            nonlocal first_text, short
-            if not piece:
-                return
-            pieces.append(piece)
-            shown = public.feed(piece)
-            if short is not None:
-                short += shown
-                if not says_enough(short, shaping.actions):
-                    return
-                shown, short = short, None
-            if first_text is None:
-                first_text = time.perf_counter() - started
-            if shown and on_text is not None:
-                await show(shown)
-
-        shaper = shaping.shaper() if shaping is not None else ReplyShaper((), enabled=False)
-        slot = self.sessions[game_id].slot
-        # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
-        # they took it out (a reply they left too little of is asked for once more).
-        stream = self.worker.stream(
-            context.messages, max_tokens=max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
-        )
-        try:
-            async with contextlib.aclosing(aiter(stream)) as reading:
-                async for piece in reading:
-                    await take(shaper.feed(piece))
-                    if shaper.done:
-                        break  # leaving the stream stops the model (closing it waits for that)
-            written = stream.stats.generated_tokens if stream.stats else 0
-            rest = shaper.finish(cut_by_length=written >= max_tokens)
-            empty = not rest.strip() and not "".join(pieces).strip()  # it stopped at once, at a player's line
-            if hold_back and shaping is not None and shaping.public and not empty:  # all of it in asides
-                empty = not split_reply("".join(pieces) + rest, shaping.names)[0].strip()
-            if hold_back and (shaper.said_nothing_new or empty):  # not shown: the caller asks once more
-                return _Narration(rest, first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
-            await take(rest)
-            if short is not None and shaper.shaped.dropped:  # the rules left too little of it: asked once more
-                return _Narration("".join(pieces), 0.0, stream.stats, shaper.shaped, nothing_new=True)
-            if short:  # a short reply as the model meant it: shown whole
-                first_text = time.perf_counter() - started
-                if on_text is not None:
-                    await show(short)
-        except Exception as exc:
-            log.exception("Game %d turn %d: the model failed", game_id, turn)
-            raise ModelFailed(MODEL_FAILED) from exc
-        if shaper.shaped.dropped:
-            log.info("Game %d turn %d: taken out of the reply: %r", game_id, turn, shaper.shaped.dropped)
-        if guard is not None and held and on_text is not None:
-            held, rest = "", held
-            if not await guard.check(rest):
-                await _show(on_text, rest)
-        reply = "".join(pieces).strip()
-        if not reply:
-            log.warning("Game %d turn %d: the model returned an empty reply", game_id, turn)
-            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
-        return _Narration(reply, first_text or 0.0, stream.stats, shaper.shaped)
+            game, action = await self.turns.store_action(game_id, user_key, text, None, private=True)
+            player = await self.seats.seated(game_id, user_key)
+            return await self.turns.answer(game, action, private_to=player)
 
     async def roll(self, game_id: int, user_key: str, expression: str, *, secret: bool = False) -> RollResult:
         """Roll dice into the log; a secret roll is seen by the roller and the GM only."""
         result = dice.roll(expression)  # raises before anything is stored
         async with self.sessions[game_id].turn_lock:
-            player = await self._seated(game_id, user_key)
+            player = await self.seats.seated(game_id, user_key)
             game = await self.store.game(game_id)
             seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if secret else {}
             (entry,) = await self.store.append(
@@ -872,6 +341,68 @@ class Engine:
                 ),
             )  # fmt: skip
         return RollResult(result, entry)
+
+    async def preview(self, game_id: int, author: str, text: str, *, budget: Budget | None = None) -> Context:
+        """The prompt the GM would be given if ``author`` did ``text`` now. Nothing is stored."""
+        text = self.check_action(text)
+        game = await self.store.game(game_id)
+        action = LogEntry(
+            id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION, author=author, content=text,
+            created_at=datetime.now(UTC),
+        )  # fmt: skip
+        return await self.prompts.build(game, action, budget=budget, remember=False)
+
+    def turn_running(self, game_id: int) -> bool:
+        """A turn, join, roll or edit holds the game: whatever comes next waits for it."""
+        return self.sessions[game_id].turn_running
+
+    async def unanswered(self, game_id: int) -> list[LogEntry]:
+        """Actions stored for the coming turn that no reply answers yet: a failed turn, a crash, an open round."""
+        return await coming_actions(self.store, await self.store.game(game_id))
+
+    # The "round" turn policy: gather the players' actions, then narrate once
+
+    async def turn_policy(self, game_id: int) -> str:
+        return (await self.settings.turns(game_id))[0]
+
+    async def add_to_round(
+        self, game_id: int, user_key: str, text: str, *, on_closed: OnRoundClosed, message_id: str | None = None
+    ) -> RoundState:
+        """Store an action for this round; the GM answers once everyone has acted or the window ends.
+
+        ``on_closed`` gets the GM's answer, from whichever closes the round.
+        """
+        text = self.check_action(text)
+        return await self.rounds.add(game_id, user_key, text, on_closed=on_closed, message_id=message_id)
+
+    async def resume_round(self, game_id: int, on_closed: OnRoundClosed) -> float | None:
+        """After a restart, run the window of a round that had actions and no answer; ``None`` if there is none."""
+        return await self.rounds.resume(game_id, on_closed)
+
+    async def close_round(self, game_id: int, *, on_text: OnText | None = None) -> TurnResult | None:
+        """Narrate the round's actions now; ``None`` if nobody has acted since the last reply."""
+        return await self.rounds.close(game_id, on_text=on_text)
+
+    # The game log's edits (F19)
+
+    async def edit_entry(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
+        """Change a logged message; summaries that covered it are rebuilt in the background."""
+        return await self.edits.edit(game_id, entry_id, self.check_action(text), user_key=user_key)
+
+    async def delete_entry(self, game_id: int, entry_id: int, *, user_key: str | None = None) -> LogEntry:
+        """Take a logged message out of the game; summaries that covered it are rebuilt."""
+        return await self.edits.delete(game_id, entry_id, user_key=user_key)
+
+    async def last_action_of(self, game_id: int, user_key: str) -> LogEntry:
+        return await self.edits.last_action_of(game_id, user_key)
+
+    async def entry_by_message(self, message_id: str) -> LogEntry | None:
+        return await self.store.entry_by_message(message_id)
+
+    async def retry(self, game_id: int, *, on_text: OnText | None = None, user_key: str | None = None) -> TurnResult:
+        """Write the GM's last answer again, or answer an action left unanswered (see :meth:`LogEdits.retry`)."""
+        self._check_running()
+        return await self.edits.retry(game_id, on_text=on_text, user_key=user_key)
 
     # Memory (F17, F18, F19)
 
@@ -901,91 +432,7 @@ class Engine:
                 return trace
         return None
 
-    async def edit_entry(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
-        """Change a logged message; summaries that covered it are rebuilt in the background."""
-        text = self.check_action(text)
-        async with self.sessions[game_id].turn_lock:
-            entry = await self._own_entry(game_id, entry_id, user_key)
-            edited = await self.store.edit_entry(entry.id, text)
-        self.memory.schedule(game_id)
-        return edited
-
-    async def delete_entry(self, game_id: int, entry_id: int, *, user_key: str | None = None) -> LogEntry:
-        """Take a logged message out of the game; summaries that covered it are rebuilt."""
-        async with self.sessions[game_id].turn_lock:
-            entry = await self._own_entry(game_id, entry_id, user_key)
-            deleted = await self.store.delete_entry(entry.id)
-        self.memory.schedule(game_id)
-        return deleted
-
-    async def last_action_of(self, game_id: int, user_key: str) -> LogEntry:
-        player = await self._seated(game_id, user_key)
-        for entry in reversed(await self.store.recent_log(game_id, 200)):
-            if entry.player_id == player.id and entry.kind is EntryKind.ACTION:
-                return entry
-        raise UserError("You have no recent action to change.")
-
-    async def entry_by_message(self, message_id: str) -> LogEntry | None:
-        return await self.store.entry_by_message(message_id)
-
-    async def _own_entry(self, game_id: int, entry_id: int, user_key: str | None) -> LogEntry:
-        entry = await self.store.entry(entry_id)
-        if entry.game_id != game_id or entry.deleted:
-            raise UserError("That message is not part of this game.")
-        if user_key is not None:
-            player = await self.store.seated_player(game_id, user_key)
-            if player is None or entry.player_id != player.id:
-                raise UserError("You can only change your own messages.")
-        return entry
-
-    async def retry(self, game_id: int, *, on_text: OnText | None = None, user_key: str | None = None) -> TurnResult:
-        """Write the GM's last answer again; the old one and its private asides leave the log.
-
-        The answer to a secret action is written again for that player alone, and only they
-        may ask for it when ``user_key`` says who asks (``None``: an admin or the terminal).
-        """
-        self._check_running()
-        async with self.sessions[game_id].turn_lock:
-            game = await self.store.game(game_id)
-            recent = await self.store.recent_log(game_id, 200)
-            unanswered = [e for e in recent if e.turn == game.turn + 1 and e.kind is EntryKind.ACTION]
-            if unanswered:  # the last turn failed or was cut off: answer it, and leave the reply before alone
-                if self.sessions[game_id].round_open:
-                    raise UserError("The round is still open: the GM answers once everyone has acted or time is up.")
-                action, first = unanswered[-1], None
-            else:
-                answers = [e for e in recent if e.kind is EntryKind.GM and e.turn == game.turn]
-                if not answers or game.turn == 0:
-                    raise UserError("There is no GM reply to retry yet.")
-                first = answers[0]
-                action = next((e for e in reversed(recent) if e.id < first.id and e.kind is EntryKind.ACTION), None)
-                if action is None:
-                    raise UserError("There is no action to answer again.")
-            secret = action.visibility is Visibility.PRIVATE
-            if secret and user_key is not None:
-                asker = await self.store.seated_player(game_id, user_key)
-                if asker is None or asker.id != action.player_id:
-                    raise UserError("The last answer was to someone's secret action; only they can retry it.")
-            if first is not None:
-                for old in answers:
-                    await self.store.delete_entry(old.id)
-            context = await self._context(game, action, before_id=first.id if first else None)
-            if secret:
-                player = await self.store.player(action.player_id)
-                return await self._answer(game, action, context, None, private_to=player)
-            return await self._answer(game, action, context, on_text)
-
-    async def unanswered(self, game_id: int) -> list[LogEntry]:
-        """Actions stored for the coming turn that no reply answers yet: a failed turn, a crash, an open round."""
-        game = await self.store.game(game_id)
-        recent = await self.store.recent_log(game_id, 200)
-        return [e for e in recent if e.turn == game.turn + 1 and e.kind is EntryKind.ACTION]
-
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
-
-    @property
-    def ledger(self) -> Ledger:
-        return self.memory.ledger
 
     async def pin(self, game_id: int, text: str, author: str) -> PinResult:
         return await self.ledger.pin(game_id, text, author)
@@ -1002,6 +449,19 @@ class Engine:
     async def lore(self, game_id: int) -> list[LoreListing]:
         return await self.ledger.lore(game_id)
 
+    async def add_lore(self, game_id: int, **fields) -> LoreEntry:
+        """A lore entry of this game's own (``keys``, ``content``, ``secondary_keys``, ``priority``, ``always_on``)."""
+        return await self.ledger.lore_add(game_id, **fields)
+
+    async def edit_lore(self, game_id: int, entry_id: str, **changes) -> LoreEntry:
+        return await self.ledger.lore_edit(game_id, entry_id, **changes)
+
+    async def remove_lore(self, game_id: int, entry_id: str) -> LoreEntry:
+        return await self.ledger.lore_remove(game_id, entry_id)
+
+    async def import_lore(self, game_id: int, entries: list[LoreEntry]) -> list[LoreEntry]:
+        return await self.ledger.lore_import(game_id, entries)
+
     async def glossary(self, game_id: int) -> list[GlossaryTerm]:
         return await self.ledger.glossary(game_id)
 
@@ -1011,55 +471,16 @@ class Engine:
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
         return await self.ledger.set_bucket(game_id, name, on)
 
-    # A player's private memory (F5): what their character knows, from what they witnessed
-
-    async def private_memory(self, game_id: int, user_key: str) -> tuple[Player, PlayerMemory | None]:
-        """The seated player and their private memory (``None`` before their first update)."""
-        player = await self._seated(game_id, user_key)
-        return player, await self.memory.players.memory(game_id, player.id)
-
-    async def games_of(self, user_key: str) -> list[Game]:
-        """The active games ``user_key`` is seated in."""
-        return await self.store.games_of(user_key)
-
-    async def server_of(self, game_id: int) -> str | None:
-        """The server a game is played in (its id as a string); ``None`` outside one."""
-        return await self.settings.server_of(game_id)
-
-    async def release_seats(self, user_key: str, server: str) -> list[tuple[Game, Player]]:
-        """``user_key`` is no longer in ``server`` (they left, or were banned): their seats in its games are
-        released, so nothing more of those games reaches them; the games and the seats released, for the table."""
-        released = []
-        for game in await self.games_of(user_key):
-            if await self.settings.server_of(game.id) == server:
-                released.append((game, await self.leave(game.id, user_key)))
-        return released
-
-    # A player's own notes (F5): private reminders the GM is not promised to read
+    # A player's own notes (F5)
 
     async def notes(self, game_id: int, user_key: str) -> list[str]:
-        await self._seated(game_id, user_key)
-        return list((await self.store.settings(f"notes:{game_id}")).get(user_key, []))
+        return await self.player_notes.of(game_id, user_key)
 
     async def add_note(self, game_id: int, user_key: str, text: str) -> list[str]:
-        text = " ".join(clean_text(text).split())
-        if not text:
-            raise UserError("Write the note after the command.")
-        if len(text) > 500:
-            raise UserError("A note is at most 500 characters.")
-        notes = await self.notes(game_id, user_key)
-        if len(notes) >= 50:
-            raise UserError("You have 50 notes; remove one first.")
-        await self.store.set_setting(f"notes:{game_id}", user_key, [*notes, text])
-        return [*notes, text]
+        return await self.player_notes.add(game_id, user_key, text)
 
     async def remove_note(self, game_id: int, user_key: str, number: int) -> str:
-        notes = await self.notes(game_id, user_key)
-        if not 1 <= number <= len(notes):
-            raise UserError(f"You have no note {number}; /notes lists them.")
-        removed = notes.pop(number - 1)
-        await self.store.set_setting(f"notes:{game_id}", user_key, notes)
-        return removed
+        return await self.player_notes.remove(game_id, user_key, number)
 
     # Per-game settings (F20)
 
@@ -1070,6 +491,10 @@ class Engine:
         values.update({k: v for k, v in memory.model_dump().items() if k != "budgets"})
         values.update({f"budgets.{k}": v for k, v in memory.budgets.model_dump().items()})
         return values
+
+    async def setting_sources(self, game_id: int) -> dict[str, str]:
+        """Where each setting of a game that is not the bot's default comes from: ``game`` or ``server``."""
+        return await self.settings.sources(game_id)
 
     async def set_setting(self, game_id: int, name: str, value: str) -> dict[str, object]:
         await self.store.game(game_id)
@@ -1082,75 +507,29 @@ class Engine:
         else:
             await self.settings.reset(game_id, name)
 
-    async def reset_server_setting(self, server: str, name: str) -> None:
-        """Take back a server's default of a setting or a bucket switch (``buckets.NAME``)."""
-        if name.startswith("buckets."):
-            await self.ledger.reset_server_bucket(server, name.removeprefix("buckets."))
-        else:
-            await self.settings.reset_for_server(server, name)
+    async def server_of(self, game_id: int) -> str | None:
+        """The server a game is played in (its id as a string); ``None`` outside one."""
+        return await self.settings.server_of(game_id)
 
-    async def history(self, game_id: int, limit: int = 20) -> list[LogEntry]:
-        return await self.store.recent_log(game_id, limit)
+    # Servers and worlds (F21, F23)
 
+    def server(self, server: str) -> ServerAdmin:
+        """What a server's admins set for its games: worlds, GM role, the defaults of settings and buckets."""
+        return ServerAdmin(server, self.store, self.servers, self.settings, self.ledger)
 
-async def _show(on_text: OnText, piece: str) -> bool:
-    try:
-        shown = on_text(piece)
-        if shown is not None:
-            await shown
-    except Exception:
-        log.exception("Showing the reply as it streams failed; it is still stored whole")
-        return False
-    return True
+    def worlds_for(self, server: str | None) -> dict[str, World]:
+        """The worlds a server may play (every shipped world outside one), by name."""
+        return self.servers.visible(server)
 
+    def world_for(self, server: str | None, name: str) -> World:
+        """The world a name typed in a server stands for, or a :class:`UserError` listing the worlds there."""
+        return self.servers.resolve(server, name)[1]
 
-def _earns(action: str, clue: str, needed: int) -> bool:
-    """Whether an action does what a clue is for: ``needed`` content words of the clue's first sentence ("Whoever
-    sniffs the brandy glass on the desk ...")."""
-    how = {stem for stem, _ in content_words(sentences(clue)[0])}
-    return len({stem for stem, _ in content_words(action)} & how) >= needed
+    def ships_world(self, name: str) -> bool:
+        """Whether the bot ships a world of that name (a server's own world of the name hides it there)."""
+        return name in self.worlds.worlds
 
-
-def _turn_figures(narration: _Narration, seconds: float) -> dict[str, object]:
-    """What a turn's trace records of its cost, for /memory-status and the log."""
-    figures: dict[str, object] = {
-        "first_text_seconds": round(narration.first_text, 3),
-        "reply_seconds": round(seconds, 3),
-    }
-    if narration.stats is not None:
-        figures.update(
-            model_prompt_tokens=narration.stats.prompt_tokens,
-            model_reused_tokens=narration.stats.reused_tokens,
-            model_evaluated_tokens=narration.stats.evaluated_tokens,
-            model_generated_tokens=narration.stats.generated_tokens,
-        )
-    return figures
-
-
-def _log_turn(game_id: int, turn: int, trace: ContextTrace) -> None:
-    hot = trace.layer("hot")
-    model = (
-        f", model read {trace.model_evaluated_tokens} of {trace.model_prompt_tokens} prompt tokens"
-        if trace.model_prompt_tokens is not None
-        else ""
-    )
-    log.info(
-        "Game %d turn %d: prompt %d tokens (hot %d, left out %d, reuse %.0f%%)%s, first text %.2fs, reply %.2fs",
-        game_id, turn, trace.total_tokens, len(hot.items), len(hot.left_out), 100 * (trace.prefix_reuse or 0),
-        model, trace.first_text_seconds or 0.0, trace.reply_seconds or 0.0,
-    )  # fmt: skip
-    if trace.overflow:
-        log.warning("Game %d turn %d: %s", game_id, turn, trace.overflow)
-
-
-def _nudged(context: Context) -> Context:
-    """``context`` with a note on its last message: the last try said nothing new, say something new."""
-    *front, last = context.messages
-    nudged = ChatMessage(role=last.role, content=f"{last.content}\n\n{SAY_SOMETHING_NEW}")
-    return Context([*front, nudged], context.trace)
-
-
-def _warned(context: Context) -> Context:
-    """``context`` with a note on its last message: the draft leaked, write it again."""
-    *front, last = context.messages
-    return Context([*front, ChatMessage(role=last.role, content=f"{last.content}\n\n{REGENERATE}")], context.trace)
+    async def reload_worlds(self) -> tuple[int, list[WorldFileError]]:
+        """Read the shipped world files again: how many worlds are loaded, and the files left out."""
+        errors = await self.worlds.reload_in_thread()
+        return len(self.worlds.worlds), errors

@@ -1,10 +1,13 @@
-"""The memory's upkeep: compaction, chapters and rebuilds, as low-priority model jobs.
+"""The memory's upkeep: after each turn, the background jobs that keep a game's memory, as low-priority model jobs.
 
-Policy (what to fold, what a prompt holds) lives in :mod:`bot.memory`; this
-module reads the store, asks the model through the queue at maintenance
-priority, and writes the result back in one transaction. A job that fails
-changes nothing: the old summaries stay, the marker stays, and the work is
-tried again after the next turn.
+Policy (what to fold, what a prompt holds) lives in :mod:`bot.memory`; the
+jobs read the store, ask the model through the queue at maintenance
+priority, and write the result back in one transaction: the players'
+private memories (:mod:`bot.engine.players`), the chapter's beats
+(:mod:`bot.engine.chapters`), facts and glossary (:mod:`bot.engine.ledger`),
+summaries (:mod:`bot.engine.summaries`). A job that fails changes nothing:
+the old summaries stay, the marker stays, and the work is tried again after
+the next turn. This module also gathers what a prompt is built from.
 """
 
 from __future__ import annotations
@@ -12,102 +15,28 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from datetime import datetime
 
-from pydantic import BaseModel
-
+from bot.engine.chapters import ChapterReport, Chapters
 from bot.engine.ledger import Ledger, LedgerFailed, Scene
 from bot.engine.meaning import MeaningIndex
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
-from bot.errors import UserError
-from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
-from bot.memory.compaction import (
-    Chunk,
-    apply_ceiling,
-    chunk_messages,
-    fold_messages,
-    next_trigger,
-    plan_compaction,
-    render_entry,
-)
+from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import NEWER, ContextTrace, MemoryItem, MemoryView
+from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
-from bot.model.base import Messages, ModelUnavailable
-from bot.model.worker import ModelWorker, Priority
-from bot.store import (
-    Game,
-    JobFailure,
-    LogEntry,
-    MemoryState,
-    NewSummary,
-    Store,
-    Summary,
-    SummaryKind,
-    TurnNote,
-    Visibility,
-)  # fmt: skip
+from bot.model.worker import ModelWorker
+from bot.store import Game, JobFailure, LogEntry, MemoryState, Store, Summary, SummaryKind, TurnNote, Visibility
 from bot.worlds import World
+
+# The reports of the jobs, for the front ends' renderings.
+__all__ = ["ChapterReport", "CompactionReport", "MemoryKeeper", "SummaryInfo", "UpkeepFailed"]
 
 log = logging.getLogger(__name__)
 
-RECAP_MATERIAL_ENTRIES = 40
 PARK_AFTER = 3  # failures on the same input before a background job is parked
 RETRY_PARKED_AFTER = 10  # turns before a parked job is tried again
-FOLD_ANYWAY = 0.9  # how full the recent turns' room may get before an unclosed chunk is folded too
-
-
-class UpkeepFailed(Exception):
-    """A maintenance job could not finish; nothing was written."""
-
-
-class _Conflict(UpkeepFailed):
-    """The log changed under a running job; it will run again."""
-
-
-class SummaryInfo(BaseModel):
-    id: int
-    kind: str
-    text: str
-    first_turn: int | None
-    last_turn: int | None
-    words: int
-    created_at: datetime
-
-    @classmethod
-    def of(cls, summary: Summary) -> SummaryInfo:
-        return cls(
-            id=summary.id,
-            kind=summary.kind.value,
-            text=summary.content,
-            first_turn=summary.first_turn,
-            last_turn=summary.last_turn,
-            words=summary.words,
-            created_at=summary.created_at,
-        )
-
-
-class CompactionReport(BaseModel):
-    """What one compaction changed."""
-
-    chunks: int = 0
-    messages_folded: int = 0
-    turns: tuple[int, int] | None = None
-    short_words_before: int = 0
-    short_words_after: int = 0
-    story_words_before: int = 0
-    story_words_after: int = 0
-    error: str | None = None
-
-
-class ChapterReport(BaseModel):
-    finished: str
-    recap: str
-    next: str | None
-    story_words_before: int
-    story_words_after: int
 
 
 class MemoryKeeper:
@@ -129,6 +58,8 @@ class MemoryKeeper:
         self.meaning = meaning
         self.ledger = Ledger(store, worker, world_of, self.settings, meaning=meaning)
         self.players = PlayerMemories(store, worker, world_of)
+        self.summaries = Summaries(store, worker, world_of, self.settings, self.sessions)
+        self.chapters = Chapters(store, worker, world_of, self.settings, self.sessions)
         self._casts: dict[str, tuple[World, Cast]] = {}
         self.held: set[int] | None = None  # games whose upkeep waits for release()
 
@@ -330,7 +261,7 @@ class MemoryKeeper:
             state = await self.store.memory_state(game_id)
             await self.store.save_memory_state(db, state.model_copy(update={"last_error": error}))
 
-    # Compaction (F8, F9, F18)
+    # The summaries and the chapters: the jobs themselves are in bot.engine.summaries and bot.engine.chapters
 
     async def compact(self, game_id: int, *, force: bool = False) -> CompactionReport:
         """Fold every closed chunk of the hot window (``force``: everything but the protected tail).
@@ -340,322 +271,23 @@ class MemoryKeeper:
         if force:
             await self.store.clear_job_failures(game_id)
             self.schedule(game_id)
-        async with self.sessions[game_id].memory_lock:
-            game = await self.store.game(game_id)
-            world = self.world_of(game)
-            state = await self.store.memory_state(game_id)
-            short_before = await self.store.summary(state.short_id)
-            story_before = await self.store.summary(state.story_id)
-            unsummarized = await self.store.log_between(game_id, state.folded_through)
-            tokens = await self.worker.count_many([render_entry(e) for e in unsummarized])
-            config = await self.settings.memory(game_id)
-            chunks = plan_compaction(unsummarized, tokens, config, force=force)
-            fill = await self.fill(game_id)
-            if not force and fill < config.fold_at_percent / 100 and len(unsummarized) < config.history_limit:
-                chunks = []  # closed chunks wait until the recent turns need their room: the front stays put
-            elif not chunks and fill >= FOLD_ANYWAY:
-                # The room is about to run out before a chunk closed (a small context): fold what may be
-                # folded now, rather than cut the oldest turns off the prompt unsummarized.
-                chunks = plan_compaction(unsummarized, tokens, config, force=True)
-            report = CompactionReport(
-                short_words_before=short_before.words if short_before else 0,
-                story_words_before=story_before.words if story_before else 0,
-            )
-            for chunk in chunks:
-                state = await self._fold(game_id, world, state, chunk, config)
-                report.chunks += 1
-                report.messages_folded += len(chunk.entries)
-            if chunks:
-                report.turns = (chunks[0].turns[0], chunks[-1].turns[1])
-                log.info("Game %d: folded %d messages in %d chunks", game_id, report.messages_folded, len(chunks))
-            short_after = await self.store.summary(state.short_id)
-            story_after = await self.store.summary(state.story_id)
-            report.short_words_after = short_after.words if short_after else 0
-            report.story_words_after = story_after.words if story_after else 0
-            return report
+        return await self.summaries.compact(game_id, force=force)
 
-    async def _fold(
-        self, game_id: int, world: World, state: MemoryState, chunk: Chunk, config: MemoryConfig
-    ) -> MemoryState:
-        """Summarize one chunk; fold the short-term summary it replaces into the story."""
-        bridge = await self.store.entry_before(game_id, chunk.first_id) if state.folded_through else None
-        short_text = await self._write(
-            chunk_messages(world.title, chunk.entries, bridge, config.short_words), config.short_words
-        )
-        previous_short = await self.store.summary(state.short_id)
-        story = await self.store.summary(state.story_id)
-        story_text = None
-        if previous_short is not None:
-            story_text = await self._write(
-                fold_messages(world.title, story.content if story else None, previous_short.content,
-                              config.story_words),
-                config.story_words,
-            )  # fmt: skip
-        async with self.store.transaction() as db:
-            current = await self.store.memory_state(game_id)
-            if (current.version, current.folded_through, current.short_id) != (
-                state.version, state.folded_through, state.short_id,
-            ):  # fmt: skip
-                raise _Conflict("the log changed while summarizing")
-            short_id = await self.store.add_summary(
-                db,
-                game_id,
-                NewSummary(
-                    kind=SummaryKind.CHUNK, content=short_text, first_entry_id=chunk.first_id,
-                    last_entry_id=chunk.last_id, first_turn=chunk.turns[0], last_turn=chunk.turns[1],
-                    chapter_index=current.chapter_index,
-                ),
-            )  # fmt: skip
-            story_id = current.story_id
-            if story_text is not None and previous_short is not None:
-                story_id = await self.store.add_summary(
-                    db, game_id, _story_version(story_text, story, previous_short, current.story_id)
-                )
-            updated = current.model_copy(
-                update={
-                    "folded_through": chunk.last_id,
-                    "short_id": short_id,
-                    "story_id": story_id,
-                    "last_compaction_at": datetime.now().astimezone(),
-                    "last_error": None,
-                    "front": await self.store.front_now(game_id),
-                }
-            )
-            await self.store.save_memory_state(db, updated)
-        return updated
-
-    async def _write(self, messages: Messages, words: int) -> str:
-        try:
-            text = await self.worker.generate(messages, max_tokens=int(words * 2), priority=Priority.MAINTENANCE)
-        except Exception as exc:
-            raise UpkeepFailed(f"the model failed: {exc}") from exc
-        text = apply_ceiling(text, words)
-        if not text:
-            raise UpkeepFailed("the model wrote an empty summary")
-        return text
-
-    # Chapters (F10)
+    async def rebuild_stale(self, game_id: int) -> int:
+        """Rewrite the summaries an edit or a delete made stale; return how many (F19)."""
+        return await self.summaries.rebuild_stale(game_id)
 
     async def judge_beats(self, game_id: int) -> None:
         """Ask the model which open beats the latest events completed; finish the chapter when all are."""
-        game = await self.store.game(game_id)
-        world = self.world_of(game)
-        state = await self.store.memory_state(game_id)
-        if state.chapter_index >= len(world.chapters):
-            return
-        chapter = world.chapters[state.chapter_index]
-        open_beats = [b.id for b in chapter.beats if b.id not in state.beats_done]
-        if open_beats:
-            # Beats are judged on what happened in public: a whispered discovery must not open a truth.
-            recent = [e for e in await self.store.recent_log(game_id, 24) if e.visibility is Visibility.PUBLIC][-6:]
-            checked = await self.store.checked_through("beats_checked", game_id)
-            if not recent or recent[-1].id <= checked:
-                return  # nothing new happened in public since the last judgement
-            result = await self.worker.generate_object(
-                beats_messages(chapter, open_beats, recent),
-                beats_schema(open_beats),
-                fallback=BeatsAnswer(done=[]),
-                max_tokens=24 + 12 * len(open_beats),
-                priority=Priority.MAINTENANCE,
-            )
-            if not result.ok:
-                raise UpkeepFailed(f"no usable beat judgement: {'; '.join(result.errors)}")
-            newly = [b for b in open_beats if b in result.value.done]
-            async with self.store.transaction() as db:
-                if newly:
-                    current = await self.store.memory_state(game_id)
-                    done = tuple(dict.fromkeys([*current.beats_done, *newly]))
-                    await self.store.save_memory_state(db, current.model_copy(update={"beats_done": done}))
-                await self.store.set_checked_through(db, "beats_checked", game_id, recent[-1].id)
-            if newly:
-                log.info("Game %d: beats done in %s: %s", game_id, chapter.id, ", ".join(newly))
-                open_beats = [b for b in open_beats if b not in newly]
-        if not open_beats:
-            await self.finish_chapter(game_id)
+        await self.chapters.judge_beats(game_id)
 
     async def finish_chapter(self, game_id: int) -> ChapterReport:
         """Write the chapter's recap, fold the chapter into the story, and move to the next chapter."""
-        async with self.sessions[game_id].memory_lock:
-            game = await self.store.game(game_id)
-            world = self.world_of(game)
-            state = await self.store.memory_state(game_id)
-            if state.chapter_index >= len(world.chapters):
-                raise UserError("Every chapter of this world is already done.")
-            config = await self.settings.memory(game_id)
-            chapter = world.chapters[state.chapter_index]
-            chunks = [
-                s
-                for s in await self.store.summaries(game_id, SummaryKind.CHUNK)
-                if s.chapter_index == state.chapter_index
-            ]
-            fresh = await self.store.log_between(game_id, max(state.folded_through, state.chapter_started_after))
-            fresh = [e for e in fresh if e.visibility is Visibility.PUBLIC]  # a recap is public
-            material = [s.content for s in chunks] + [render_entry(e) for e in fresh[-RECAP_MATERIAL_ENTRIES:]]
-            words = config.recap_words
-            recap = await self._write(recap_messages(world.title, chapter, material or ["(nothing)"], words), words)
-            story = await self.store.summary(state.story_id)
-            story_text = None
-            if story is not None:
-                story_text = await self._write(
-                    integrate_messages(world.title, story.content, chapter, recap, config.story_words),
-                    config.story_words,
-                )
-            last = await self.store.recent_log(game_id, 1)
-            last_id = last[-1].id if last else state.chapter_started_after
-            async with self.store.transaction() as db:
-                current = await self.store.memory_state(game_id)
-                if current.chapter_index != state.chapter_index or current.story_id != state.story_id:
-                    raise _Conflict("the memory changed while writing the recap")
-                first_turn = fresh[0].turn if fresh else None
-                recap_id = await self.store.add_summary(
-                    db,
-                    game_id,
-                    NewSummary(
-                        kind=SummaryKind.RECAP, content=recap, first_entry_id=state.chapter_started_after + 1,
-                        last_entry_id=last_id, first_turn=chunks[0].first_turn if chunks else first_turn,
-                        last_turn=game.turn, chapter_index=state.chapter_index,
-                    ),
-                )  # fmt: skip
-                story_id = current.story_id
-                if story_text is not None and story is not None:
-                    story_id = await self.store.add_summary(
-                        db,
-                        game_id,
-                        NewSummary(
-                            kind=SummaryKind.STORY, content=story_text, first_entry_id=story.first_entry_id,
-                            last_entry_id=story.last_entry_id, first_turn=story.first_turn,
-                            last_turn=story.last_turn, source_id=recap_id, previous_id=story.id,
-                        ),
-                    )  # fmt: skip
-                await self.store.save_memory_state(
-                    db,
-                    current.model_copy(
-                        update={
-                            "chapter_index": current.chapter_index + 1,
-                            "chapter_started_after": last_id,
-                            "beats_done": (),
-                            "story_id": story_id,
-                            "front": await self.store.front_now(game_id),
-                        }
-                    ),
-                )
-        following = (
-            world.chapters[state.chapter_index + 1].title if state.chapter_index + 1 < len(world.chapters) else None
-        )
-        log.info("Game %d: chapter %s finished", game_id, chapter.id)
-        return ChapterReport(
-            finished=chapter.title,
-            recap=recap,
-            next=following,
-            story_words_before=story.words if story else 0,
-            story_words_after=len(story_text.split()) if story_text else 0,
-        )
-
-    # Edits and deletes (F19): rebuild every summary that covers a changed message
-
-    async def rebuild_stale(self, game_id: int) -> int:
-        """Rewrite stale chunk summaries and recaps from the current log, then replay the story; return how many."""
-        async with self.sessions[game_id].memory_lock:
-            stale = [s for s in await self.store.summaries(game_id) if s.stale]
-            if not stale:
-                return 0
-            game = await self.store.game(game_id)
-            world = self.world_of(game)
-            state = await self.store.memory_state(game_id)
-            config = await self.settings.memory(game_id)
-            rebuilt: dict[int, str] = {}
-            for summary in stale:
-                rebuilt[summary.id] = await self._rewrite(game_id, world, summary, config)
-            chain, replayed = await self._replay_story(game_id, world, state, rebuilt, config)
-            async with self.store.transaction() as db:
-                current = await self.store.memory_state(game_id)
-                if current.version != state.version or current.story_id != state.story_id:
-                    raise _Conflict("the log changed while rebuilding")
-                new_ids: dict[int, int] = {}
-                for summary in stale:
-                    new_ids[summary.id] = await self.store.add_summary(
-                        db, game_id, _copy(summary, content=rebuilt[summary.id])
-                    )
-                    await self.store.replace_summary(db, summary.id, new_ids[summary.id])
-                previous_id = chain[len(chain) - len(replayed) - 1].id if len(replayed) < len(chain) else None
-                for old, text in zip(chain[len(chain) - len(replayed) :], replayed, strict=True):
-                    source = new_ids.get(old.source_id, old.source_id)
-                    new_id = await self.store.add_summary(
-                        db, game_id, _copy(old, content=text, source_id=source, previous_id=previous_id)
-                    )
-                    await self.store.replace_summary(db, old.id, new_id)
-                    previous_id = new_id
-                update = {
-                    "short_id": new_ids.get(current.short_id, current.short_id),
-                    "front": await self.store.front_now(game_id),
-                }
-                if replayed:
-                    update["story_id"] = previous_id
-                await self.store.save_memory_state(db, current.model_copy(update=update))
-            log.info("Game %d: rebuilt %d summaries and %d story versions", game_id, len(stale), len(replayed))
-            return len(stale) + len(replayed)
-
-    async def _rewrite(self, game_id: int, world: World, summary: Summary, config: MemoryConfig) -> str:
-        first = (summary.first_entry_id or 1) - 1
-        entries = await self.store.log_between(game_id, first, summary.last_entry_id)
-        if summary.kind is SummaryKind.RECAP:
-            chapter = world.chapters[summary.chapter_index or 0]
-            words = config.recap_words
-            public = [e for e in entries if e.visibility is Visibility.PUBLIC]
-            material = [render_entry(e) for e in public[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
-            return await self._write(recap_messages(world.title, chapter, material, words), words)
-        if not entries:
-            return "(These messages were deleted.)"
-        bridge = await self.store.entry_before(game_id, entries[0].id)
-        words = config.short_words
-        return await self._write(chunk_messages(world.title, entries, bridge, words), words)
-
-    async def _replay_story(
-        self, game_id: int, world: World, state: MemoryState, rebuilt: dict[int, str], config: MemoryConfig
-    ) -> tuple[list[Summary], list[str]]:
-        """The story chain, oldest first, and new texts for its versions from the first built on a rebuilt source."""
-        chain: list[Summary] = []
-        version = await self.store.summary(state.story_id)
-        while version is not None:
-            chain.append(version)
-            version = await self.store.summary(version.previous_id)
-        chain.reverse()
-        start = next((i for i, v in enumerate(chain) if v.source_id in rebuilt), None)
-        if start is None:
-            return chain, []
-        text = chain[start - 1].content if start else None
-        replayed = []
-        for version in chain[start:]:
-            source = await self.store.summary(version.source_id)
-            source_text = rebuilt.get(source.id, source.content)
-            if source.kind is SummaryKind.RECAP:
-                chapter = world.chapters[source.chapter_index or 0]
-                messages = integrate_messages(world.title, text or "", chapter, source_text, config.story_words)
-            else:
-                messages = fold_messages(world.title, text, source_text, config.story_words)
-            text = await self._write(messages, config.story_words)
-            replayed.append(text)
-        return chain, replayed
-
-    async def fill(self, game_id: int) -> float:
-        """How full the last prompt's room for recent turns was; full when no turn was played yet."""
-        traces = await self.store.traces(game_id, limit=1)
-        if not traces:
-            return 1.0
-        return ContextTrace.model_validate_json(traces[0]).fill
-
-    # What /memory-status shows (F17)
+        return await self.chapters.finish_chapter(game_id)
 
     async def trigger(self, game_id: int):
-        state = await self.store.memory_state(game_id)
-        unsummarized = await self.store.log_between(game_id, state.folded_through)
-        texts = [render_entry(e) for e in unsummarized]
-        try:
-            tokens = await self.worker.count_many(texts)
-        except ModelUnavailable as exc:  # a model server's tokenizer down: the figures are estimates meanwhile
-            log.warning("Game %d: counting tokens failed (%s); estimating", game_id, exc)
-            tokens = [(len(text) + 3) // 4 for text in texts]
-        return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
+        """What the next compaction waits for (for /memory-status)."""
+        return await self.summaries.trigger(game_id)
 
 
 def _switched_on(notes: dict[int, list[TurnNote]], buckets: Buckets) -> dict[int, list[TurnNote]]:
@@ -673,22 +305,3 @@ def _switched_on(notes: dict[int, list[TurnNote]], buckets: Buckets) -> dict[int
 
 def _item(summary: Summary) -> MemoryItem:
     return MemoryItem(f"summary:{summary.id}", summary.content)
-
-
-def _story_version(text: str, story: Summary | None, folded: Summary, previous_id: int | None) -> NewSummary:
-    return NewSummary(
-        kind=SummaryKind.STORY,
-        content=text,
-        first_entry_id=story.first_entry_id if story else folded.first_entry_id,
-        last_entry_id=folded.last_entry_id,
-        first_turn=story.first_turn if story else folded.first_turn,
-        last_turn=folded.last_turn,
-        source_id=folded.id,
-        previous_id=previous_id,
-    )
-
-
-def _copy(summary: Summary, **changes) -> NewSummary:
-    data = summary.model_dump(include=set(NewSummary.model_fields))
-    data.update(changes)
-    return NewSummary.model_validate(data)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from bot.engine.meaning import MeaningStatus
-from bot.engine.memory import SummaryInfo
+from bot.engine.summaries import SummaryInfo
 from bot.store import Game, SummaryKind
 
 if TYPE_CHECKING:

@@ -64,3 +64,38 @@ async def test_edits_and_deletes_of_messages_reach_the_turn_log(simcord_env, tab
     await maya.delete(sent)
     assert (await engine.entry_by_message(str(sent.id))).deleted
     assert all(e.id != entry.id for e in await engine.history(game.id, 20))
+
+
+async def test_a_refused_reply_to_a_plain_message_is_told_in_the_channel_and_kept(
+    simcord_env, table, engine, scripted: ScriptedModel
+):
+    channel, maya, _, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The gulls scatter over the rocks and the lamp room goes quiet again.")
+    simcord_env.inject_error("POST", "/channels/*/messages", times=2)  # the streamed preview, then the reply itself
+    await maya.send(channel, "I wave my lantern at the gulls.")
+    assert "use /retry" in channel.last_message.content
+    game = await engine.current_game(f"discord:{channel.id}")
+    log = await engine.history(game.id, 20)
+    assert [(e.kind, e.content) for e in log[-2:]] == [
+        (EntryKind.ACTION, "I wave my lantern at the gulls."),
+        (EntryKind.GM, "The gulls scatter over the rocks and the lamp room goes quiet again."),
+    ]
+
+
+async def test_a_refused_reply_to_a_round_is_told_in_the_channel_and_kept(
+    simcord_env, table, engine, scripted: ScriptedModel
+):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    await admin.slash(channel, "config set", setting="turn_policy", value="round")
+    scripted.enqueue("The lamp flares; the door gives.")
+    await maya.send(channel, "I trim the lamp's wick.")
+    simcord_env.inject_error("POST", "/channels/*/messages", times=1)  # the round's reply
+    await tom.send(channel, "I push the door.")
+    assert "use /retry" in channel.last_message.content
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert (await engine.history(game.id, 1))[-1].content == "The lamp flares; the door gives."

@@ -1,0 +1,98 @@
+"""A beat's private clue, earned by an action: which clues a turn's action earns, and which go to its player.
+
+A beat's private clue goes to the acting player when their action shares content words with the clue's first
+sentence (what earns it: "Whoever sniffs the brandy glass on the desk ..."), once, by DM, whether the model wrote
+an aside for it or not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from bot.memory.leaks import content_words, sentences
+from bot.memory.private import PrivateNote
+from bot.store import Game, LogEntry, Store, Visibility
+from bot.worlds import World
+
+# The words an action must share with a clue's first sentence: two when the model told the clue in public (it
+# judged the clue due), three when it left it unsaid (a model that writes no asides). An aside of the turn
+# holding this many of the clue's words gave it already.
+EARNED_WORDS = 2
+EARNED_WORDS_UNSAID = 3
+TOLD_WORDS = 3
+# On a turn whose action plainly earns a clue, a public sentence with this many of the clue's own words that the
+# action did not use tells it ("found it to be sharp and bitter"): the guard keeps it from the channel, and the
+# clue goes to the player by DM. Measured with bench quality on Qwen2.5 1.5B, which told the clue in public in
+# other words than the guard's runs of four.
+EARNED_CLUE_TOLD = 2
+
+
+class Clues:
+    """The private clues of the world's current chapter, as a game's actions earn them."""
+
+    def __init__(self, store: Store, world_of: Callable[[Game], World]):
+        self.store = store
+        self.world_of = world_of
+
+    async def earned_by(self, game: Game, action: LogEntry) -> dict[str, frozenset[str]]:
+        """The clues that ``action`` plainly earns (see :data:`EARNED_WORDS_UNSAID`), each with its own words that
+        the action did not use: what a public sentence would tell it by."""
+        if action.player_id is None or action.visibility is not Visibility.PUBLIC:
+            return {}
+        beats = _beats(self.world_of(game))
+        did = {stem for stem, _ in content_words(action.content)}
+        return {
+            f"clue:{ref}": frozenset({stem for stem, _ in content_words(beats[ref].private_clue)} - did)
+            for ref in await self._due(game)
+            if _earns(action.content, beats[ref].private_clue, EARNED_WORDS_UNSAID)
+        }
+
+    async def to_give(
+        self, game: Game, action: LogEntry, told: Sequence[str], notes: Sequence[PrivateNote]
+    ) -> list[PrivateNote]:
+        """The private clues the acting player's action earned and no aside of the turn (``notes``) gave: a beat's
+        clue the model told in public (``told``: the guard kept it from the channel), or one of this chapter's it
+        left unsaid (a small model rarely writes asides). Each goes to that player alone, once, as the world
+        means."""
+        if action.player_id is None:
+            return []
+        beats = _beats(self.world_of(game))
+        wanted = dict.fromkeys(told, EARNED_WORDS)
+        for ref in await self._due(game):
+            wanted.setdefault(ref, EARNED_WORDS_UNSAID)
+        asides = [{stem for stem, _ in content_words(n.text)} for n in notes]
+        given: list[str] | None = None
+        earned = []
+        for ref, needed in wanted.items():
+            clue = beats[ref].private_clue if ref in beats else None
+            if not clue or not _earns(action.content, clue, needed):  # it stays unsaid
+                continue
+            words = {stem for stem, _ in content_words(clue)}
+            if any(len(aside & words) >= TOLD_WORDS for aside in asides):
+                continue  # the model gave it in an aside of its own
+            if given is None:
+                given = [e.content for e in await self.store.private_entries(game.id)]
+            if clue in given:
+                continue  # a clue is given once
+            earned.append(PrivateNote(action.author, clue))
+        return earned
+
+    async def _due(self, game: Game) -> list[str]:
+        """The beats of the current chapter, not done yet, that carry a private clue."""
+        world = self.world_of(game)
+        state = await self.store.memory_state(game.id)
+        if state.chapter_index >= len(world.chapters):
+            return []
+        beats = world.chapters[state.chapter_index].beats
+        return [b.id for b in beats if b.private_clue and b.id not in state.beats_done]
+
+
+def _beats(world: World) -> dict:
+    return {b.id: b for chapter in world.chapters for b in chapter.beats}
+
+
+def _earns(action: str, clue: str, needed: int) -> bool:
+    """Whether an action does what a clue is for: ``needed`` content words of the clue's first sentence ("Whoever
+    sniffs the brandy glass on the desk ...")."""
+    how = {stem for stem, _ in content_words(sentences(clue)[0])}
+    return len({stem for stem, _ in content_words(action)} & how) >= needed

@@ -1,0 +1,22 @@
+"""What the process gives every game: the model's context size, the reply length, the memory's defaults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.memory.config import MemoryConfig
+from bot.memory.context import Budget
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    n_ctx: int = 4096
+    reply_tokens: int = 300
+    max_action_chars: int = 2000
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
+    full_guide: bool = True  # the frozen layer's full guide and example reply (see bot.memory.context.world_brief)
+
+    @property
+    def budget(self) -> Budget:
+        return Budget(n_ctx=self.n_ctx, reply_tokens=self.reply_tokens, **self.memory.budgets.model_dump())

@@ -1,0 +1,242 @@
+"""One GM reply from the model, streamed through the reply rules; a reply that said nothing new is asked for again.
+
+:meth:`Narrator.narrate` is the whole of it: a first try, and when that try
+said nothing new (only the action again, or an earlier reply, or nothing
+before a player's line), or the rules left too little of it to stand as a
+reply (see :func:`bot.engine.shaping.says_enough`), one more try with a note
+to say something new. Each try is one model call, read by :class:`_Try`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass
+
+from bot.engine.guard import TurnGuard
+from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
+from bot.engine.session import Sessions
+from bot.engine.shaping import ReplyShaper, Shaped, says_enough
+from bot.memory.context import Context
+from bot.memory.leaks import complete_sentences
+from bot.memory.private import PublicStream, split_reply
+from bot.model.base import CallStats, ChatMessage
+from bot.model.worker import ModelWorker, Priority
+
+log = logging.getLogger(__name__)
+
+# A note for one more try, on the action's message of that call only: never stored, never in a later prompt.
+# It names no markup: a model that copies a note copies no aside syntax (the shaper drops a copied note).
+SAY_SOMETHING_NEW = (
+    "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
+    "what happens next, in new words, as the GM, for everyone at the table.)"
+)
+
+
+@dataclass(frozen=True)
+class Shaping:
+    """What a turn's reply is shaped by: the seated players, the actions it answers, the last replies."""
+
+    names: list[str]
+    actions: list[str]
+    recent: list[str]
+    enabled: bool = True
+    public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
+
+    def shaper(self) -> ReplyShaper:
+        return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a reply is asked for with: the game and turn, the prompt, how long it may be, what shapes it."""
+
+    game_id: int
+    turn: int
+    context: Context
+    max_tokens: int
+    shaping: Shaping
+
+    @property
+    def where(self) -> tuple[int, int]:
+        """The game and the turn, for the log."""
+        return self.game_id, self.turn
+
+    def with_note(self, note: str) -> Request:
+        """The same request with ``note`` on the prompt's last message, for this call only."""
+        *front, last = self.context.messages
+        noted = ChatMessage(role=last.role, content=f"{last.content}\n\n{note}")
+        return dataclasses.replace(self, context=Context([*front, noted], self.context.trace))
+
+
+@dataclass(frozen=True)
+class Narration:
+    """What the model wrote for one call, and how long it took to start."""
+
+    text: str
+    first_text: float
+    stats: CallStats | None
+    shaped: Shaped | None = None
+    nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
+
+
+class Narrator:
+    """Asks the shared model for GM replies, at player priority, in the game's own cache slot."""
+
+    def __init__(self, worker: ModelWorker, sessions: Sessions):
+        self.worker = worker
+        self.sessions = sessions
+
+    async def narrate(
+        self, request: Request, on_text: OnText | None = None, *, guard: TurnGuard | None = None
+    ) -> Narration:
+        """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
+
+        With shaping on, the first try shows nothing until it has said enough, and one that said nothing new is
+        held back and tried once more, with a note to say something new.
+        """
+        if not request.shaping.enabled:
+            return await self._try(request, on_text, guard, hold_back=False)
+        began = time.perf_counter()
+        first = await self._try(request, on_text, guard, hold_back=True)
+        if not first.nothing_new:
+            return first
+        log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", *request.where)
+        waited = time.perf_counter() - began
+        again = await self._try(request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False)
+        stats = first.stats.then(again.stats) if first.stats is not None else again.stats
+        return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
+
+    async def _try(
+        self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool
+    ) -> Narration:
+        """One model call, read through the reply rules; ``hold_back``: a reply that said nothing new is not shown
+        but returned as such, for the caller to ask once more."""
+        shaping = request.shaping
+        reading = _Try(_Screen(on_text, guard), shaping, hold_until_enough=hold_back and shaping.public)
+        shaper = shaping.shaper()
+        slot = self.sessions[request.game_id].slot
+        # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
+        # they took it out (a reply they left too little of is asked for once more).
+        stream = self.worker.stream(
+            request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
+        )
+        try:
+            async with contextlib.aclosing(aiter(stream)) as pieces:
+                async for piece in pieces:
+                    await reading.take(shaper.feed(piece))
+                    if shaper.done:
+                        break  # leaving the stream stops the model (closing it waits for that)
+            written = stream.stats.generated_tokens if stream.stats else 0
+            rest = shaper.finish(cut_by_length=written >= request.max_tokens)
+            if hold_back and (shaper.said_nothing_new or reading.says_nothing(rest)):  # not shown: asked once more
+                return Narration(rest, reading.first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
+            await reading.take(rest)
+            if reading.short is not None and shaper.shaped.dropped:  # the rules left too little of it: once more
+                return Narration(reading.text, 0.0, stream.stats, shaper.shaped, nothing_new=True)
+            await reading.show_short()
+        except Exception as exc:
+            log.exception("Game %d turn %d: the model failed", *request.where)
+            raise ModelFailed(MODEL_FAILED) from exc
+        if shaper.shaped.dropped:
+            log.info("Game %d turn %d: taken out of the reply: %r", *request.where, shaper.shaped.dropped)
+        await reading.screen.finish()
+        reply = reading.text.strip()
+        if not reply:
+            log.warning("Game %d turn %d: the model returned an empty reply", *request.where)
+            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
+        return Narration(reply, reading.first_text or 0.0, stream.stats, shaper.shaped)
+
+
+class _Screen:
+    """What a front end is shown of one call as it streams: with a guard, a checked sentence at a time.
+
+    Once the guard catches a sentence, or the front end fails, it shows nothing more: the guard's final reply
+    replaces what was shown, and the front end still gets the whole reply.
+    """
+
+    def __init__(self, on_text: OnText | None, guard: TurnGuard | None):
+        self.on_text = on_text
+        self.guard = guard
+        self.held = ""  # with a guard, text waits until its sentence is complete and checked
+
+    async def show(self, text: str) -> None:
+        if self.on_text is None:
+            return
+        if self.guard is not None:
+            self.held += text
+            text, self.held = complete_sentences(self.held)
+            if text and await self.guard.check(text):
+                self.on_text = None  # it leaks: show nothing more
+                return
+        if text and not await _show(self.on_text, text):
+            self.on_text = None
+
+    async def finish(self) -> None:
+        """The last, unfinished sentence a guard held, once checked."""
+        if self.guard is None or not self.held or self.on_text is None:
+            return
+        rest, self.held = self.held, ""
+        if not await self.guard.check(rest):
+            await _show(self.on_text, rest)
+
+
+class _Try:
+    """One call's text as the reply rules let it through, and what of it the screen has been shown."""
+
+    def __init__(self, screen: _Screen, shaping: Shaping, *, hold_until_enough: bool):
+        self.screen = screen
+        self.shaping = shaping
+        self.started = time.perf_counter()
+        self.first_text: float | None = None
+        self.pieces: list[str] = []
+        self.public = PublicStream()  # private asides never reach the screen, even half-written
+        # The first try of a public reply shows nothing until it has said enough to stand as a reply.
+        self.hold_until_enough = hold_until_enough
+        self.short: str | None = "" if hold_until_enough else None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+    async def take(self, piece: str) -> None:
+        if not piece:
+            return
+        self.pieces.append(piece)
+        shown = self.public.feed(piece)
+        if self.short is not None:
+            self.short += shown
+            if not says_enough(self.short, self.shaping.actions):
+                return
+            shown, self.short = self.short, None
+        if self.first_text is None:
+            self.first_text = time.perf_counter() - self.started
+        if shown:
+            await self.screen.show(shown)
+
+    def says_nothing(self, rest: str) -> bool:
+        """Whether the reply, with ``rest`` still to come, is empty: it stopped at once, at a player's line, or
+        (held back for the channel) all of it is in asides."""
+        empty = not rest.strip() and not self.text.strip()
+        if not self.hold_until_enough or empty:
+            return empty
+        return not split_reply(self.text + rest, self.shaping.names)[0].strip()
+
+    async def show_short(self) -> None:
+        """A short reply as the model meant it: shown whole, once the call is done."""
+        if self.short:
+            self.first_text = time.perf_counter() - self.started
+            await self.screen.show(self.short)
+
+
+async def _show(on_text: OnText, piece: str) -> bool:
+    try:
+        shown = on_text(piece)
+        if shown is not None:
+            await shown
+    except Exception:
+        log.exception("Showing the reply as it streams failed; it is still stored whole")
+        return False
+    return True

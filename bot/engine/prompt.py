@@ -1,0 +1,81 @@
+"""The prompt for answering an action: the game's memory and unsummarized log, built under the game's budget."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from bot.engine.config import EngineConfig
+from bot.engine.memory import MemoryKeeper
+from bot.engine.results import MODEL_FAILED, ModelFailed
+from bot.engine.session import Sessions
+from bot.engine.settings import GameSettings
+from bot.memory.context import Budget, Context, build_context, shared_prefix_share, squeeze_to_fit
+from bot.model.base import ModelUnavailable
+from bot.model.worker import ModelWorker
+from bot.store import Game, LogEntry, Store
+from bot.worlds import World
+
+log = logging.getLogger(__name__)
+
+
+class Prompts:
+    """Builds each turn's prompt; the model's context size and the guide it gets are the engine's ``config``."""
+
+    def __init__(
+        self, store: Store, worker: ModelWorker, memory: MemoryKeeper, settings: GameSettings, sessions: Sessions,
+        world_of: Callable[[Game], World], config: EngineConfig,
+    ):  # fmt: skip
+        self.store = store
+        self.worker = worker
+        self.memory = memory
+        self.settings = settings
+        self.sessions = sessions
+        self.world_of = world_of
+        self.config = config
+
+    async def build(
+        self,
+        game: Game,
+        action: LogEntry,
+        *,
+        before_id: int | None = None,
+        budget: Budget | None = None,
+        remember: bool = True,
+    ) -> Context:
+        """The prompt for answering ``action``, from the memory and the log before ``before_id`` (all of it when
+        ``None``); ``remember``: it is a turn's, so its notes are kept with the action, and its share of the last
+        prompt is measured (a preview stores nothing)."""
+        world = self.world_of(game)
+        reply_tokens, memory = await self.settings.resolved(game.id)
+        budget = budget or Budget(n_ctx=self.config.n_ctx, reply_tokens=reply_tokens, **memory.budgets.model_dump())
+        state = await self.store.memory_state(game.id)
+        hot = await self.store.log_between(game.id, state.folded_through, before_id)
+        hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
+        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action, memory)
+        previous = self.sessions[game.id].last_prompt if remember else None
+        count = self.worker.count_tokens
+        full_guide = self.config.full_guide
+
+        def build() -> Context:
+            built = build_context(
+                world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5),
+                full_guide=full_guide,
+            )  # fmt: skip
+            built = squeeze_to_fit(built, budget.n_ctx, count)
+            if previous is not None:
+                built.trace.prefix_reuse = shared_prefix_share(previous, built.messages, count)
+            return built
+
+        try:  # counting tokens may wait on a tokenizer (a model server's): never on the loop
+            context = await asyncio.to_thread(build)
+        except ModelUnavailable as exc:
+            log.warning("Game %d: counting the prompt's tokens failed: %s", game.id, exc)
+            raise ModelFailed(MODEL_FAILED) from exc
+        if not remember:
+            return context
+        if context.notes and action.id not in view.notes:  # kept with the action, so later prompts show it there
+            await self.store.save_turn_notes(game.id, action.id, context.notes)
+        log.debug("Game %d prompt:\n%s", game.id, "\n---\n".join(m.content for m in context.messages))
+        return context

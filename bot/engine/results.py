@@ -1,0 +1,81 @@
+"""What the engine hands a front end: a started game, a turn's result, a roll, a round's state, a failed turn."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot import dice
+from bot.errors import UserError
+from bot.memory.context import Context
+from bot.model.base import CallStats
+from bot.store import Game, LogEntry, Player, Visibility
+from bot.worlds import World
+
+OnText = Callable[[str], Awaitable[None] | None]
+
+MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
+
+
+class ModelFailed(UserError):
+    """The model raised or said nothing; the player's action is kept."""
+
+
+@dataclass(frozen=True)
+class GameStarted:
+    game: Game
+    world: World
+    opening: LogEntry
+
+
+@dataclass(frozen=True)
+class PrivateMessage:
+    """What the GM told one player alone this turn; the front end delivers it to them only."""
+
+    player: Player
+    entry: LogEntry
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnResult:
+    """What a front end renders after a turn."""
+
+    game: Game
+    turn: int
+    action: LogEntry
+    reply: LogEntry
+    context: Context
+    seconds: float
+    first_text_seconds: float
+    private: tuple[PrivateMessage, ...] = ()
+    draft: str | None = None  # the first draft's public text, when the leak guard stopped it
+    model: CallStats | None = None  # what the model's call cost: tokens read, reused, written
+    raw: str = ""  # what the model wrote last, asides included, after the reply rules
+
+    @property
+    def text(self) -> str:
+        return self.reply.content
+
+    @property
+    def public(self) -> bool:
+        """Whether the reply goes to the channel; the answer to a secret action goes to its player only."""
+        return self.reply.visibility is Visibility.PUBLIC
+
+
+OnRoundClosed = Callable[[TurnResult], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RollResult:
+    roll: dice.Roll
+    entry: LogEntry
+
+
+@dataclass(frozen=True)
+class RoundState:
+    """A round under the "round" turn policy: who has acted, who the GM waits for."""
+
+    turn: int
+    acted: list[str]
+    waiting: list[str]
+    seconds: int

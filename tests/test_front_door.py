@@ -1,0 +1,54 @@
+"""The front ends use the engine's front door: no cog, nor the terminal, reaches past it into the engine's parts."""
+
+from __future__ import annotations
+
+import ast
+
+from tests.conftest import PROJECT
+
+FRONT_ENDS = [
+    *sorted((PROJECT / "cogs").rglob("*.py")),
+    PROJECT / "bot" / "terminal.py",
+    PROJECT / "bot" / "discord_client.py",
+]
+# The engine's parts; a front end asks the engine itself (``engine.lore(...)``, ``engine.server(id).gm_role()``).
+PARTS = {"store", "ledger", "servers", "settings"}
+
+
+def _is_engine(node: ast.expr) -> bool:
+    """``engine``, or a chain ending in ``.engine``: ``self.engine``, ``bot.engine``, ``interaction.client.engine``."""
+    return (isinstance(node, ast.Name) and node.id == "engine") or (
+        isinstance(node, ast.Attribute) and node.attr == "engine"
+    )
+
+
+def reaches_past(source: str) -> list[str]:
+    """Each ``<engine>.<part>`` in ``source``, as ``line: text``."""
+    return [
+        f"{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Attribute) and node.attr in PARTS and _is_engine(node.value)
+    ]
+
+
+def test_the_check_finds_a_reach_past_the_front_door_and_nothing_else():
+    found = reaches_past(
+        "engine.store.games()\n"
+        "self.engine.ledger.lore_add(1)\n"
+        "bot.engine.servers.visible(None)\n"
+        "interaction.client.engine.settings.sources(1)\n"
+        "self.bot.settings.ooc_prefix\n"  # the process's settings, not the engine's
+        "self.engine.server('1').defaults()\n"
+        "store.games()\n"
+    )
+    assert found == [
+        "1: engine.store",
+        "2: self.engine.ledger",
+        "3: bot.engine.servers",
+        "4: interaction.client.engine.settings",
+    ]
+
+
+def test_cogs_and_the_terminal_use_the_engines_front_door_only():
+    offenders = [f"{path.relative_to(PROJECT)}:{hit}" for path in FRONT_ENDS for hit in reaches_past(path.read_text())]
+    assert offenders == []
