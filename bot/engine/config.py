@@ -6,12 +6,13 @@ from dataclasses import dataclass, field
 
 from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget
+from bot.model.sizing import REPLY_TOKENS
 
 
 @dataclass(frozen=True)
 class EngineConfig:
     n_ctx: int = 4096
-    reply_tokens: int = 300
+    reply_tokens: int = REPLY_TOKENS
     max_action_chars: int = 2000
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)

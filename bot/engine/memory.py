@@ -26,6 +26,7 @@ from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, Upkee
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
+from bot.model.sizing import REPLY_TOKENS
 from bot.model.worker import ModelWorker
 from bot.store import Game, JobFailure, LogEntry, MemoryState, Store, Summary, SummaryKind, TurnNote, Visibility
 from bot.worlds import World
@@ -53,7 +54,7 @@ class MemoryKeeper:
         self.store = store
         self.worker = worker
         self.world_of = world_of
-        self.settings = settings or GameSettings(store, config, reply_tokens=300)
+        self.settings = settings or GameSettings(store, config, reply_tokens=REPLY_TOKENS)
         self.sessions = sessions if sessions is not None else Sessions()
         self.meaning = meaning
         self.ledger = Ledger(store, worker, world_of, self.settings, meaning=meaning)

@@ -13,6 +13,7 @@ from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.memory.context import Budget, Context, build_context, shared_prefix_share, squeeze_to_fit
 from bot.model.base import ModelUnavailable
+from bot.model.sizing import reply_words
 from bot.model.worker import ModelWorker
 from bot.store import Game, LogEntry, Store
 from bot.worlds import World
@@ -60,7 +61,7 @@ class Prompts:
 
         def build() -> Context:
             built = build_context(
-                world, view, action, budget, count, reply_words=max(30, budget.reply_tokens * 3 // 5),
+                world, view, action, budget, count, reply_words=reply_words(budget.reply_tokens),
                 full_guide=full_guide,
             )  # fmt: skip
             built = squeeze_to_fit(built, budget.n_ctx, count)
