@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from bot.engine.session import Sessions
-from bot.engine.settings import GameSettings
-from bot.engine.summaries import RECAP_MATERIAL_ENTRIES, LogChanged, UpkeepFailed, write_summary
+from bot.engine.summaries import RECAP_MATERIAL_ENTRIES, LogChanged, UpkeepFailed, UpkeepJobs, write_summary
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
 from bot.memory.compaction import render_entry
 from bot.memory.config import MemoryConfig
 from bot.model.base import Messages
-from bot.model.worker import ModelWorker, Priority
-from bot.store import Game, LogEntry, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
+from bot.model.worker import Priority
+from bot.store import Game, LogEntry, MemoryState, NewSummary, Summary, SummaryKind, Visibility
 from bot.worlds import Chapter, World
 
 log = logging.getLogger(__name__)
@@ -42,17 +39,7 @@ class _Written:
     last_id: int  # the chapter's last entry
 
 
-class Chapters:
-    def __init__(
-        self, store: Store, worker: ModelWorker, world_of: Callable[[Game], World], settings: GameSettings,
-        sessions: Sessions,
-    ):  # fmt: skip
-        self.store = store
-        self.worker = worker
-        self.world_of = world_of
-        self.settings = settings
-        self.sessions = sessions
-
+class Chapters(UpkeepJobs):
     async def judge_beats(self, game_id: int) -> None:
         """Ask the model which open beats the latest events completed; finish the chapter when all are."""
         game = await self.store.game(game_id)

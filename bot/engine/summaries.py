@@ -94,7 +94,10 @@ async def write_summary(worker: ModelWorker, messages: Messages, words: int) -> 
     return text
 
 
-class Summaries:
+class UpkeepJobs:
+    """What a background job of the memory's upkeep works with: the store, the model, a game's world, its
+    settings and its lock."""
+
     def __init__(
         self, store: Store, worker: ModelWorker, world_of: Callable[[Game], World], settings: GameSettings,
         sessions: Sessions,
@@ -105,6 +108,8 @@ class Summaries:
         self.settings = settings
         self.sessions = sessions
 
+
+class Summaries(UpkeepJobs):
     async def _write(self, messages: Messages, words: int) -> str:
         return await write_summary(self.worker, messages, words)
 
