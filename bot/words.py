@@ -43,6 +43,11 @@ def content_words(text: str) -> list[tuple[str, str]]:
     return words
 
 
+def stems(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text``: what two texts are compared by, whatever their order."""
+    return frozenset(stem for stem, _ in content_words(text))
+
+
 def runs(text: str, n: int) -> set[tuple[str, ...]]:
     """Every run of ``n`` content words (all of them if fewer)."""
     stems = [stem for stem, _ in content_words(text)]

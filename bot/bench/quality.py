@@ -73,7 +73,7 @@ from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
 from bot.startup import engine_config, load_model
 from bot.store import Store
-from bot.words import content_words, sentences
+from bot.words import sentences, stems
 from bot.worlds import World, WorldLibrary
 
 FAULTS = (
@@ -151,26 +151,22 @@ class Run:
         return max((o["fallback"] / sum(o.values()) for o in self.jobs.values() if sum(o.values())), default=0.0)
 
 
-def _stems(text: str) -> set[str]:
-    return {stem for stem, _ in content_words(text)}
-
-
 def world_names(world: World) -> set[str]:
     """The stems of what a world names: its characters, lore keys, and capitalised words of its public text."""
     text = " ".join([world.title, world.pitch, world.setting, world.opening, *(c.title for c in world.chapters)])
     capitalised = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}", text)
     names = [*capitalised, *(n.name for n in world.npcs), *(a for n in world.npcs for a in n.aliases)]
     names += [k for entry in world.lore for k in entry.keys]
-    return _stems(" ".join(names))
+    return stems(" ".join(names))
 
 
 def referents(world: World, action: str) -> set[str]:
     """The stems of the characters ``action`` refers to by a word of their name, aliases or description."""
-    said = _stems(action)
+    said = stems(action)
     found: set[str] = set()
     for npc in world.npcs:
-        names = _stems(" ".join([npc.name, *npc.aliases]))
-        if said & (names | _stems(npc.description)):
+        names = stems(" ".join([npc.name, *npc.aliases]))
+        if said & (names | stems(npc.description)):
             found |= names
     return found
 
@@ -203,7 +199,7 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
     said = sentences(text)
     if any(_FIRST_PERSON.match(s) and not re.search(r"\byou\b|\broll", s, re.I) for s in sentences(narration)):
         faults.append("first_person")
-    if said and restates(_stems(said[0]), _stems(turn.action)):
+    if said and restates(stems(said[0]), stems(turn.action)):
         faults.append("echo")
     before = {normal_form(s) for r in turn.recent[-3:] for s in sentences(r)}
     seen: set[str] = set()
@@ -214,12 +210,12 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
         seen.add(sentence)
     if not ends_a_sentence(text):
         faults.append("cut_off")
-    stems = _stems(text)
-    if not stems & (turn.grounding | _stems(turn.action) | _stems(" ".join(turn.players))):
+    written = stems(text)
+    if not written & (turn.grounding | stems(turn.action) | stems(" ".join(turn.players))):
         faults.append("ungrounded")
-    if not stems & (_stems(turn.action) | turn.referents):
+    if not written & (stems(turn.action) | turn.referents):
         faults.append("ignores_action")
-    if len(stems - _stems(turn.action)) < THIN_WORDS:
+    if len(written - stems(turn.action)) < THIN_WORDS:
         faults.append("thin")
     if _artefacts(text):
         faults.append("artefacts")
@@ -305,10 +301,10 @@ async def _play_world(engine: Engine, index: int, world_id: str, turns: int, run
 async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
     """A player does what earns the beat's private clue: does it reach them alone, and never the channel?"""
     beat = next(b for chapter in world.chapters for b in chapter.beats if b.id == CLUE_BEAT)
-    clue_words = _stems(beat.private_clue or "") - _stems(CLUE_ACTION)
+    clue_words = stems(beat.private_clue or "") - stems(CLUE_ACTION)
 
     def carries(text: str) -> bool:
-        return len(_stems(text) & clue_words) >= CLUE_WORDS
+        return len(stems(text) & clue_words) >= CLUE_WORDS
 
     try:
         result = await engine.act(game_id, CLUE_PLAYER.lower(), CLUE_ACTION)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from bot.memory.leaks import content_words, sentences
 from bot.memory.private import PrivateNote
 from bot.store import Game, LogEntry, Store, Visibility
+from bot.words import sentences, stems
 from bot.worlds import World
 
 # The words an action must share with a clue's first sentence: two when the model told the clue in public (it
@@ -40,9 +40,9 @@ class Clues:
         if action.player_id is None or action.visibility is not Visibility.PUBLIC:
             return {}
         beats = _beats(self.world_of(game))
-        did = {stem for stem, _ in content_words(action.content)}
+        did = stems(action.content)
         return {
-            f"clue:{ref}": frozenset({stem for stem, _ in content_words(beats[ref].private_clue)} - did)
+            f"clue:{ref}": stems(beats[ref].private_clue) - did
             for ref in await self._due(game)
             if _earns(action.content, beats[ref].private_clue, EARNED_WORDS_UNSAID)
         }
@@ -60,14 +60,14 @@ class Clues:
         wanted = dict.fromkeys(told, EARNED_WORDS)
         for ref in await self._due(game):
             wanted.setdefault(ref, EARNED_WORDS_UNSAID)
-        asides = [{stem for stem, _ in content_words(n.text)} for n in notes]
+        asides = [stems(n.text) for n in notes]
         given: list[str] | None = None
         earned = []
         for ref, needed in wanted.items():
             clue = beats[ref].private_clue if ref in beats else None
             if not clue or not _earns(action.content, clue, needed):  # it stays unsaid
                 continue
-            words = {stem for stem, _ in content_words(clue)}
+            words = stems(clue)
             if any(len(aside & words) >= TOLD_WORDS for aside in asides):
                 continue  # the model gave it in an aside of its own
             if given is None:
@@ -94,5 +94,4 @@ def _beats(world: World) -> dict:
 def _earns(action: str, clue: str, needed: int) -> bool:
     """Whether an action does what a clue is for: ``needed`` content words of the clue's first sentence ("Whoever
     sniffs the brandy glass on the desk ...")."""
-    how = {stem for stem, _ in content_words(sentences(clue)[0])}
-    return len({stem for stem, _ in content_words(action)} & how) >= needed
+    return len(stems(action) & stems(sentences(clue)[0])) >= needed

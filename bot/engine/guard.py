@@ -18,18 +18,17 @@ from bot.memory.leaks import (
     Guard,
     Hit,
     Secret,
-    content_words,
     guarded_world_secrets,
     leaks_by_meaning,
     private_secrets,
     prompt_secret,
-    sentences,
     world_public_runs,
     world_public_sentences,
     world_public_stems,
     world_public_texts,
 )
 from bot.store import Game, Store
+from bot.words import sentences, stems
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -71,7 +70,7 @@ class TurnGuard:
                 hits[hit.sentence, hit.ref] = hit
         if audience is None and self.earned:
             for sentence in sentences(text):
-                said = {stem for stem, _ in content_words(sentence)}
+                said = stems(sentence)
                 for ref, words in self.earned.items():
                     if len(said & words) >= self.earned_told:
                         hits.setdefault((sentence, ref), Hit(ref, "(the clue this action earned)", sentence, (), False))

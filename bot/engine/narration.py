@@ -20,10 +20,10 @@ from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
 from bot.engine.shaping import ReplyShaper, Shaped, says_enough
 from bot.memory.context import Context
-from bot.memory.leaks import complete_sentences
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
 from bot.model.worker import ModelWorker, Priority
+from bot.words import complete_sentences
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from bot.memory.context import EXAMPLE_REPLY
-from bot.memory.leaks import boundaries, content_words, sentences
+from bot.words import boundaries, content_words, sentences, stems
 
 GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
 OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
@@ -285,9 +285,9 @@ def restates(sentence: set[str], action: set[str]) -> bool:
 def says_enough(text: str, actions: Sequence[str] = ()) -> bool:
     """Whether a public reply says enough to stand as the GM's answer: :data:`THIN_WORDS` content words, or more,
     that are not the actions' own."""
-    said = {stem for stem, _ in content_words(text)}
+    said = stems(text)
     for action in actions:
-        said -= {stem for stem, _ in content_words(action)}
+        said -= stems(action)
     return len(said) >= THIN_WORDS
 
 

@@ -26,9 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from bot.store.models import EntryKind, LogEntry, PlayerMemory
-from bot.words import boundaries as boundaries  # read with the guard's words by the reply rules
-from bot.words import complete_sentences as complete_sentences  # and by the turn that streams a reply
-from bot.words import content_words, runs, sentences
+from bot.words import content_words, runs, sentences, stems
 from bot.worlds import World
 
 
@@ -177,7 +175,7 @@ def world_public_sentences(world: World) -> list[frozenset[str]]:
     found = []
     for text in world_public_texts(world):
         for sentence in sentences(text):
-            if words := frozenset(stem for stem, _ in content_words(sentence)):
+            if words := stems(sentence):
                 found.append(words)
     return found
 
@@ -262,7 +260,7 @@ MEANING_MARGIN = 0.28
 
 def world_public_stems(world: World) -> frozenset[str]:
     """Every content word the world makes public: not evidence that a sentence tells a secret."""
-    return frozenset(stem for stem, _ in content_words(" ".join(world_public_texts(world))))
+    return stems(" ".join(world_public_texts(world)))
 
 
 def leaks_by_meaning(
@@ -276,5 +274,5 @@ def leaks_by_meaning(
         return False
     if closeness >= MEANING_VERY_CLOSE:
         return True
-    own = {stem for stem, _ in content_words(secret_text)} - public_stems
-    return len(own & {stem for stem, _ in content_words(sentence)}) >= MEANING_SHARED_WORDS
+    own = stems(secret_text) - public_stems
+    return len(own & stems(sentence)) >= MEANING_SHARED_WORDS

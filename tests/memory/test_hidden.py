@@ -10,11 +10,9 @@ from hypothesis import strategies as st
 
 from bot.memory.leaks import (
     Guard,
-    complete_sentences,
     guarded_world_secrets,
     private_secrets,
     prompt_secret,
-    sentences,
     strip,
     world_public_runs,
     world_public_sentences,
@@ -22,6 +20,7 @@ from bot.memory.leaks import (
 from bot.memory.npcs import cast_of, turn_ranges
 from bot.memory.players import PrivateMemoryAnswer, entry_line, material, tidy, update_messages
 from bot.store.models import EntryKind, LogEntry, Player, PlayerMemory, Visibility
+from bot.words import complete_sentences, sentences
 from bot.worlds import load_world
 
 PROJECT = Path(__file__).parent.parent.parent
@@ -161,7 +160,7 @@ def test_a_key_phrase_cut_by_a_sentence_end_is_caught_and_both_halves_cut():
 
 
 def test_stopwords_are_known_before_their_endings_are_cut():
-    from bot.memory.leaks import content_words
+    from bot.words import content_words
 
     assert [surface for _, surface in content_words("This does his thing, Silas's")] == ["thing", "Silas's"]
 
