@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.bench.quality import CLUE_ACTION, CLUE_BEAT, CLUE_WORDS, _stems
+from bot.bench.quality import CLUE_ACTION, CLUE_BEAT, CLUE_WORDS
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling
 from bot.store import Store
+from bot.words import stems
 from bot.worlds import WorldLibrary
 from tests.conftest import GPU_LAYERS, PROJECT, loads_a_model
 
@@ -54,12 +55,12 @@ async def test_a_private_clue_reaches_the_one_player_who_earned_it_and_never_the
     await manor.join(game.id, "maya", "Maya")
     await manor.join(game.id, "tom", "Tom")
     beat = next(b for c in manor.world_of(game).chapters for b in c.beats if b.id == CLUE_BEAT)
-    clue = _stems(beat.private_clue or "") - _stems(CLUE_ACTION)
+    clue = stems(beat.private_clue or "") - stems(CLUE_ACTION)
 
     result = await manor.act(game.id, "maya", CLUE_ACTION)
 
     def carries(text: str) -> bool:
-        return len(_stems(text) & clue) >= CLUE_WORDS
+        return len(stems(text) & clue) >= CLUE_WORDS
 
     assert not carries(result.text), result.text
     to = [m.player.name for m in result.private if carries(m.entry.content)]
