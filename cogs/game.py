@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 from collections import OrderedDict
 
@@ -300,11 +301,7 @@ class GameCog(TableCog):
 
     def _round_poster(self, channel: discord.abc.Messageable):
         """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
-
-        async def post(result: TurnResult) -> None:
-            await self.post_turn(channel, result)
-
-        return post
+        return functools.partial(self.post_turn, channel)
 
     async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
         post = self._round_poster(interaction.channel)
@@ -331,6 +328,8 @@ class GameCog(TableCog):
         else is told in the channel, by a mention of the person (never the text, nor the character), to open
         their DMs; the aside stays stored, and their private memory is written from it.
         """
+        if not result.private:  # most turns: no settings to read for the asides' heading
+            return
         where = await self._where(result.game)
         for aside in result.private:
             user_id = discord_id(aside.player.user_key)

@@ -6,7 +6,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.engine import Engine
+from bot.engine import Engine, ServerAdmin
 from bot.engine.settings import setting_names
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
@@ -16,6 +16,13 @@ from cogs.game import world_choices
 from cogs.rendering import fit_embed, plain, without_host_paths
 
 MANAGE_SERVER = "That changes the whole server: it needs the Manage Server permission."
+
+
+def managed_server(engine: Engine, interaction: discord.Interaction) -> ServerAdmin:
+    """The server's admin side, for a member who may change the whole server (Manage Server)."""
+    if not manages_server(interaction):
+        raise UserError(MANAGE_SERVER)
+    return engine.server(server_of(interaction))
 
 
 def _keys(text: str | None) -> list[str] | None:
@@ -61,12 +68,12 @@ class WorldsCog(TableCog):
     @world.command(name="add", description="Add a world to this server from a YAML file (see worlds/ for examples)")
     @app_commands.describe(file="The world's YAML file")
     async def world_add(self, interaction: discord.Interaction, file: discord.Attachment) -> None:
-        server = self._managed_server(interaction)
+        admin = managed_server(self.engine, interaction)
         if file.size > MAX_WORLD_BYTES:  # refused before downloading
             raise UserError(f"{file.filename}: (file): {over_limit(file.size, MAX_WORLD_BYTES)}")
         await interaction.response.defer(ephemeral=True, thinking=True)
         try:
-            world = await self.engine.server(server).add_world(file.filename, await file.read())
+            world = await admin.add_world(file.filename, await file.read())
         except WorldFileError as exc:
             problems = "\n".join(f"• {problem}" for problem in exc.problems)
             await say_pages(interaction, f"`{exc.path}` was not added:\n{problems}", ephemeral=True)
@@ -82,8 +89,7 @@ class WorldsCog(TableCog):
     @world.command(name="remove", description="Remove one of this server's worlds, or hide a shipped one here")
     @app_commands.describe(world="The world")
     async def world_remove(self, interaction: discord.Interaction, world: str) -> None:
-        server = self._managed_server(interaction)
-        done = await self.engine.server(server).remove_world(world)
+        done = await managed_server(self.engine, interaction).remove_world(world)
         if done == "hidden":
             text = f"`{world}` is hidden in this server; games already playing it go on. /world restore shows it again."
         else:
@@ -97,8 +103,7 @@ class WorldsCog(TableCog):
     @world.command(name="restore", description="Show a shipped world this server had hidden")
     @app_commands.describe(world="The hidden world")
     async def world_restore(self, interaction: discord.Interaction, world: str) -> None:
-        server = self._managed_server(interaction)
-        await self.engine.server(server).restore_world(world)
+        await managed_server(self.engine, interaction).restore_world(world)
         await interaction.response.send_message(f"`{world}` can be played here again.", ephemeral=True)
 
     @world_restore.autocomplete("world")
@@ -106,12 +111,6 @@ class WorldsCog(TableCog):
         server = server_of(interaction)
         names = self.engine.server(server).hidden_worlds() if server else []
         return [app_commands.Choice(name=n, value=n) for n in names if current.lower() in n][:25]
-
-    @staticmethod
-    def _managed_server(interaction: discord.Interaction) -> str:
-        if not manages_server(interaction):
-            raise UserError(MANAGE_SERVER)
-        return server_of(interaction)
 
     @world.command(name="reload", description="Read the world files again")
     async def world_reload(self, interaction: discord.Interaction) -> None:
@@ -207,11 +206,6 @@ class ConfigCog(TableCog):
         self.bot = bot
         self.engine = engine
 
-    def _server(self, interaction: discord.Interaction) -> str:
-        if not manages_server(interaction):
-            raise UserError(MANAGE_SERVER)
-        return server_of(interaction)
-
     @config.command(name="show", description="The settings and where each value comes from")
     @app_commands.describe(scope="This game's settings (default), or this server's defaults")
     @app_commands.choices(scope=SCOPES)
@@ -230,7 +224,7 @@ class ConfigCog(TableCog):
         await say_pages(interaction, "\n".join(lines), ephemeral=True)
 
     async def _show_server(self, interaction: discord.Interaction) -> None:
-        admin = self.engine.server(self._server(interaction))
+        admin = managed_server(self.engine, interaction)
         defaults = await admin.defaults()
         buckets = await admin.bucket_defaults()
         role = await admin.gm_role()
@@ -251,7 +245,7 @@ class ConfigCog(TableCog):
             raise UserError(f"{setting}: on or off.")
         on = value.lower() in ("on", "true")
         if scope == "server":
-            admin = self.engine.server(self._server(interaction))
+            admin = managed_server(self.engine, interaction)
             if is_bucket:
                 await admin.set_bucket_default(bucket, on)
             else:
@@ -280,7 +274,7 @@ class ConfigCog(TableCog):
         if setting in BUCKETS:
             setting = f"buckets.{setting}"
         if scope == "server":
-            await self.engine.server(self._server(interaction)).reset_default(setting)
+            await managed_server(self.engine, interaction).reset_default(setting)
             await interaction.response.send_message(f"`{setting}` is back to the bot's default here.", ephemeral=True)
             return
         game = await self.game_here(interaction)
@@ -290,7 +284,7 @@ class ConfigCog(TableCog):
     @config.command(name="gm-role", description="The role whose members act as admins of games here")
     @app_commands.describe(role="The GM role; leave it out to have none (Manage Server only)")
     async def gm_role(self, interaction: discord.Interaction, role: discord.Role | None = None) -> None:
-        await self.engine.server(self._server(interaction)).set_gm_role(role.id if role else None)
+        await managed_server(self.engine, interaction).set_gm_role(role.id if role else None)
         text = f"Members of {role.mention} are admins of games here." if role else "No GM role: Manage Server only."
         await interaction.response.send_message(text, ephemeral=True)
 
