@@ -70,7 +70,7 @@ HOT_BLOCKS = 8
 NEW_SHARE = 4
 # The new action's best recalled matches always get room, within the whole recall budget, whatever earlier
 # turns' notes already hold: appending never starves the question at hand. Measured on a 300-turn game with
-# ten clues asked about in other words (tests/memory/long_game.py): 5 found with none guaranteed, 9 with three,
+# ten clues asked about in other words (tests/memory/test_long_game.py): 5 found with none guaranteed, 9 with three,
 # for about one point of prefix reuse (89.4% to 89.1%).
 BEST_MATCHES = 3
 
@@ -111,8 +111,27 @@ def _cap(
 
 
 def _best_matches(items: Sequence[MemoryItem]) -> set[str]:
-    """The refs of the first ``BEST_MATCHES`` recalled fragments (not the turns they brought along)."""
-    return {item.ref for item in [item for item in items if item.found_by != FOLLOWING][:BEST_MATCHES]}
+    """What always gets room: the first ``BEST_MATCHES`` fragments the action itself matched (not the turns they
+    brought along), and every fact that supersedes one the prompt shows, so a newer value never loses to an
+    older one."""
+    matched = [item for item in items if item.found_by not in (FOLLOWING, NEWER)][:BEST_MATCHES]
+    return {item.ref for item in matched} | {item.ref for item in items if item.found_by == NEWER}
+
+
+def _bring_back(layer: _Layer, recall: Sequence[MemoryItem], held: Mapping[int, Sequence[TurnNote]],
+                kept: Sequence[LogEntry]) -> None:  # fmt: skip
+    """Best matches left out of this turn's additions because an earlier turn's note held them, where that turn
+    has just been cut from the prompt: added again, in their place by relevance, so they are never in neither."""
+    shown = {note.ref for entry in kept for note in held.get(entry.id, ())}
+    have = {item.ref for item in layer.items}
+    best = _best_matches(recall)
+    back = [item for item in recall if item.ref in best and item.ref not in shown and item.ref not in have]
+    if not back:
+        return
+    order = {item.ref: n for n, item in enumerate(recall)}
+    layer.items = sorted([*layer.items, *back], key=lambda item: order.get(item.ref, len(order)))
+    taken = {item.ref for item in back}
+    layer.left_out = [ref for ref in layer.left_out if ref not in taken]
 
 
 def build_context(
@@ -167,6 +186,8 @@ def build_context(
     kept, dropped = _fit_hot(
         hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens, bracketed
     )
+    if own is None and dropped:
+        _bring_back(added["recall"], view.recall, held, kept)
     if total(kept) > limit:
         _trim_added(added, lambda: total(kept) > limit)
     notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)

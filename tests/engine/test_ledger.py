@@ -243,3 +243,20 @@ async def test_the_extractors_copy_of_its_prompt_example_is_not_recorded(engine:
                                                      "value": "wary"}]]  # fmt: skip
     await turn(engine, game.id, "I ask Wren about the storm.")
     assert [(f.subject, f.value) for f in await engine.facts(game.id)] == [("Wren", "wary")]
+
+
+async def test_a_fact_an_earlier_turn_recalled_is_followed_by_its_newer_value(engine: Engine, extractor):
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")], [], [key_fact("in the cellar")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    asked = await turn(engine, game.id, "Where did I put the brass key?")
+    [old] = await engine.facts(game.id)
+    assert f"fact:{old.id}" in asked.context.trace.layer("recall").items, "recalled into turn 2's notes"
+    await turn(engine, game.id, "I carry the brass key down to the cellar.")
+
+    later = await turn(engine, game.id, "I whistle a tune by the fire.")
+    prompt = "\n".join(m.content for m in later.context.messages)
+    [current] = await engine.facts(game.id)
+    assert f"fact:{current.id}" in later.context.trace.layer("recall").items
+    assert later.context.trace.found_by[f"fact:{current.id}"] == "newer"
+    assert prompt.index("under the mat") < prompt.index("[fact, now] brass key, location: in the cellar")

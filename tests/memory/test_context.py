@@ -16,7 +16,7 @@ from bot.memory.context import (
 )
 from bot.memory.npcs import NpcScene
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
-from bot.store.models import EntryKind, LogEntry, Player, Visibility
+from bot.store.models import EntryKind, LogEntry, Player, TurnNote, Visibility
 from bot.worlds import load_world
 from tests.conftest import FIXTURES
 
@@ -224,6 +224,69 @@ def test_the_front_carries_truths_and_clues_and_an_entering_npc_brings_what_it_h
     assert again.notes == ()
     assert again.messages[-3].content == final, "her note stays where it was given"
     assert again.messages[-1].content == "Maya: I ask about the oil."
+
+
+# The question at hand (F31): earlier turns' notes never starve this turn's best matches
+
+
+def _notes_filling_recall(hot: list[LogEntry], per_note: int = 80) -> dict[int, list[TurnNote]]:
+    """Earlier actions' recall notes, together past the recall budget (400 in ``ROOMY``'s defaults)."""
+    return {
+        e.id: [TurnNote(layer="recall", ref=f"entry:{900 + e.id}", text=filler(f"OLDNOTE{e.id}", per_note))]
+        for e in hot
+        if e.kind is EntryKind.ACTION
+    }
+
+
+def test_the_actions_best_matches_get_in_however_full_earlier_notes_left_the_recall_layer():
+    hot = [gm(i, f"HOT{i} the lamp flickers.") if i % 2 else act(i, f"HOT{i} I wait.") for i in range(1, 13)]
+    recall = [MemoryItem(f"entry:{100 + i}", filler(f"MATCH{i}", 30), found_by="meaning") for i in range(5)]
+    context = build_context(WORLD, MemoryView(hot=hot, recall=recall, notes=_notes_filling_recall(hot)),
+                            act(13, "Where did the groom go?"), ROOMY, words)  # fmt: skip
+    recall_layer = context.trace.layer("recall")
+    last = context.messages[-1].content
+
+    assert all(f"OLDNOTE{i}" in everything(context.messages) for i in range(2, 13, 2)), "earlier notes stay put"
+    for i in range(3):  # the three best, though the layer's budget is spent
+        assert f"entry:{100 + i}" in recall_layer.items and f"MATCH{i}" in last
+    assert "entry:104" in recall_layer.left_out and "MATCH4" not in last, "past the three, the budget rules"
+
+
+def test_a_fact_that_supersedes_one_shown_gets_in_and_takes_none_of_the_actions_places():
+    hot = [gm(i, f"HOT{i} the lamp flickers.") if i % 2 else act(i, f"HOT{i} I wait.") for i in range(1, 13)]
+    notes = _notes_filling_recall(hot)
+    notes[2].append(TurnNote(layer="recall", ref="fact:1", text="brass key, location: on the desk"))
+    newer = [MemoryItem(f"fact:{10 + i}", f"[fact, now] NEWFACT{i} brass key, location: in the cellar",
+                        found_by="newer") for i in range(3)]  # fmt: skip
+    matches = [MemoryItem(f"entry:{100 + i}", filler(f"MATCH{i}", 30), found_by="words") for i in range(3)]
+    context = build_context(WORLD, MemoryView(hot=hot, recall=[*newer, *matches], notes=notes),
+                            act(13, "Where is the brass key now?"), ROOMY, words)  # fmt: skip
+    items = context.trace.layer("recall").items
+    text = everything(context.messages)
+
+    added = items[7:]  # after the six earlier notes and the older fact, which stay where they were
+    assert set(items[:7]) == {f"entry:{900 + i}" for i in range(2, 13, 2)} | {"fact:1"}
+    assert added == [f"fact:{10 + i}" for i in range(3)] + [f"entry:{100 + i}" for i in range(3)]
+    assert text.index("location: on the desk") < text.index("NEWFACT0 brass key, location: in the cellar")
+
+
+def test_a_best_match_held_by_a_turn_that_is_cut_off_comes_back_with_this_turn():
+    hot = [gm(i, filler(f"HOT{i}", 60)) if i % 2 else act(i, filler(f"HOT{i}", 60)) for i in range(1, 9)]
+    notes = {1: [TurnNote(layer="recall", ref="entry:100", text="GROOMCLUE the groom rode north at dawn.")]}
+    recall = [MemoryItem("entry:100", "GROOMCLUE the groom rode north at dawn.", found_by="meaning")]
+    view = MemoryView(hot=hot, recall=recall, notes=notes)
+    action = act(9, "Which way did the stable lad ride?")
+    everything_fits = build_context(WORLD, view, action, ROOMY, words)
+    assert "entry:100" not in everything_fits.trace.layer("recall").left_out
+    assert everything_fits.messages[-1].content.count("GROOMCLUE") == 0, "shown once, in turn 1's note"
+
+    budget = Budget(n_ctx=everything_fits.trace.total_tokens - 150 + 100, reply_tokens=100)
+    context = build_context(WORLD, view, action, budget, words)
+
+    assert "entry:1" in context.trace.layer("hot").left_out, "turn 1 and its note are cut"
+    assert "entry:100" in context.trace.layer("recall").items
+    assert everything(context.messages).count("GROOMCLUE") == 1, "back once, with this turn"
+    assert "GROOMCLUE" in context.messages[-1].content
 
 
 # Over the total budget
