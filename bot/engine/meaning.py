@@ -21,7 +21,7 @@ import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -40,6 +40,7 @@ PROGRESS_SECONDS = 30.0  # how often a backlog's progress is logged
 RETRY_SECONDS = 30.0  # after the embedding model failed, before trying again
 IDLE_SECONDS = 60.0  # the background task looks at the queue at least this often
 QUERIES_KEPT = 256
+ROWS_ON_THE_LOOP = 500  # vector rows read into memory on the event loop; more are read in a thread
 TEXTS_KEPT = 4096  # texts compared whole (lore, the world's secrets, a reply's sentences) whose vectors are kept
 # A fragment is found by its closest part (a clue told in one sentence of a long reply), plus this much of the
 # whole's closeness, so that of two fragments with an equally close sentence the one that is about the question
@@ -57,20 +58,76 @@ class Query:
     seconds: float  # what embedding it cost the turn
 
 
-@dataclass
 class _GameVectors:
     """One game's vectors in memory: a row per part (a fragment whole, then its sentences), the parts of one
-    fragment next to each other; a fragment's closeness is that of its closest part."""
+    fragment next to each other; a fragment's closeness is that of its closest part.
 
-    refs: list[str] = field(default_factory=list)  # per fragment
-    turns: list[int] = field(default_factory=list)
-    texts: list[str] = field(default_factory=list)
-    private: dict[int, tuple[int, ...]] = field(default_factory=dict)  # fragment -> the players who witnessed it
-    starts: list[int] = field(default_factory=list)  # each fragment's first row
-    matrix: np.ndarray | None = None  # rows
-    public: np.ndarray | None = None  # per fragment: anyone may be shown it
-    last_id: int = 0
-    removed_seen: int = -1
+    Rows grow in a buffer that doubles when full, so what the background adds costs its own size, not the
+    game's; a fragment whose vectors left the table (an edit, a delete, a superseded fact) is marked gone in
+    place, and the whole is read again only once a quarter of it is gone.
+    """
+
+    def __init__(self, epoch: int, dimension: int):
+        self.epoch = epoch  # the store's count of drops of every vector: another means read everything again
+        self.removals_seen = 0  # how many of the game's removed rows are applied
+        self.last_id = 0  # the newest row read
+        self.refs: list[str] = []  # per fragment
+        self.turns: list[int] = []
+        self.texts: list[str] = []
+        self.private: dict[int, tuple[int, ...]] = {}  # fragment -> the players who witnessed it
+        self.first_rows: dict[int, int] = {}  # the table's id of a fragment's first row -> the fragment
+        self.gone = 0  # fragments marked gone
+        self._starts: list[int] = []  # each fragment's first row in the matrix
+        self._starts_array: np.ndarray | None = None
+        self._rows = np.empty((0, dimension), dtype=np.float32)
+        self._height = 0
+        self._public = np.empty(0, dtype=bool)  # per fragment: anyone may be shown it
+
+    @property
+    def matrix(self) -> np.ndarray:
+        return self._rows[: self._height]
+
+    @property
+    def public(self) -> np.ndarray:
+        return self._public[: len(self.refs)]
+
+    @property
+    def starts(self) -> np.ndarray:
+        if self._starts_array is None:
+            self._starts_array = np.array(self._starts, dtype=np.intp)
+        return self._starts_array
+
+    def add(self, row_id: int, ref: str, turn: int, text: str, audience, parts: Sequence[np.ndarray]) -> None:
+        n = len(self.refs)
+        if self._height + len(parts) > len(self._rows):
+            grown = np.empty((max(1024, 2 * (self._height + len(parts))), self._rows.shape[1]), dtype=np.float32)
+            grown[: self._height] = self.matrix
+            self._rows = grown
+        if n + 1 > len(self._public):
+            self._public = np.concatenate([self._public, np.zeros(max(1024, n + 1), dtype=bool)])
+        self._rows[self._height : self._height + len(parts)] = parts
+        self._starts.append(self._height)
+        self._starts_array = None
+        self._height += len(parts)
+        self._public[n] = audience is None
+        if audience is not None:
+            self.private[n] = audience
+        self.first_rows[row_id] = n
+        self.refs.append(ref)
+        self.turns.append(turn)
+        self.texts.append(text)
+
+    def remove(self, first_row: int) -> None:
+        """The fragment whose first row had this id is gone: never found again, by anyone."""
+        fragment = self.first_rows.pop(first_row, None)
+        if fragment is None:
+            return
+        self._public[fragment] = False
+        self.private.pop(fragment, None)
+        self.gone += 1
+
+    def ends(self) -> list[int]:
+        return [*self._starts[1:], self._height]
 
 
 class MeaningIndex:
@@ -84,6 +141,7 @@ class MeaningIndex:
         self.unavailable = unavailable
         self.model = f"{embedder.name}/{embedder.dimension}" if embedder else None
         self._games: OrderedDict[int, _GameVectors] = OrderedDict()
+        self._reading = asyncio.Lock()  # one reader of the games' vectors at a time
         self._dirty: set[int] = set()  # games the background wrote vectors for since their matrix was read
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
@@ -214,9 +272,9 @@ class MeaningIndex:
         if query is None or self.embedder is None:
             return []
         vectors = await self._vectors(game_id)
-        if vectors.matrix is None or not len(vectors.refs):
+        if not vectors.refs:
             return []
-        matrix, starts, allowed = vectors.matrix, np.array(vectors.starts), vectors.public
+        matrix, starts, allowed = vectors.matrix, vectors.starts, vectors.public
         if audience is not None and vectors.private:
             allowed = allowed.copy()
             allowed[[row for row, seen in vectors.private.items() if audience in seen]] = True
@@ -236,46 +294,52 @@ class MeaningIndex:
         return [RecallHit(ref=vectors.refs[i], text=vectors.texts[i], turn=vectors.turns[i], score=s) for i, s in found]
 
     async def _vectors(self, game_id: int) -> _GameVectors:
-        """A game's vectors in memory: read whole once, then only what the background adds; read again after a
-        fragment left (an edit, a delete, a superseded fact)."""
+        """A game's vectors in memory: read whole once, then only what changed: rows the background added, and
+        fragments whose vectors left the table (an edit, a delete, a superseded fact), marked gone."""
+        async with self._reading:
+            return await self._read_vectors(game_id)
+
+    async def _read_vectors(self, game_id: int) -> _GameVectors:
         vectors = self._games.get(game_id)
-        if vectors is None or vectors.removed_seen != self.store.vectors_removed:
-            vectors = _GameVectors(removed_seen=self.store.vectors_removed)
+        epoch = self.store.vectors_epoch
+        if vectors is None or vectors.epoch != epoch or vectors.gone * 4 > max(1, len(vectors.refs)):
+            vectors = _GameVectors(epoch, self.embedder.dimension)
             self._dirty.add(game_id)
+        # Removals first: a row removed and written again since is then read as the new fragment it is.
+        removed = self.store.removed_vector_rows(game_id, vectors.removals_seen)
+        vectors.removals_seen += len(removed)
+        for row_id in removed:
+            vectors.remove(row_id)
         if game_id in self._dirty:
             self._dirty.discard(game_id)
             rows = await self.store.vector_rows(game_id, self.model, after_id=vectors.last_id)
-            added, public = [], []
-            skipping = None  # a fragment whose first part is damaged is left out whole (its text is there)
-            height = 0 if vectors.matrix is None else len(vectors.matrix)
-            for row_id, row in rows:
-                vectors.last_id = max(vectors.last_id, row_id)
-                vector = self._vector_of(row.ref, row.vector)
-                if row.part == 0:
-                    skipping = row.ref if vector is None else None
-                    if vector is not None:
-                        if row.audience is not None:
-                            vectors.private[len(vectors.refs)] = row.audience
-                        vectors.refs.append(row.ref)
-                        vectors.turns.append(row.turn)
-                        vectors.texts.append(row.text)
-                        vectors.starts.append(height + len(added))
-                        public.append(row.audience is None)
-                if vector is None or row.ref == skipping or not vectors.refs or vectors.refs[-1] != row.ref:
-                    continue
-                added.append(vector)
-            if added:
-                block, mask = np.vstack(added), np.array(public, dtype=bool)
-                if vectors.matrix is None:
-                    vectors.matrix, vectors.public = block, mask
-                else:
-                    vectors.matrix = np.vstack([vectors.matrix, block])
-                    vectors.public = np.concatenate([vectors.public, mask])
+            if len(rows) > ROWS_ON_THE_LOOP:  # a whole game read at start: never on the loop
+                await asyncio.to_thread(self._read_rows, vectors, rows)
+            else:
+                self._read_rows(vectors, rows)
         self._games[game_id] = vectors
         self._games.move_to_end(game_id)
         while len(self._games) > GAMES_KEPT:
             self._games.popitem(last=False)
         return vectors
+
+    def _read_rows(self, vectors: _GameVectors, rows: Sequence) -> None:
+        """Add a game's new rows to its vectors, a fragment with all its parts; a fragment whose first part is
+        damaged is left out whole, a damaged later part alone."""
+        fragment = None  # (first row id, row, its parts) of the fragment being read
+        for row_id, row in rows:
+            vectors.last_id = max(vectors.last_id, row_id)
+            vector = self._vector_of(row.ref, row.vector)
+            if row.part == 0:
+                if fragment is not None:
+                    vectors.add(fragment[0], fragment[1].ref, fragment[1].turn, fragment[1].text,
+                                fragment[1].audience, fragment[2])  # fmt: skip
+                fragment = None if vector is None else (row_id, row, [vector])
+            elif fragment is not None and row.ref == fragment[1].ref and vector is not None:
+                fragment[2].append(vector)
+        if fragment is not None:
+            vectors.add(fragment[0], fragment[1].ref, fragment[1].turn, fragment[1].text, fragment[1].audience,
+                        fragment[2])  # fmt: skip
 
     def _vector_of(self, ref: str, blob: bytes) -> np.ndarray | None:
         """A stored vector, or ``None`` (logged once) for a damaged row: the wrong size, or not finite."""
@@ -332,12 +396,12 @@ class MeaningIndex:
         them for the channel, ``None``): its ref, its text and the cosine; ``None`` where there is none."""
         vectors = await self._vectors(game_id)
         rows = [i for i, seen in vectors.private.items() if audience is None or audience not in seen]
-        if not rows or vectors.matrix is None:
+        if not rows:
             return [None] * len(sentences)
         said = await self.vectors_of(sentences)
-        ends = [*vectors.starts[1:], len(vectors.matrix)]
-        block = np.vstack([vectors.matrix[vectors.starts[i] : ends[i]] for i in rows])
-        offsets = np.cumsum([0] + [ends[i] - vectors.starts[i] for i in rows])[:-1]
+        starts, ends = vectors.starts, vectors.ends()
+        block = np.vstack([vectors.matrix[starts[i] : ends[i]] for i in rows])
+        offsets = np.cumsum([0] + [ends[i] - starts[i] for i in rows])[:-1]
         scores = np.maximum.reduceat(block @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
         best = scores.argmax(axis=0)  # per sentence, the closest private fragment
         return [(vectors.refs[rows[b]], vectors.texts[rows[b]], float(scores[b, n])) for n, b in enumerate(best)]

@@ -49,8 +49,22 @@ class VectorRow:
 class VectorStore(KeyValueTable):
     """Each fragment's vectors, and the fragments still to embed."""
 
-    # Bumped whenever vectors leave the table, so a cached matrix of a game knows to read its rows again.
-    vectors_removed: int = 0
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # What left the table since the store was opened, for the vectors a process keeps in memory: the first
+        # row of each fragment whose vectors went, per game, and how often every game's went at once.
+        self._removed_rows: dict[int, list[int]] = {}
+        self.vectors_epoch = 0
+
+    def removed_vector_rows(self, game_id: int, since: int = 0) -> list[int]:
+        """The ids of the first rows of ``game_id``'s fragments whose vectors left the table, from the
+        ``since``-th on."""
+        return self._removed_rows.get(game_id, [])[since:]
+
+    def _note_removed(self, rows: Iterable[tuple[int, int, int]]) -> None:
+        for row_id, game_id, part in rows:
+            if part == 0:
+                self._removed_rows.setdefault(game_id, []).append(row_id)
 
     async def queue_vector(
         self, db: aiosqlite.Connection, game_id: int, ref: str, text: str, turn: int,
@@ -65,9 +79,8 @@ class VectorStore(KeyValueTable):
     async def forget_vector(self, db: aiosqlite.Connection, ref: str) -> None:
         """A fragment that leaves recall: its vector and its place in the queue go too."""
         await db.execute("DELETE FROM vector_todo WHERE ref = ?", (ref,))
-        cursor = await db.execute("DELETE FROM vectors WHERE ref = ?", (ref,))
-        if cursor.rowcount:
-            self.vectors_removed += 1
+        cursor = await db.execute("DELETE FROM vectors WHERE ref = ? RETURNING id, game_id, part", (ref,))
+        self._note_removed(await cursor.fetchall())
 
     async def vector_todo(self, limit: int) -> list[VectorTodo]:
         """What to embed next: the newest first, so a game in play is recalled by meaning before a backlog."""
@@ -86,7 +99,8 @@ class VectorStore(KeyValueTable):
                 if not cursor.rowcount:
                     continue
                 audience = None if todo.audience is None else json.dumps(list(todo.audience))
-                await db.execute("DELETE FROM vectors WHERE ref = ?", (todo.ref,))
+                cursor = await db.execute("DELETE FROM vectors WHERE ref = ? RETURNING id, game_id, part", (todo.ref,))
+                self._note_removed(await cursor.fetchall())
                 await db.executemany(
                     "INSERT INTO vectors (game_id, ref, part, model, dim, turn, audience, text, vector)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -142,7 +156,7 @@ class VectorStore(KeyValueTable):
                 " ON CONFLICT (scope, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
                 (MODEL_SCOPE, json.dumps(model), timestamp()),
             )
-        self.vectors_removed += 1
+        self.vectors_epoch += 1
         return current is not None
 
 

@@ -171,7 +171,7 @@ async def test_a_damaged_vector_is_skipped_and_logged_and_the_rest_still_found(
         await store._db.execute(
             "UPDATE vectors SET vector = x'0011' WHERE id = (SELECT min(id) FROM vectors WHERE part = 0)"
         )
-        store.vectors_removed += 1  # as any change of the table the index did not make itself
+        store.vectors_epoch += 1  # as any change of the table the index did not make itself
         with caplog.at_level(logging.WARNING, logger="bot.engine.meaning"):
             first = await engine.preview(game_id, "Maya", QUESTION)
             await engine.preview(game_id, "Maya", QUESTION + " Tell me.")
@@ -304,3 +304,43 @@ def test_kill_9_while_embedding_loses_nothing_and_the_next_start_carries_on(tmp_
     with sqlite3.connect(database) as con:
         assert con.execute("SELECT count(DISTINCT ref) FROM vectors").fetchone()[0] == 300
         assert con.execute("SELECT count(*) FROM vector_todo").fetchone()[0] == 0
+
+
+async def test_an_edit_leaves_the_meaning_index_at_once_and_no_game_is_read_again_whole(
+    store, worlds_dir, model, real_embedder
+):
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        games = []
+        for channel in ("north", "south"):
+            game = (await engine.start_game(channel, "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            for reply in (" ".join(FILLER[:3]), CLUE, " ".join(FILLER[2:])):
+                model.enqueue(reply)
+                await engine.act(game.id, "maya", "I look around.")
+                await engine.memory.idle(game.id)  # no background call takes the next turn's reply
+            games.append(game.id)
+        await engine.meaning.idle()
+        query = await engine.meaning.query(QUESTION)
+        for game_id in games:
+            assert CLUE in [hit.text.removeprefix("GM: ") for hit in await engine.meaning.search(game_id, query, 3)]
+        reads = []
+        rows = store.vector_rows
+
+        async def counted(game_id, model_name, *, after_id=0):
+            reads.append((game_id, after_id))
+            return await rows(game_id, model_name, after_id=after_id)
+
+        store.vector_rows = counted
+        north, south = games
+        clue = next(e for e in await store.log(north) if e.content == CLUE)
+        await engine.edit_entry(north, clue.id, "The nets are dry and the boat is sound.")
+
+        found = [hit.text for hit in await engine.meaning.search(north, query, 3)]
+        assert not any("sawn" in text for text in found), "the old text is gone before anything is embedded again"
+        assert CLUE in [hit.text.removeprefix("GM: ") for hit in await engine.meaning.search(south, query, 3)]
+        await engine.meaning.idle()
+        sound = await engine.meaning.query("Is the rescue vessel seaworthy?")
+        assert any("The nets are dry" in hit.text for hit in await engine.meaning.search(north, sound, 3))
+        assert all(after_id > 0 for _, after_id in reads), f"only what was added is read: {reads}"
+        await engine.close()
