@@ -211,15 +211,25 @@ async def sync_discord(settings: ProcessSettings) -> None:
 
 
 def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
-    from bot.model.catalog import CATALOG, HubFile, pull
+    from bot.model.catalog import CATALOG, EMBEDDING_CATALOG, HubFile, pull
 
     if args.model_command == "pull":
         path = pull(args.name, settings.models_dir)
-        print(f"{path} is ready: GM_MODEL={args.name} (in .env, or make play MODEL={args.name})")
+        if args.name in EMBEDDING_CATALOG:
+            print(f"{path} is ready: GM_EMBED_MODEL={args.name} (in .env, or GM_EMBED_MODEL={args.name} make play)")
+        else:
+            print(f"{path} is ready: GM_MODEL={args.name} (in .env, or make play MODEL={args.name})")
         return 0
+
+    def here(repo: str, file: str) -> str:
+        return "downloaded" if HubFile(repo, file).local_path(settings.models_dir).is_file() else ""
+
+    print("Chat models (GM_MODEL):")
     for m in CATALOG.values():
-        here = "downloaded" if HubFile(m.repo, m.file).local_path(settings.models_dir).is_file() else ""
-        print(f"{m.name:<18} {m.size_gb:>4.1f} GB  {m.context // 1024:>4}k  {m.licence:<40} {here}")
+        print(f"  {m.name:<22} {m.size_gb:>5.2f} GB  {m.context // 1024:>4}k  {m.licence:<40} {here(m.repo, m.file)}")
+    print("Embedding models, for recall by meaning (GM_EMBED_MODEL; the bundled all-MiniLM-L6-v2 needs none):")
+    for e in EMBEDDING_CATALOG.values():
+        print(f"  {e.name:<22} {e.size_gb:>5.2f} GB  {e.dimension:>5}d  {e.languages:<40} {here(e.repo, e.file)}")
     print("\npython -m bot model pull NAME downloads one; hf:OWNER/REPO/FILE.gguf takes any GGUF on the Hub.")
     return 0
 

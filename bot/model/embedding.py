@@ -75,9 +75,19 @@ class LlamaEmbedder(Embedder):
             raise UserError(f"The embedding model at {path} does not load: {exc}") from None
         self.name = name or path.stem
         self.dimension = self._llama.n_embd()
-        self.placement = f"in process ({path.name})"
+        self.placement = f"in process ({path.name}), {self._where(n_gpu_layers)}"
         self.query_prefix, self.document_prefix = query_prefix, document_prefix
         self._lock = threading.Lock()  # one llama context: a player's query and background work take turns
+
+    def _where(self, n_gpu_layers: int) -> str:
+        """On the CPU with how many threads, or on which GPU, as the chat model's placement says it."""
+        import llama_cpp
+
+        from bot.model.llama import gpu_devices, placement
+
+        layers = llama_cpp.llama_model_n_layer(self._llama._model.model) + 1  # and the output layer
+        devices = gpu_devices() if n_gpu_layers else []
+        return placement(n_gpu_layers, layers, self._llama.n_threads, devices)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         # A call is one fragment's sentences at most (see bot.engine.meaning): a query waits that long.
