@@ -393,18 +393,28 @@ class MeaningIndex:
         self, game_id: int, sentences: Sequence[str], audience: int | None
     ) -> list[tuple[str, str, float] | None]:
         """For each sentence, the closest private message of the game that ``audience`` did not witness (all of
-        them for the channel, ``None``): its ref, its text and the cosine; ``None`` where there is none."""
+        them for the channel, ``None``): its ref, its text and the cosine; ``None`` where there is none.
+
+        A private message the background has not embedded yet (a whisper of this very turn) is embedded now:
+        the guard never waits for the queue."""
         vectors = await self._vectors(game_id)
         rows = [i for i, seen in vectors.private.items() if audience is None or audience not in seen]
-        if not rows:
+        embedded = {vectors.refs[i] for i in rows}
+        queued = [
+            todo for todo in await self.store.queued_private_vectors(game_id)
+            if (audience is None or audience not in todo.audience) and todo.ref not in embedded
+        ]  # fmt: skip
+        if not rows and not queued:
             return [None] * len(sentences)
         said = await self.vectors_of(sentences)
+        late = await self.vectors_of([todo.text for todo in queued])
         starts, ends = vectors.starts, vectors.ends()
-        block = np.vstack([vectors.matrix[starts[i] : ends[i]] for i in rows])
-        offsets = np.cumsum([0] + [ends[i] - starts[i] for i in rows])[:-1]
-        scores = np.maximum.reduceat(block @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
+        parts = [vectors.matrix[starts[i] : ends[i]] for i in rows] + [late[todo.text] for todo in queued]
+        found = [(vectors.refs[i], vectors.texts[i]) for i in rows] + [(todo.ref, todo.text) for todo in queued]
+        offsets = np.cumsum([0] + [len(block) for block in parts])[:-1]
+        scores = np.maximum.reduceat(np.vstack(parts) @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
         best = scores.argmax(axis=0)  # per sentence, the closest private fragment
-        return [(vectors.refs[rows[b]], vectors.texts[rows[b]], float(scores[b, n])) for n, b in enumerate(best)]
+        return [(*found[b], float(scores[b, n])) for n, b in enumerate(best)]
 
     # What /memory-status says
 

@@ -130,6 +130,16 @@ class VectorStore(KeyValueTable):
         waiting = await self._one("SELECT count(*) FROM vector_todo WHERE game_id = ?", (game_id,))
         return done[0], waiting[0]
 
+    async def queued_private_vectors(self, game_id: int, limit: int = 8) -> list[VectorTodo]:
+        """A game's newest private messages still waiting to be embedded, with their witnesses."""
+        rows = await self._all(
+            "SELECT * FROM vector_todo WHERE game_id = ? AND audience IS NOT NULL ORDER BY id DESC LIMIT ?",
+            (game_id, limit),
+        )
+        return [
+            VectorTodo(r["id"], r["game_id"], r["ref"], r["turn"], _audience(r["audience"]), r["text"]) for r in rows
+        ]
+
     async def vectors_waiting(self) -> int:
         return (await self._one("SELECT count(*) FROM vector_todo"))[0]
 

@@ -344,3 +344,38 @@ async def test_an_edit_leaves_the_meaning_index_at_once_and_no_game_is_read_agai
         assert any("The nets are dry" in hit.text for hit in await engine.meaning.search(north, sound, 3))
         assert all(after_id > 0 for _, after_id in reads), f"only what was added is read: {reads}"
         await engine.close()
+
+
+async def test_another_players_whisper_told_in_other_words_is_stopped_even_before_it_is_embedded(
+    store, worlds_dir, model, real_embedder
+):
+    whisper = "I pry up the loose floorboard under my bunk and hide the keeper's logbook there."
+    leak = "Maya has tucked the keeper's journal beneath a loose plank under her bed."
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        engine.meaning.notify = lambda: None  # nothing is embedded in the background: the guard embeds it now
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        await engine.join(game.id, "tom", "Tom")
+        model.enqueue("The board creaks back into place; nobody saw. What do you do?")
+        secret = await engine.whisper(game.id, "maya", whisper)
+        await engine.memory.idle(game.id)
+        assert await store.vectors_waiting(), "the whisper is still queued for the background"
+
+        model.enqueue(f"Wind rattles the shutters. {leak}", "Wind rattles the shutters. What do you do?")
+        result = await engine.act(game.id, "tom", "I look around the keeper's cottage.")
+        assert result.draft is not None and "plank" not in result.text
+        hits = await store.leak_hits(game.id)
+        assert [h.phrase for h in hits if h.ref == f"entry:{secret.action.id}"] == ["(in other words)"]
+
+        model.enqueue("Maya pulls on her boots and looks out at the grey sea. What do you do?")
+        clean = await engine.act(game.id, "tom", "I wait for the tide.")
+        assert clean.draft is None, "a reply that is not about her secret is not stopped"
+
+        del engine.meaning.notify  # the background embeds the whisper: the same guard from its stored vectors
+        await engine.meaning.idle()
+        assert not await store.vectors_waiting()
+        model.enqueue(f"Gulls cry. {leak}", "Gulls cry over the rocks. What do you do?")
+        again = await engine.act(game.id, "tom", "I search the keeper's cottage again.")
+        assert again.draft is not None and "plank" not in again.text
+        await engine.close()
