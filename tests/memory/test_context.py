@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 from bot.memory.context import (
@@ -91,7 +92,6 @@ def test_layers_are_traced_in_order_and_placed_where_the_cache_can_reuse_them():
     assert system.role == "system"
     markers = [
         'You are the game master (GM) of "The Lighthouse at Gull Rock"',  # frozen
-        "Players: Maya (a diver); Tom.",  # frozen
         HEADERS["secrets"],
         "The keeper is alive",
         HEADERS["chapters"],
@@ -104,6 +104,7 @@ def test_layers_are_traced_in_order_and_placed_where_the_cache_can_reuse_them():
         "STORYSUMMARY",
         HEADERS["short"],
         "SHORTSUMMARY",
+        "Players: Maya (a diver); Tom.",  # after all that a new game of the world shares, whoever plays it
     ]
     positions = [system.content.find(marker) for marker in markers]
     assert -1 not in positions, dict(zip(markers, positions, strict=True))
@@ -534,3 +535,16 @@ def test_no_opener_when_the_history_starts_with_a_player_and_roles_alternate():
     assert GAME_BEGINS not in everything(context.messages)
     assert context.messages[1].content == "Maya: I wake up.\nTom: Me too."
     assert context.messages[2].content == "Gulls cry.\nThe tide turns."
+
+
+def test_a_new_game_of_the_world_with_other_players_shares_everything_before_the_players():
+    """Its first turn then starts from the first game's model state and reads only what differs."""
+    budget = Budget(n_ctx=4096, reply_tokens=256)
+    first = build_context(WORLD, MemoryView(players=[MAYA, TOM]), act(1, "I climb the stair."), budget, words)
+    other = Player(id=9, game_id=2, user_key="u9", name="Rook", description="a smuggler", joined_at=NOW)
+    second = build_context(WORLD, MemoryView(players=[other]), act(1, "I light a match.", "Rook"), budget, words)
+    a, b = first.messages[0].content, second.messages[0].content
+    shared = len(os.path.commonprefix([a, b]))
+    assert a[shared:].startswith("Maya") and b[shared:].startswith("Rook")
+    assert a[:shared].rstrip().endswith("Players:"), "the world's rules, text and secrets all come before"
+    assert HEADERS["secrets"] in a[:shared]
