@@ -98,18 +98,20 @@ class ServerModel(LanguageModel):
 
     def check(self) -> None:
         """Refuse at start a server that does not answer, or that does not serve ``GM_MODEL_NAME``."""
-        try:
-            listing = self.request_json("GET", "/models", None)
-        except ServerError:
-            raise
+        listing = self.request_json("GET", "/models", None)
         data = listing.get("data") if isinstance(listing, dict) else None
         if not isinstance(data, list):
             raise ServerError(f"The model server at {self.url} answered /models without a list of models (data).")
-        served = [m.get("id") for m in data if isinstance(m, dict)]
-        if served and self.model not in served:
+        served = [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+        if not served:
             raise ServerError(
-                f"The model server at {self.url} serves {', '.join(map(str, served))}, not {self.model!r}: "
-                "set GM_MODEL_NAME to one of them."
+                f"The model server at {self.url} answered /models with no model ids in its list (data); "
+                "is it an OpenAI-compatible server with a model loaded?"
+            )
+        if self.model not in served:
+            names = ", ".join(name[:60] for name in served[:10]) + (", ..." if len(served) > 10 else "")
+            raise ServerError(
+                f"The model server at {self.url} serves {names}, not {self.model!r}: set GM_MODEL_NAME to one of them."
             )
 
     # Calls
@@ -248,6 +250,9 @@ class ServerModel(LanguageModel):
                 return json.loads(data)
             except ValueError as exc:
                 raise ServerError(f"The model server at {self.url} answered {path} with no JSON: {exc}") from None
+            except RecursionError:  # "[[[[..." deeper than the parser's stack
+                deep = f"The model server at {self.url} answered {path} with JSON nested too deeply."
+                raise ServerError(deep) from None
 
     def _open(self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True):
         url = (base or self.url) + path

@@ -22,7 +22,7 @@ class StubServer:
         self.tokenize_seconds = 0.0  # a slow tokenizer
         self.tokenize_status = 200  # a failing one: 500
         self.stream = "whole"  # "whole", "cut" (no finish reason, no [DONE]), "endless" (ignores max_tokens)
-        self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape
+        self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape (bytes: sent as is)
         self.redirect_to: str | None = None  # answer every request with a 307 to this base URL
         self.pad_bytes = 0  # bytes of padding in each JSON answer: a huge answer
         self.embeddings_status = 200  # 404: a server without embeddings
@@ -76,7 +76,7 @@ class StubServer:
                 return True
 
             def _json(self, payload: object, *, status: int = 200) -> None:
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 if stub.pad_bytes and isinstance(payload, dict):
                     data = data[:-1] + b', "pad": "' + b"x" * stub.pad_bytes + b'"}'
                 self.send_response(status)

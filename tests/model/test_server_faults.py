@@ -63,15 +63,45 @@ def test_a_huge_answer_is_refused_without_reading_it_all(path: str):
                 model.generate(CHAT, max_tokens=10)
 
 
-@pytest.mark.parametrize("answer", [["gm"], {"data": "gm"}, {"data": [1, None, "gm"]}, "gm", None])
-def test_a_models_answer_of_another_shape_is_one_clear_error_or_accepted(answer: object):
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (["gm"], "answered /models without a list of models (data)"),
+        ({"data": "gm"}, "answered /models without a list of models (data)"),
+        ("gm", "answered /models without a list of models (data)"),
+        (None, "answered /models without a list of models (data)"),
+        ({"data": []}, "answered /models with no model ids in its list"),
+        ({"data": [1, None, "gm"]}, "answered /models with no model ids in its list"),
+        ({"data": [{"name": "gm"}, {"id": 7}]}, "answered /models with no model ids in its list"),
+        ({"data": [{"id": "other"}]}, "serves other, not 'gm': set GM_MODEL_NAME to one of them"),
+        (b"[" * 100_000, "answered /models with JSON nested too deeply"),
+        (b"<html>502 Bad Gateway</html>", "answered /models with no JSON"),
+    ],
+)
+def test_a_models_answer_of_another_shape_is_one_clear_error(answer: object, said: str):
     with StubServer() as server:
         server.models = answer
         model = ServerModel(server.url, "gm")
-        try:
+        with pytest.raises(ServerError) as refused:
             model.check()
-        except ServerError as exc:
-            assert "/models" in str(exc)
+        message = str(refused.value)
+        assert message.startswith(f"The model server at {server.url} {said}"), message
+        assert "\n" not in message and len(message) < 400, message
+
+
+def test_a_models_answer_listing_the_model_among_others_is_accepted():
+    with StubServer() as server:
+        server.models = {"object": "list", "data": [{"id": "other"}, "junk", {"id": "gm", "object": "model"}]}
+        ServerModel(server.url, "gm").check()
+
+
+def test_a_deeply_nested_models_answer_at_start_is_one_clear_line(tmp_path, bot_env):
+    with StubServer() as server:
+        server.models = b"[" * 100_000
+        env = {**bot_env, "GM_MODEL_URL": server.url, "GM_MODEL_NAME": "gm"}
+        result = run_bot("play", "lighthouse", cwd=tmp_path, stdin="/quit\n", **env)
+        line = one_clear_line(result)
+        assert line == f"The model server at {server.url} answered /models with JSON nested too deeply.", line
 
 
 @pytest.mark.parametrize(
