@@ -112,6 +112,11 @@ def test_a_deeply_nested_models_answer_at_start_is_one_clear_line(tmp_path, bot_
         ("ftp://example.com/v1", "http:// or https://"),
         ("http:///v1", "no host"),
         ("http://maya:hunter2@127.0.0.1:9/v1", "GM_MODEL_API_KEY"),
+        ("http://h:abc/v1", "GM_MODEL_URL's port"),
+        ("http://h:99999/v1", "GM_MODEL_URL's port"),
+        ("http://[::1/v1", "GM_MODEL_URL is not a URL"),
+        (f"http://{'a' * 64}.example/v1", "GM_MODEL_URL's host"),
+        ("http://a..b/v1", "GM_MODEL_URL's host"),
     ],
 )
 def test_a_model_url_that_is_not_an_http_server_is_refused_at_start(tmp_path, url: str, said: str):
