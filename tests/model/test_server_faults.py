@@ -3,12 +3,19 @@ a leaked key or a partial reply stored as whole (a stub server on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import pytest
 
+from bot.engine import Engine, EngineConfig
+from bot.engine.game import ModelFailed
+from bot.model import ModelWorker
 from bot.model.base import ChatMessage
-from bot.model.server import MAX_ANSWER_BYTES, ServerError, ServerModel
+from bot.model.server import MAX_ANSWER_BYTES, MAX_LINE_BYTES, ServerError, ServerModel
+from bot.store import EntryKind, Store
+from bot.worlds import WorldLibrary
 from tests.model.stub_server import StubServer
 from tests.test_cli import one_clear_line, run_bot
 
@@ -26,6 +33,18 @@ def test_the_api_key_never_follows_a_redirect_to_another_host():
         server.redirect_to = None
         model.check()
         assert server.requests[-1][2].get("Authorization") == "Bearer sekrit-key", "its own server gets the key"
+
+
+def test_a_completion_redirected_to_another_host_is_refused_and_the_key_stays_here():
+    with StubServer() as elsewhere, StubServer() as server:
+        server.redirect_to = elsewhere.url.replace("http://", "http://maya:hunter2@")
+        model = ServerModel(server.url, "gm", api_key="sekrit-key")
+        for call in (lambda: model.generate(CHAT, max_tokens=10), lambda: list(model.stream(CHAT, max_tokens=10))):
+            with pytest.raises(ServerError, match="redirect") as refused:
+                call()
+            assert "sekrit" not in str(refused.value) and "hunter2" not in str(refused.value), refused.value
+        assert [method for method, *_ in server.requests] == ["POST", "POST"]
+        assert elsewhere.requests == [], "the other host was never asked, so it never saw the key"
 
 
 def test_a_stream_cut_off_before_its_end_is_a_failed_call_not_a_whole_reply():
@@ -49,6 +68,69 @@ def test_a_server_that_ignores_max_tokens_is_read_no_further_than_the_limit():
         text = "".join(model.stream(CHAT, max_tokens=50))
         assert time.monotonic() - started < 60, "it returned; the stub would write forever"
         assert len(text.split()) <= 50 and model.last_call.generated_tokens == 50
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("empty", "sent 300 lines without finishing its reply"),
+        ("comments", "sent 300 lines without finishing its reply"),
+        ("trickle", "did not finish its reply within 1 s (GM_MODEL_TIMEOUT)"),
+    ],
+)
+def test_a_stream_that_goes_on_without_text_is_a_failed_call_not_a_hang(mode: str, said: str):
+    with StubServer() as server:
+        server.stream = mode
+        model = ServerModel(server.url, "gm", timeout=1)
+        with pytest.raises(ServerError, match=re.escape(said)):
+            list(model.stream(CHAT, max_tokens=50))
+        server.stream = "whole"
+        assert "".join(model.stream(CHAT, max_tokens=50)).strip() == StubServer.REPLY
+
+
+def test_a_json_answer_that_trickles_forever_is_a_failed_call_not_a_hang():
+    with StubServer() as server:
+        server.trickle = True
+        model = ServerModel(server.url, "gm", timeout=1)
+        with pytest.raises(ServerError, match=re.escape("did not finish its answer to /models within 1 s")):
+            model.check()
+
+
+def test_a_stream_line_is_read_up_to_its_bound_and_no_further():
+    with StubServer() as server:
+        model = ServerModel(server.url, "gm")
+        server.line_pad = MAX_LINE_BYTES - 1000
+        assert "".join(model.stream(CHAT, max_tokens=100)).strip() == StubServer.REPLY, "a long line is read"
+        server.line_pad = MAX_LINE_BYTES
+        with pytest.raises(ServerError, match=f"a line of more than {MAX_LINE_BYTES:,} bytes"):
+            list(model.stream(CHAT, max_tokens=100))
+
+
+@pytest.mark.parametrize("mode", ["cut", "empty", "trickle"])
+async def test_a_stream_that_breaks_off_or_never_ends_fails_the_turn_and_the_retry_answers(
+    mode: str, tmp_path: Path, worlds_dir: Path
+):
+    with StubServer() as server:
+        server.stream = mode
+        store = await Store.open(tmp_path / "gm.sqlite3")
+        async with ModelWorker(ServerModel(server.url, "gm", timeout=1)) as worker:
+            engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=40))
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            shown: list[str] = []
+            with pytest.raises(ModelFailed, match="your action is saved"):
+                await engine.act(game.id, "maya", "I climb the stair.", on_text=shown.append)
+            assert [e.content for e in await engine.unanswered(game.id)] == ["I climb the stair."]
+            replies = [e.content for e in await store.log(game.id) if e.kind is EntryKind.GM]
+            assert len(replies) == 1, "the opening only: no part of the broken reply is stored as the GM's answer"
+            server.stream = "whole"
+            result = await engine.retry(game.id)
+            assert result.text == StubServer.REPLY
+            assert await engine.unanswered(game.id) == []
+            log = await store.log(game.id)
+            assert [e.content for e in log if e.kind is EntryKind.GM] == [*replies, StubServer.REPLY]
+            await engine.close()
+        await store.close()
 
 
 @pytest.mark.parametrize("path", ["/models", "/chat/completions"])
