@@ -194,3 +194,19 @@ def test_a_hub_file_is_always_inside_the_models_folder(tmp_path: Path):
     for name in ("hf:owner/repo/model.gguf", "hf:owner/repo.v2/sub/dir/model-Q4_K_M.gguf", "mistral-7b"):
         path = hub_file(name).local_path(models)
         assert path.resolve().is_relative_to(models.resolve())
+
+
+@pytest.mark.parametrize("link", ["owner", "owner/repo"])
+def test_a_link_inside_the_models_folder_that_leads_out_is_refused(tmp_path: Path, monkeypatch, link: str):
+    models, outside = tmp_path / "data" / "models", tmp_path / "elsewhere"
+    outside.mkdir()
+    (models / link).parent.mkdir(parents=True, exist_ok=True)
+    (models / link).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UserError, match="would be written outside"):
+        hub_file("hf:owner/repo/model.gguf").local_path(models)
+    with FakeHub({"owner/repo/model.gguf": GGUF}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        with pytest.raises(UserError, match=f"owner/repo/model.gguf would be written outside {models}; refused"):
+            pull("hf:owner/repo/model.gguf", models)
+        assert hub.requests == [], "refused before the Hub was asked"
+    assert list(outside.rglob("*")) == [], "nothing was written where the link leads"
