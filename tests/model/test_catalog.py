@@ -126,6 +126,16 @@ def test_a_download_the_disk_cannot_hold_is_refused_before_a_byte_is_fetched(tmp
         assert not [r for r in hub.requests if r[0] == "GET"]
 
 
+def test_hf_token_goes_to_the_hub_and_not_to_the_host_it_redirects_the_download_to(tmp_path: Path, monkeypatch):
+    with FakeHub({"test/tiny/tiny.gguf": GGUF}) as store, FakeHub({"test/tiny/tiny.gguf": GGUF}, store=store) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_sekrit")
+        assert pull("hf:test/tiny/tiny.gguf", tmp_path).read_bytes() == GGUF
+        assert hub.authorizations and set(hub.authorizations) == {"Bearer hf_sekrit"}, "the Hub gets the token"
+        assert [method for method, *_ in store.requests] == ["GET"], "the bytes came from the other host"
+        assert store.authorizations == [None], "which never saw the token"
+
+
 def test_a_missing_file_and_no_network_are_one_clear_sentence(tmp_path: Path, monkeypatch):
     with FakeHub({}) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
