@@ -32,7 +32,7 @@ from bot.settings import ProcessSettings
 from bot.startup import check_context, engine_config, load_embedder, load_model
 from bot.store import Game, LogEntry, Store
 from bot.store.backup import back_up_every, backup_database
-from bot.store.lock import DatabaseLock
+from bot.store.lock import DatabaseLock, check_database_path
 from bot.worlds import World, WorldFileError, WorldLibrary, format_validation_error, load_world, world_files
 
 TOKEN_HELP = (
@@ -291,6 +291,7 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+DATABASE_COMMANDS = ("play", "games", "backup", "run", "sync")  # the commands that open GM_DATABASE (or --db)
 
 
 # Libraries whose DEBUG lines drown the bot's own (aiosqlite logs every call): kept at INFO when GM_LOG_LEVEL is
@@ -464,8 +465,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if getattr(args, "db", None):
         settings.database = args.db
-    log_to = configure_logging(settings, args.command)
     try:
+        if args.command in DATABASE_COMMANDS:  # before the play log is made beside it
+            check_database_path(settings.database)
+        log_to = configure_logging(settings, args.command)
         return run_command(args, settings, log_to)
     except UserError as exc:
         print(exc, file=sys.stderr)

@@ -122,13 +122,30 @@ class ProcessSettings(BaseSettings):
         """An http(s) server with a host: not a local file, not FTP, and no password in the URL (it is logged)."""
         if not value or not value.strip():
             return None
-        parts = urllib.parse.urlsplit(value.strip())
+        try:
+            parts = urllib.parse.urlsplit(value.strip())
+        except ValueError:  # an unclosed "[" of an IPv6 address
+            raise ValueError("GM_MODEL_URL is not a URL (like http://127.0.0.1:8080/v1)") from None
         if parts.scheme not in ("http", "https"):
             raise ValueError("GM_MODEL_URL must start with http:// or https:// (like http://127.0.0.1:8080/v1)")
         if not parts.hostname:
             raise ValueError("GM_MODEL_URL has no host (like http://127.0.0.1:8080/v1)")
         if parts.username or parts.password:
             raise ValueError("GM_MODEL_URL holds a user or password; give the server's key in GM_MODEL_API_KEY")
+        # What the HTTP client would fail on only at the first call, with a traceback: the port is read there,
+        # and the host name encoded for DNS (each label 1 to 63 characters).
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0:
+            raise ValueError("GM_MODEL_URL's port must be a number from 1 to 65535 (like http://127.0.0.1:8080/v1)")
+        try:
+            parts.hostname.encode("idna")
+        except UnicodeError:
+            raise ValueError(
+                "GM_MODEL_URL's host is not a valid host name (each part between dots is 1 to 63 characters)"
+            ) from None
         return value.strip()
 
     @field_validator("log_level", mode="before")

@@ -16,6 +16,9 @@ FIXTURES = Path(__file__).parent / "fixtures"
 PROJECT = Path(__file__).parent.parent
 # The bot is an AutoShardedBot, which asks Discord how many shards to run; SimCord needs the count given.
 os.environ.setdefault("GM_SHARD_COUNT", "1")
+# A test that runs `python -m bot` in a subprocess runs it from a temporary folder: this checkout comes first on
+# its path, so it runs the code under test, not the copy an editable install of another checkout points at.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT.resolve()), os.environ.get("PYTHONPATH")]))
 
 # Tests that load the real model put it where GM_N_GPU_LAYERS says, as the bot does: 0 (the CPU) by default.
 GPU_LAYERS = os.environ.get("GM_N_GPU_LAYERS", "0")

@@ -186,6 +186,41 @@ def test_unwritable_database_is_one_line(tmp_path: Path, bot_env):
     assert one_clear_line(result).startswith(f"Cannot open the database at {blocker / 'gm.sqlite3'}")
 
 
+@pytest.mark.parametrize("kind", ["folder", "fifo", "device", "long name"])
+@pytest.mark.parametrize("command", ["play", "games"])
+def test_a_database_path_that_cannot_be_one_is_one_line_and_nothing_is_created_beside_it(
+    tmp_path: Path, bot_env, kind: str, command: str
+):
+    place = tmp_path / "place"
+    place.mkdir()
+    database = place / ("x" * 10_000 if kind == "long name" else kind)
+    if kind == "folder":
+        database.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(database)
+    elif kind == "device":
+        database.symlink_to(os.devnull)
+    args = ("play", "lighthouse") if command == "play" else ("games",)
+    line = one_clear_line(run_bot(*args, "--db", str(database), stdin="/quit\n", cwd=tmp_path, **bot_env))
+    said = {
+        "folder": f"The database path {database} is a folder;",
+        "fifo": f"The database path {database} is not a regular file;",
+        "device": f"The database path {database} is not a regular file;",
+        "long name": f"Cannot open the database at {place}/{'x' * 20}",
+    }[kind]
+    assert line.startswith(said), line
+    assert len(line) < 400, "the path is shortened, not echoed whole"
+    assert sorted(p.name for p in place.iterdir()) == ([] if kind == "long name" else [kind]), "nothing beside it"
+    if kind == "folder":
+        assert list(database.iterdir()) == []
+
+
+def test_pulling_a_path_of_a_huge_name_is_one_short_line(tmp_path: Path, bot_env):
+    line = one_clear_line(run_bot("model", "pull", "x" * 10_000 + ".gguf", cwd=tmp_path, **bot_env))
+    assert line.startswith("'" + "x" * 20) and "…" in line and "is a path, not something to download" in line
+    assert len(line) < 200, line
+
+
 def test_a_context_too_small_for_the_world_is_refused_at_start_with_the_numbers(tmp_path: Path, play_env):
     shutil.copy(Path(__file__).parent.parent / "worlds" / "hollow-manor.yaml", play_env["GM_WORLDS_DIR"])
     result = run_bot("play", "hollow-manor", cwd=tmp_path, **{**play_env, "GM_N_CTX": "1024", "GM_REPLY_TOKENS": "300"})

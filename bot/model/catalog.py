@@ -25,7 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import UserError
+from bot.errors import UserError, shortened
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +143,7 @@ def _check_hub_file(repo: str, file: str) -> None:
     sound_repo = all(_REPO_PART.fullmatch(part) and ".." not in part and "--" not in part for part in (owner, name))
     sound_file = len(parts) <= MAX_FILE_PARTS and all(_FILE_PART.fullmatch(part) for part in parts)
     if not (sound_repo and sound_file and file.endswith(".gguf")):
-        shown = f"{repo}/{file}"
-        shown = shown if len(shown) <= 80 else shown[:79] + "…"
+        shown = shortened(f"{repo}/{file}")
         raise UserError(
             f"{shown!r} is not a file on the Hub: {HF_FORM}, where OWNER and REPO are letters, digits, '.', '_' "
             "and '-', and FILE is a .gguf file's path in the repository (no '..', no empty or hidden parts)."
@@ -161,14 +160,12 @@ def hub_file(name: str) -> HubFile | None:
         owner, _, rest = name.removeprefix(HF_PREFIX).partition("/")
         repo_name, _, file = rest.partition("/")
         if not (owner and repo_name and file):
-            shown = name if len(name) <= 80 else name[:79] + "…"
-            raise UserError(f"{shown!r}: {HF_FORM}.")
+            raise UserError(f"{shortened(name)!r}: {HF_FORM}.")
         return HubFile(f"{owner}/{repo_name}", file)
     if name.endswith(".gguf") or os.sep in name or _exists(Path(name)):
         return None
-    shown = name if len(name) <= 80 else name[:79] + "…"
     catalog = ", ".join([*CATALOG, *EMBEDDING_CATALOG])
-    raise UserError(f"Unknown model {shown!r}. Catalog: {catalog}; or hf:OWNER/REPO/FILE.gguf, or a path.")
+    raise UserError(f"Unknown model {shortened(name)!r}. Catalog: {catalog}; or hf:OWNER/REPO/FILE.gguf, or a path.")
 
 
 def _exists(path: Path) -> bool:
@@ -206,7 +203,7 @@ def pull(name: str, models_dir: Path) -> Path:
     """
     found = hub_file(name)
     if found is None:
-        raise UserError(f"{name!r} is a path, not something to download; set GM_MODEL to it.")
+        raise UserError(f"{shortened(name)!r} is a path, not something to download; set GM_MODEL to it.")
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
     endpoint = os.environ.get("HF_ENDPOINT") or None

@@ -12,7 +12,10 @@ llama-cpp-python's ``/extras/tokenize``) or, where it has neither, estimated.
 A call that cannot connect, times out or gets a 5xx or 429 is tried again
 after 0.5, 1 and 2 seconds; a stream that breaks after its first piece is
 not (its text is already shown), and fails like a model error: the turn's
-action is kept for /retry. ``GM_MODEL_PARALLEL`` calls run at once: the
+action is kept for /retry. ``GM_MODEL_TIMEOUT`` bounds both the wait for
+any one piece of an answer and the whole answer once it has begun: a
+server that keeps a stream alive without finishing it fails the call, as
+one that falls silent does. ``GM_MODEL_PARALLEL`` calls run at once: the
 server batches them, so several games are answered together; players'
 turns still take the first free place. Prompts are sent with
 ``cache_prompt`` so llama.cpp's server keeps each slot's prefix (it gives a
@@ -25,6 +28,7 @@ No third-party HTTP client: the standard library's, in the worker's thread.
 from __future__ import annotations
 
 import functools
+import http.client
 import json
 import logging
 import threading
@@ -45,6 +49,11 @@ BACKOFF = (0.5, 1.0, 2.0)  # seconds before each retry
 MAX_ANSWER_BYTES = 8 * 1024 * 1024
 MAX_LINE_BYTES = 256 * 1024
 MAX_CHARS_PER_TOKEN = 16
+# And its lines, whatever they hold: an event is two lines (its data, then a blank one), about one event a
+# token, plus a few more (the role, the finish reason, the usage, keep-alive comments). Counting every line,
+# not only text, stops a server that streams empty events or comments forever.
+MAX_LINES_PER_TOKEN = 4
+EXTRA_LINES = 100
 
 
 class ServerError(ModelUnavailable):
@@ -55,6 +64,14 @@ class _Retryable(Exception):
     pass
 
 
+class _Overdue(Exception):
+    """The answer was still coming when its time (``GM_MODEL_TIMEOUT``) ran out."""
+
+
+class _Endless(Exception):
+    """The stream went on past its lines' bound without finishing the reply."""
+
+
 class _SameServer(urllib.request.HTTPRedirectHandler):
     """Follow a redirect only on the server ``GM_MODEL_URL`` names: the API key never goes to another host."""
 
@@ -62,10 +79,15 @@ class _SameServer(urllib.request.HTTPRedirectHandler):
         old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
         if (old.scheme, old.netloc) != (new.scheme, new.netloc):
             raise ServerError(
-                f"The model server at {old.scheme}://{old.netloc} sent a redirect to another server "
-                f"({new.scheme}://{new.netloc}); it is not followed. Set GM_MODEL_URL to the server itself."
+                f"The model server at {_origin(old)} sent a redirect to another server ({_origin(new)[:80]}); "
+                "it is not followed. Set GM_MODEL_URL to the server itself."
             )
         return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(url: urllib.parse.SplitResult) -> str:
+    """``scheme://host:port`` without a user or password the URL may hold (a redirect's comes from the server)."""
+    return f"{url.scheme}://{url.netloc.rpartition('@')[2]}"
 
 
 _OPENER = urllib.request.build_opener(_SameServer())
@@ -98,18 +120,20 @@ class ServerModel(LanguageModel):
 
     def check(self) -> None:
         """Refuse at start a server that does not answer, or that does not serve ``GM_MODEL_NAME``."""
-        try:
-            listing = self.request_json("GET", "/models", None)
-        except ServerError:
-            raise
+        listing = self.request_json("GET", "/models", None)
         data = listing.get("data") if isinstance(listing, dict) else None
         if not isinstance(data, list):
             raise ServerError(f"The model server at {self.url} answered /models without a list of models (data).")
-        served = [m.get("id") for m in data if isinstance(m, dict)]
-        if served and self.model not in served:
+        served = [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str) and m["id"]]
+        if not served:
             raise ServerError(
-                f"The model server at {self.url} serves {', '.join(map(str, served))}, not {self.model!r}: "
-                "set GM_MODEL_NAME to one of them."
+                f"The model server at {self.url} answered /models with no model ids in its list (data); "
+                "is it an OpenAI-compatible server with a model loaded?"
+            )
+        if self.model not in served:
+            names = ", ".join(name[:60] for name in served[:10]) + (", ..." if len(served) > 10 else "")
+            raise ServerError(
+                f"The model server at {self.url} serves {names}, not {self.model!r}: set GM_MODEL_NAME to one of them."
             )
 
     # Calls
@@ -131,8 +155,9 @@ class ServerModel(LanguageModel):
         finish = None
         pieces = chars = 0
         response = self._open("POST", "/chat/completions", body)
+        deadline = time.monotonic() + self.timeout
         try:
-            for event in _events(response):
+            for event in _events(response, deadline, max_tokens * MAX_LINES_PER_TOKEN + EXTRA_LINES):
                 if self.stop is not None and self.stop.is_set():
                     return
                 if event is _DONE:
@@ -152,7 +177,12 @@ class ServerModel(LanguageModel):
             else:
                 if finish is None:  # neither [DONE] nor a finish reason: the server died mid-reply
                     raise ServerError(f"The model server at {self.url} broke off its reply before its end.")
-        except (OSError, ValueError, AttributeError, TypeError) as exc:
+        except _Overdue:
+            late = f"did not finish its reply within {self.timeout:g} s (GM_MODEL_TIMEOUT); it was stopped."
+            raise ServerError(f"The model server at {self.url} {late}") from None
+        except _Endless as exc:
+            raise ServerError(f"The model server at {self.url} {exc}; it was stopped.") from None
+        except (OSError, ValueError, AttributeError, TypeError, http.client.HTTPException) as exc:
             raise ServerError(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
             response.close()
@@ -236,8 +266,11 @@ class ServerModel(LanguageModel):
         response = self._open(method, path, body, base=base, retries=retries)
         with response:
             try:
-                data = response.read(MAX_ANSWER_BYTES + 1)
-            except OSError as exc:
+                data = _read(response, MAX_ANSWER_BYTES + 1, time.monotonic() + self.timeout)
+            except _Overdue:
+                late = f"did not finish its answer to {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)."
+                raise ServerError(f"The model server at {self.url} {late}") from None
+            except (OSError, http.client.HTTPException) as exc:
                 raise ServerError(f"The model server at {self.url} broke off its answer to {path}: {exc}") from None
             if len(data) > MAX_ANSWER_BYTES:
                 raise ServerError(
@@ -248,6 +281,9 @@ class ServerModel(LanguageModel):
                 return json.loads(data)
             except ValueError as exc:
                 raise ServerError(f"The model server at {self.url} answered {path} with no JSON: {exc}") from None
+            except RecursionError:  # "[[[[..." deeper than the parser's stack
+                deep = f"The model server at {self.url} answered {path} with JSON nested too deeply."
+                raise ServerError(deep) from None
 
     def _open(self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True):
         url = (base or self.url) + path
@@ -299,11 +335,50 @@ class ServerModel(LanguageModel):
 _DONE: dict = {}  # what _events yields for ``[DONE]``
 
 
-def _events(response) -> Iterator[dict]:
-    """The JSON payloads of a server-sent event stream, then :data:`_DONE` at ``[DONE]``; lines are bounded."""
-    while raw := response.readline(MAX_LINE_BYTES + 1):
-        if len(raw) > MAX_LINE_BYTES:
+def _read(response, limit: int, deadline: float) -> bytes:
+    """Up to ``limit`` bytes of ``response``, a piece at a time as they come; :class:`_Overdue` past ``deadline``
+    (a socket's timeout bounds one wait only: a server sending a byte a second would never reach it)."""
+    data = bytearray()
+    while len(data) < limit:
+        if time.monotonic() > deadline:
+            raise _Overdue
+        piece = response.read1(min(64 * 1024, limit - len(data)))
+        if not piece:
+            break
+        data += piece
+    return bytes(data)
+
+
+def _lines(response, deadline: float) -> Iterator[bytes]:
+    """The lines of a stream as they come, each at most :data:`MAX_LINE_BYTES`; :class:`_Overdue` past
+    ``deadline``."""
+    pending = bytearray()
+    while True:
+        if time.monotonic() > deadline:
+            raise _Overdue
+        piece = response.read1(64 * 1024)
+        if not piece:
+            break
+        pending += piece
+        if b"\n" in piece:
+            *lines, rest = pending.split(b"\n")
+            pending = bytearray(rest)
+            for line in lines:
+                if len(line) > MAX_LINE_BYTES:
+                    raise ValueError(f"a line of more than {MAX_LINE_BYTES:,} bytes")
+                yield bytes(line)
+        if len(pending) > MAX_LINE_BYTES:
             raise ValueError(f"a line of more than {MAX_LINE_BYTES:,} bytes")
+    if pending:
+        yield bytes(pending)
+
+
+def _events(response, deadline: float, most_lines: int) -> Iterator[dict]:
+    """The JSON payloads of a server-sent event stream, then :data:`_DONE` at ``[DONE]``; lines are bounded in
+    size and in number, and the whole stream by ``deadline``."""
+    for count, raw in enumerate(_lines(response, deadline), 1):
+        if count > most_lines:
+            raise _Endless(f"sent {most_lines:,} lines without finishing its reply")
         line = raw.decode("utf-8").strip()
         if not line.startswith("data:"):
             continue

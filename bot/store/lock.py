@@ -1,13 +1,18 @@
 """One process per database: two bots on one file would answer every turn twice, or end each other's games.
 
 The lock is the operating system's ``flock`` on the database file itself,
-so it holds whatever path names the file: a symlink or a hard link to a
-database in use finds it locked. It goes with the process however it
-ends, a crash or ``kill -9`` included: nothing stale is left to clear by
-hand. ``flock`` and the byte-range locks SQLite takes on the same file are
-independent of each other on Linux, and the descriptor stays open until
-the database is closed: closing a descriptor of the file earlier would drop
-SQLite's own locks in this process.
+so it holds whatever path names the file: a symlink to a database in use
+finds it locked. It goes with the process however it ends, a crash or
+``kill -9`` included: nothing stale is left to clear by hand. ``flock`` and
+the byte-range locks SQLite takes on the same file are independent of each
+other on Linux, and the descriptor stays open until the database is closed:
+closing a descriptor of the file earlier would drop SQLite's own locks in
+this process.
+
+A database with a hard link is refused outright, held or not: SQLite keeps
+changes not yet checkpointed in ``NAME-wal`` beside the name it was opened
+by, so after a process using one name is killed, an open through the other
+name never reads them, and they are lost one process after another.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import os
 import stat
 from pathlib import Path
 
-from bot.errors import UserError
+from bot.errors import UserError, shortened
 
 try:
     import fcntl
@@ -46,17 +51,18 @@ class DatabaseLock:
         if fcntl is None:
             return
         database = self.database
-        if database.exists() and not database.is_file():
-            kind = "a folder" if database.is_dir() else "not a regular file"
-            raise UserError(f"The database path {database} is {kind}; set GM_DATABASE (or --db) to a file's path.")
+        check_database_path(database)
         try:
             database.parent.mkdir(parents=True, exist_ok=True)
             # An empty file is an empty SQLite database: creating it here lets the lock come first.
             fd = os.open(database, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise UserError(f"Cannot open the database at {database}: {exc.strerror or exc}") from None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UserError(f"Cannot open the database at {_shown(database)}: {exc.strerror or exc}") from None
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
             os.close(fd)
+            if info.st_nlink > 1:
+                raise UserError(_linked(database, info.st_nlink))
             raise UserError(f"The database path {database} is not a regular file; set GM_DATABASE (or --db) to one.")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -75,6 +81,43 @@ class DatabaseLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def check_database_path(database: Path) -> None:
+    """Refuse in one line a database path that is not a regular file, or a name for one that can be made: said
+    before anything (the play log) is written beside it."""
+    try:
+        info = database.stat()
+    except FileNotFoundError:
+        info = None  # a new database, made on first use
+    except OSError as exc:  # a name too long for the file system, a file where a folder should be
+        raise UserError(f"Cannot open the database at {_shown(database)}: {exc.strerror or exc}") from None
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise UserError(f"The database path {database} is {kind}; set GM_DATABASE (or --db) to a file's path.")
+    if info is not None and info.st_nlink > 1:
+        raise UserError(_linked(database, info.st_nlink))
+    folder = database.absolute().parent
+    while not folder.exists() and folder != folder.parent:  # the folders still to make: the nearest that is
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UserError(f"Cannot open the database at {_shown(database)}: {folder} is not a folder.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(
+            f"Cannot open the database at {_shown(database)}: the folder {folder} is not writable "
+            "(SQLite writes its journal beside the database)."
+        )
+
+
+def _linked(database: Path, names: int) -> str:
+    return (
+        f"The database {_shown(database)} has {names} names (hard links); changes made through one can be lost "
+        "through another: use one name (copy it with `python -m bot backup`, or remove the other links)."
+    )
+
+
+def _shown(database: Path) -> str:
+    return shortened(str(database), 200)
 
 
 def lock_holder(file: os.stat_result) -> int | None:

@@ -1,6 +1,7 @@
 """A stand-in for the Hugging Face Hub on 127.0.0.1: files at its URLs (/REPO/resolve/REVISION/FILE), with the
-headers huggingface_hub reads (the commit, the LFS ETag that is the file's SHA-256, the size), ranges, and a
-connection that drops halfway on request."""
+headers huggingface_hub reads (the commit, the LFS ETag that is the file's SHA-256, the size), ranges, a
+connection that drops halfway, and a redirect of the file's bytes to another host (the Hub's file store), on
+request."""
 
 from __future__ import annotations
 
@@ -10,11 +11,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class FakeHub:
-    def __init__(self, files: dict[str, bytes], *, lie_about: set[str] = frozenset(), cut: dict[str, int] = {}):  # noqa: B006
+    def __init__(
+        self,
+        files: dict[str, bytes],
+        *,
+        lie_about: set[str] = frozenset(),
+        cut: dict[str, int] = {},  # noqa: B006
+        store: FakeHub | None = None,
+    ):
         self.files = files  # "owner/repo/file.gguf" -> content
         self.lie_about = lie_about  # files whose advertised SHA-256 is wrong
         self.cut = dict(cut)  # files whose first GET breaks off after this many bytes
+        self.store = store  # where a GET of a file's bytes is redirected, as the Hub sends them to its file store
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, Range
+        self.authorizations: list[str | None] = []  # each request's Authorization header
         hub = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +39,13 @@ class FakeHub:
 
             def _answer(self, *, body: bool) -> None:
                 hub.requests.append((self.command, self.path, self.headers.get("Range")))
+                hub.authorizations.append(self.headers.get("Authorization"))
+                if body and hub.store is not None:
+                    self.send_response(302)
+                    self.send_header("Location", hub.store.url + self.path)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 repo, _, rest = self.path.lstrip("/").partition("/resolve/")
                 _revision, _, name = rest.partition("/")
                 data = hub.files.get(f"{repo}/{name}")

@@ -21,8 +21,12 @@ class StubServer:
         self.reply = self.REPLY
         self.tokenize_seconds = 0.0  # a slow tokenizer
         self.tokenize_status = 200  # a failing one: 500
-        self.stream = "whole"  # "whole", "cut" (no finish reason, no [DONE]), "endless" (ignores max_tokens)
-        self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape
+        # "whole"; "cut" (no finish reason, no [DONE]); "endless" (ignores max_tokens); endless with no text:
+        # "empty" (events with empty deltas), "comments" (keep-alive comments), "trickle" (one line a byte at a time)
+        self.stream = "whole"
+        self.trickle = False  # every JSON answer sent a byte at a time, never ending
+        self.line_pad = 0  # bytes of padding in a streamed reply's first event: a long line
+        self.models: object = {"data": [{"id": name}]}  # the /models answer, whatever its shape (bytes: sent as is)
         self.redirect_to: str | None = None  # answer every request with a 307 to this base URL
         self.pad_bytes = 0  # bytes of padding in each JSON answer: a huge answer
         self.embeddings_status = 200  # 404: a server without embeddings
@@ -76,14 +80,25 @@ class StubServer:
                 return True
 
             def _json(self, payload: object, *, status: int = 200) -> None:
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 if stub.pad_bytes and isinstance(payload, dict):
                     data = data[:-1] + b', "pad": "' + b"x" * stub.pad_bytes + b'"}'
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Content-Length", str(len(data) if not stub.trickle else 2**40))
                 self.end_headers()
+                if stub.trickle:
+                    self._trickle(data[:-1])
+                    return
                 self.wfile.write(data)
+
+            def _trickle(self, start: bytes) -> None:
+                """``start``, then one byte after another, until the client hangs up."""
+                self.wfile.write(start)
+                while True:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.02)
 
             def _stream(self, body: dict) -> None:
                 self.send_response(200)
@@ -98,8 +113,15 @@ class StubServer:
                         while True:  # far past max_tokens, until the client hangs up
                             self._event({"choices": [{"delta": {"content": f"word{n} "}}]})
                             n += 1
-                    for word in words:
-                        self._event({"choices": [{"delta": {"content": word + " "}}]})
+                    while stub.stream == "empty":  # a reply that never begins, until the client hangs up
+                        self._event({"choices": [{"delta": {}}]})
+                    while stub.stream == "comments":
+                        self.wfile.write(b": keep-alive\n\n")
+                    if stub.stream == "trickle":
+                        self._trickle(b'data: {"choices": [{"delta": {"content": "The')
+                    for i, word in enumerate(words):
+                        event = {"choices": [{"delta": {"content": word + " "}}]}
+                        self._event({**event, "pad": "x" * stub.line_pad} if i == 0 and stub.line_pad else event)
                     if stub.stream == "cut":
                         return  # the server died: no finish reason, no [DONE]
                     self._event({"choices": [{"delta": {}, "finish_reason": "stop"}]})

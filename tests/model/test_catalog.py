@@ -126,6 +126,16 @@ def test_a_download_the_disk_cannot_hold_is_refused_before_a_byte_is_fetched(tmp
         assert not [r for r in hub.requests if r[0] == "GET"]
 
 
+def test_hf_token_goes_to_the_hub_and_not_to_the_host_it_redirects_the_download_to(tmp_path: Path, monkeypatch):
+    with FakeHub({"test/tiny/tiny.gguf": GGUF}) as store, FakeHub({"test/tiny/tiny.gguf": GGUF}, store=store) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", "hf_sekrit")
+        assert pull("hf:test/tiny/tiny.gguf", tmp_path).read_bytes() == GGUF
+        assert hub.authorizations and set(hub.authorizations) == {"Bearer hf_sekrit"}, "the Hub gets the token"
+        assert [method for method, *_ in store.requests] == ["GET"], "the bytes came from the other host"
+        assert store.authorizations == [None], "which never saw the token"
+
+
 def test_a_missing_file_and_no_network_are_one_clear_sentence(tmp_path: Path, monkeypatch):
     with FakeHub({}) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
@@ -194,3 +204,19 @@ def test_a_hub_file_is_always_inside_the_models_folder(tmp_path: Path):
     for name in ("hf:owner/repo/model.gguf", "hf:owner/repo.v2/sub/dir/model-Q4_K_M.gguf", "mistral-7b"):
         path = hub_file(name).local_path(models)
         assert path.resolve().is_relative_to(models.resolve())
+
+
+@pytest.mark.parametrize("link", ["owner", "owner/repo"])
+def test_a_link_inside_the_models_folder_that_leads_out_is_refused(tmp_path: Path, monkeypatch, link: str):
+    models, outside = tmp_path / "data" / "models", tmp_path / "elsewhere"
+    outside.mkdir()
+    (models / link).parent.mkdir(parents=True, exist_ok=True)
+    (models / link).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UserError, match="would be written outside"):
+        hub_file("hf:owner/repo/model.gguf").local_path(models)
+    with FakeHub({"owner/repo/model.gguf": GGUF}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        with pytest.raises(UserError, match=f"owner/repo/model.gguf would be written outside {models}; refused"):
+            pull("hf:owner/repo/model.gguf", models)
+        assert hub.requests == [], "refused before the Hub was asked"
+    assert list(outside.rglob("*")) == [], "nothing was written where the link leads"

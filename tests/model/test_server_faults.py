@@ -3,12 +3,19 @@ a leaked key or a partial reply stored as whole (a stub server on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import pytest
 
+from bot.engine import Engine, EngineConfig
+from bot.engine.game import ModelFailed
+from bot.model import ModelWorker
 from bot.model.base import ChatMessage
-from bot.model.server import MAX_ANSWER_BYTES, ServerError, ServerModel
+from bot.model.server import MAX_ANSWER_BYTES, MAX_LINE_BYTES, ServerError, ServerModel
+from bot.store import EntryKind, Store
+from bot.worlds import WorldLibrary
 from tests.model.stub_server import StubServer
 from tests.test_cli import one_clear_line, run_bot
 
@@ -26,6 +33,18 @@ def test_the_api_key_never_follows_a_redirect_to_another_host():
         server.redirect_to = None
         model.check()
         assert server.requests[-1][2].get("Authorization") == "Bearer sekrit-key", "its own server gets the key"
+
+
+def test_a_completion_redirected_to_another_host_is_refused_and_the_key_stays_here():
+    with StubServer() as elsewhere, StubServer() as server:
+        server.redirect_to = elsewhere.url.replace("http://", "http://maya:hunter2@")
+        model = ServerModel(server.url, "gm", api_key="sekrit-key")
+        for call in (lambda: model.generate(CHAT, max_tokens=10), lambda: list(model.stream(CHAT, max_tokens=10))):
+            with pytest.raises(ServerError, match="redirect") as refused:
+                call()
+            assert "sekrit" not in str(refused.value) and "hunter2" not in str(refused.value), refused.value
+        assert [method for method, *_ in server.requests] == ["POST", "POST"]
+        assert elsewhere.requests == [], "the other host was never asked, so it never saw the key"
 
 
 def test_a_stream_cut_off_before_its_end_is_a_failed_call_not_a_whole_reply():
@@ -51,6 +70,69 @@ def test_a_server_that_ignores_max_tokens_is_read_no_further_than_the_limit():
         assert len(text.split()) <= 50 and model.last_call.generated_tokens == 50
 
 
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("empty", "sent 300 lines without finishing its reply"),
+        ("comments", "sent 300 lines without finishing its reply"),
+        ("trickle", "did not finish its reply within 1 s (GM_MODEL_TIMEOUT)"),
+    ],
+)
+def test_a_stream_that_goes_on_without_text_is_a_failed_call_not_a_hang(mode: str, said: str):
+    with StubServer() as server:
+        server.stream = mode
+        model = ServerModel(server.url, "gm", timeout=1)
+        with pytest.raises(ServerError, match=re.escape(said)):
+            list(model.stream(CHAT, max_tokens=50))
+        server.stream = "whole"
+        assert "".join(model.stream(CHAT, max_tokens=50)).strip() == StubServer.REPLY
+
+
+def test_a_json_answer_that_trickles_forever_is_a_failed_call_not_a_hang():
+    with StubServer() as server:
+        server.trickle = True
+        model = ServerModel(server.url, "gm", timeout=1)
+        with pytest.raises(ServerError, match=re.escape("did not finish its answer to /models within 1 s")):
+            model.check()
+
+
+def test_a_stream_line_is_read_up_to_its_bound_and_no_further():
+    with StubServer() as server:
+        model = ServerModel(server.url, "gm")
+        server.line_pad = MAX_LINE_BYTES - 1000
+        assert "".join(model.stream(CHAT, max_tokens=100)).strip() == StubServer.REPLY, "a long line is read"
+        server.line_pad = MAX_LINE_BYTES
+        with pytest.raises(ServerError, match=f"a line of more than {MAX_LINE_BYTES:,} bytes"):
+            list(model.stream(CHAT, max_tokens=100))
+
+
+@pytest.mark.parametrize("mode", ["cut", "empty", "trickle"])
+async def test_a_stream_that_breaks_off_or_never_ends_fails_the_turn_and_the_retry_answers(
+    mode: str, tmp_path: Path, worlds_dir: Path
+):
+    with StubServer() as server:
+        server.stream = mode
+        store = await Store.open(tmp_path / "gm.sqlite3")
+        async with ModelWorker(ServerModel(server.url, "gm", timeout=1)) as worker:
+            engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=40))
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            shown: list[str] = []
+            with pytest.raises(ModelFailed, match="your action is saved"):
+                await engine.act(game.id, "maya", "I climb the stair.", on_text=shown.append)
+            assert [e.content for e in await engine.unanswered(game.id)] == ["I climb the stair."]
+            replies = [e.content for e in await store.log(game.id) if e.kind is EntryKind.GM]
+            assert len(replies) == 1, "the opening only: no part of the broken reply is stored as the GM's answer"
+            server.stream = "whole"
+            result = await engine.retry(game.id)
+            assert result.text == StubServer.REPLY
+            assert await engine.unanswered(game.id) == []
+            log = await store.log(game.id)
+            assert [e.content for e in log if e.kind is EntryKind.GM] == [*replies, StubServer.REPLY]
+            await engine.close()
+        await store.close()
+
+
 @pytest.mark.parametrize("path", ["/models", "/chat/completions"])
 def test_a_huge_answer_is_refused_without_reading_it_all(path: str):
     with StubServer() as server:
@@ -63,15 +145,45 @@ def test_a_huge_answer_is_refused_without_reading_it_all(path: str):
                 model.generate(CHAT, max_tokens=10)
 
 
-@pytest.mark.parametrize("answer", [["gm"], {"data": "gm"}, {"data": [1, None, "gm"]}, "gm", None])
-def test_a_models_answer_of_another_shape_is_one_clear_error_or_accepted(answer: object):
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (["gm"], "answered /models without a list of models (data)"),
+        ({"data": "gm"}, "answered /models without a list of models (data)"),
+        ("gm", "answered /models without a list of models (data)"),
+        (None, "answered /models without a list of models (data)"),
+        ({"data": []}, "answered /models with no model ids in its list"),
+        ({"data": [1, None, "gm"]}, "answered /models with no model ids in its list"),
+        ({"data": [{"name": "gm"}, {"id": 7}]}, "answered /models with no model ids in its list"),
+        ({"data": [{"id": "other"}]}, "serves other, not 'gm': set GM_MODEL_NAME to one of them"),
+        (b"[" * 100_000, "answered /models with JSON nested too deeply"),
+        (b"<html>502 Bad Gateway</html>", "answered /models with no JSON"),
+    ],
+)
+def test_a_models_answer_of_another_shape_is_one_clear_error(answer: object, said: str):
     with StubServer() as server:
         server.models = answer
         model = ServerModel(server.url, "gm")
-        try:
+        with pytest.raises(ServerError) as refused:
             model.check()
-        except ServerError as exc:
-            assert "/models" in str(exc)
+        message = str(refused.value)
+        assert message.startswith(f"The model server at {server.url} {said}"), message
+        assert "\n" not in message and len(message) < 400, message
+
+
+def test_a_models_answer_listing_the_model_among_others_is_accepted():
+    with StubServer() as server:
+        server.models = {"object": "list", "data": [{"id": "other"}, "junk", {"id": "gm", "object": "model"}]}
+        ServerModel(server.url, "gm").check()
+
+
+def test_a_deeply_nested_models_answer_at_start_is_one_clear_line(tmp_path, bot_env):
+    with StubServer() as server:
+        server.models = b"[" * 100_000
+        env = {**bot_env, "GM_MODEL_URL": server.url, "GM_MODEL_NAME": "gm"}
+        result = run_bot("play", "lighthouse", cwd=tmp_path, stdin="/quit\n", **env)
+        line = one_clear_line(result)
+        assert line == f"The model server at {server.url} answered /models with JSON nested too deeply.", line
 
 
 @pytest.mark.parametrize(
@@ -82,6 +194,11 @@ def test_a_models_answer_of_another_shape_is_one_clear_error_or_accepted(answer:
         ("ftp://example.com/v1", "http:// or https://"),
         ("http:///v1", "no host"),
         ("http://maya:hunter2@127.0.0.1:9/v1", "GM_MODEL_API_KEY"),
+        ("http://h:abc/v1", "GM_MODEL_URL's port"),
+        ("http://h:99999/v1", "GM_MODEL_URL's port"),
+        ("http://[::1/v1", "GM_MODEL_URL is not a URL"),
+        (f"http://{'a' * 64}.example/v1", "GM_MODEL_URL's host"),
+        ("http://a..b/v1", "GM_MODEL_URL's host"),
     ],
 )
 def test_a_model_url_that_is_not_an_http_server_is_refused_at_start(tmp_path, url: str, said: str):
