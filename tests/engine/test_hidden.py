@@ -231,3 +231,37 @@ async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
     assert any("I land on the rock." in p for p in recap_prompts)
     beat_prompts = [c.prompt_text for c in memory_model.calls if c.messages[0].content.startswith("You track")]
     assert beat_prompts and not any("WHISPERED" in p for p in beat_prompts)
+
+
+async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read_again(engine: Engine, memory_model):
+    """A model given a note to write a reply again copies it into later replies if later prompts show it."""
+    from bot.engine.drafting import REGENERATE
+    from bot.engine.narration import SAY_SOMETHING_NEW
+
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    memory_model.enqueue(
+        "The lamp gutters. Between us, the keeper is alive and hiding below. What now?",  # a leak: written again
+        "The lamp gutters and the wind moans through the tower. What now?",
+    )
+    first = await engine.act(game.id, "maya", "I ask the gulls where the keeper went.")
+    await engine.memory.idle(game.id)
+    assert first.draft is not None and any(REGENERATE in c.messages[-1].content for c in memory_model.calls)
+    memory_model.enqueue(
+        "The lamp gutters and the wind moans through the tower.",  # nothing new: asked once more
+        "Rain streaks the window glass while the tide climbs the black rocks. Now?",
+    )
+    second = await engine.act(game.id, "maya", "I wait by the window.")
+    await engine.memory.idle(game.id)
+    assert any(SAY_SOMETHING_NEW in c.messages[-1].content for c in memory_model.calls)
+
+    memory_model.enqueue("Gulls scream overhead as a rowing boat noses out of the fog toward the landing. Well?")
+    third = await engine.act(game.id, "maya", "I go down to the landing.")
+    [call] = [c for c in memory_model.calls if c.messages[-1].content.endswith("I go down to the landing.")]
+    read = "\n".join(m.content for m in call.messages)
+    for note in (REGENERATE, SAY_SOMETHING_NEW, "GM note"):
+        assert note not in read, f"{note!r} is in a later prompt"
+    assert third.context.messages == call.messages
+    stored = [e.content for e in await engine.store.log(game.id)]
+    assert not any("GM note" in text or "Your last reply" in text for text in stored)
+    assert second.text.startswith("Rain streaks")
