@@ -282,8 +282,8 @@ class GameCog(TableCog):
         try:
             async with interaction.channel.typing():
                 result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
-        except ModelFailed:
-            await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, game.turn + 1))
+        except ModelFailed as failed:
+            await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, failed.turn))
             return
         await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
 
@@ -521,9 +521,9 @@ class GameCog(TableCog):
                 result = await self.engine.act(
                     game.id, user_key(message.author), text, message_id=str(message.id), on_text=reply.feed
                 )
-        except ModelFailed:
+        except ModelFailed as failed:
             notice = unanswered_notice(message.author.display_name)
-            await message.reply(notice, view=retry_view(game.id, game.turn + 1), mention_author=False)
+            await message.reply(notice, view=retry_view(game.id, failed.turn), mention_author=False)
             return
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)

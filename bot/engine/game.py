@@ -307,12 +307,17 @@ class Engine:
 
         ``on_text`` receives the reply piece by piece as the model writes it.
         If the model fails, the action stays in the log and :class:`ModelFailed`
-        is raised; the next action is answered together with it.
+        is raised, its ``turn`` the one the action was stored at (what a Retry
+        answers); the next action is answered together with it.
         """
         text = self.check_action(text)
         async with self.sessions[game_id].turn_lock:
             game, action = await self.turns.store_action(game_id, user_key, text, message_id)
-            return await self.turns.answer(game, action, on_text=on_text)
+            try:
+                return await self.turns.answer(game, action, on_text=on_text)
+            except ModelFailed as failed:
+                failed.turn = action.turn  # stored under the lock: a turn that ran meanwhile moved it on
+                raise
 
     async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
         """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.

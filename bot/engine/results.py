@@ -18,7 +18,11 @@ MODEL_FAILED = "The GM could not answer just now; your action is saved. Try agai
 
 
 class ModelFailed(UserError):
-    """The model raised or said nothing; the player's action is kept."""
+    """The model raised or said nothing; the player's action is kept, at ``turn`` (the turn a Retry answers)."""
+
+    def __init__(self, message: str = MODEL_FAILED, *, turn: int | None = None):
+        super().__init__(message)
+        self.turn = turn
 
 
 @dataclass(frozen=True)
