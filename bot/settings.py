@@ -38,6 +38,9 @@ class ProcessSettings(BaseSettings):
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
     dev_guild_id: int | None = Field(default=None, description="Sync commands to this guild only.")
     message_content: bool = Field(default=False, description="Read plain messages as actions (privileged intent).")
+    members_intent: bool = Field(
+        default=False, description="Hear members leave as it happens (privileged intent); off: found when next needed."
+    )
     shard_count: int | None = Field(
         default=None, ge=1, le=4096, description="Gateway shards in this process; empty: as many as Discord recommends."
     )

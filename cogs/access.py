@@ -40,7 +40,7 @@ def channel_key(channel: discord.abc.Messageable | None) -> str:
     return f"{KEY_PREFIX}{getattr(channel, 'id', 0)}"
 
 
-def user_key(user: discord.abc.User) -> str:
+def user_key(user: discord.abc.Snowflake) -> str:
     return f"{KEY_PREFIX}{user.id}"
 
 

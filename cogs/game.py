@@ -275,7 +275,7 @@ class GameCog(TableCog):
                 f"the room is {room}. Shorten it; nothing was saved."
             )
         if await self.engine.turn_policy(game.id) == "round":
-            await self._round(interaction, game.id, player.name, action)
+            await self._round(interaction, game, player.name, action)
             return
         await interaction.response.send_message(echo(player.name, action))
         reply = StreamedReply(interaction.channel.send)
@@ -303,10 +303,11 @@ class GameCog(TableCog):
         """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
         return functools.partial(self.post_turn, channel)
 
-    async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
+    async def _round(self, interaction: discord.Interaction, game: Game, name: str, action: str) -> None:
         post = self._round_poster(interaction.channel)
         await interaction.response.send_message(echo(name, action))
-        state = await self.engine.add_to_round(game_id, user_key(interaction.user), action, on_closed=post)
+        await self._seat_only_members(game, interaction.user)
+        state = await self.engine.add_to_round(game.id, user_key(interaction.user), action, on_closed=post)
         if state.waiting:
             await interaction.followup.send(
                 f"The GM answers when {', '.join(state.waiting)} has acted, or in {state.seconds} seconds.",
@@ -333,6 +334,8 @@ class GameCog(TableCog):
         where = await self._where(result.game)
         for aside in result.private:
             user_id = discord_id(aside.player.user_key)
+            if not await self._still_seated(result.game, user_id):
+                continue  # they left the server: nothing more of the game reaches them, their seat is free
             text = f"🤫 Only you see this ({where}): {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
@@ -431,7 +434,7 @@ class GameCog(TableCog):
     async def on_raw_member_remove(self, payload: discord.RawMemberRemoveEvent) -> None:  # the members intent
         await self._gone(payload.guild_id, payload.user, "left the server")
 
-    async def _gone(self, guild_id: int, user: discord.abc.User, why: str) -> None:
+    async def _gone(self, guild_id: int, user: discord.abc.Snowflake, why: str) -> None:
         """A player no longer in a server loses their seats in its games: no more secrets by DM, no more turns."""
         for game, player in await self.engine.release_seats(user_key(user), str(guild_id)):
             channel = self._channel_of(game)
@@ -455,8 +458,7 @@ class GameCog(TableCog):
             listing = ", ".join(f"#{g.id} {self.engine.world_of(g).title}" for g in games)
             await message.channel.send(f"You are in several games ({listing}); start your message with its number.")
             return
-        if not await self._still_in_server(chosen, message.author):
-            await self._gone(int(await self.engine.server_of(chosen.id)), message.author, "left the server")
+        if not await self._still_seated(chosen, message.author.id):
             await message.channel.send("You are no longer in that game's server; your seat there is free.")
             return
         try:
@@ -466,22 +468,33 @@ class GameCog(TableCog):
             return
         await self.post_turn(message.channel, result)
 
-    async def _still_in_server(self, game, user: discord.abc.User) -> bool:
-        """Whether ``user`` is still a member of the server ``game`` is played in (asked of Discord: leaving is
-        seen as it happens only with the members intent)."""
+    async def _still_seated(self, game: Game, user_id: int | None) -> bool:
+        """Whether the player ``user_id`` is still a member of the server ``game`` is played in; one found gone
+        loses their seats in its games. Leaving is heard as it happens only with the members intent
+        (``GM_MEMBERS_INTENT``); without it, it is found here, before the game sends them anything or waits on
+        them."""
         server = await self.engine.server_of(game.id)
         guild = self.bot.get_guild(int(server)) if server else None
-        if guild is None:
+        if guild is None or user_id is None:
             return True  # not a server's game, or a server the bot is not in: nothing to check against
-        if guild.get_member(user.id) is not None:
+        if guild.get_member(user_id) is not None:
             return True
         try:
-            await guild.fetch_member(user.id)
+            await guild.fetch_member(user_id)
         except discord.NotFound:
+            await self._gone(guild.id, discord.Object(user_id), "left the server")
             return False
         except discord.HTTPException:
             return True  # Discord did not say: the game goes on
         return True
+
+    async def _seat_only_members(self, game: Game, acting: discord.abc.User) -> None:
+        """Before a round takes an action: the players it would wait for who left the server lose their seats,
+        so the round does not wait out its window for them."""
+        acted = {e.player_id for e in await self.engine.unanswered(game.id)}
+        for player in await self.engine.players(game.id):
+            if player.id not in acted and player.user_key != user_key(acting):
+                await self._still_seated(game, discord_id(player.user_key))
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -503,6 +516,7 @@ class GameCog(TableCog):
                         channel_key(message.channel), ", ".join(missing))  # fmt: skip
             return
         if await self.engine.turn_policy(game.id) == "round":  # gathered like /act's, answered once for all
+            await self._seat_only_members(game, message.author)
             try:
                 state = await self.engine.add_to_round(
                     game.id, user_key(message.author), text, message_id=str(message.id),
