@@ -19,7 +19,7 @@ from discord.ext import commands
 
 import cogs
 from bot.access import COMMANDS
-from bot.engine import Engine
+from bot.engine import MODEL_UNAVAILABLE, Engine, ModelUnavailable
 from bot.errors import UserError
 from bot.settings import Settings
 from cogs.rendering import without_host_paths
@@ -103,7 +103,11 @@ class GameMasterBot(commands.AutoShardedBot):
     ) -> None:
         """One handler for every command and button: a user's mistake gets its sentence, anything else one plain one."""
         cause = getattr(error, "original", error)
-        if isinstance(cause, UserError):
+        if isinstance(cause, ModelUnavailable):  # its message names where the model runs: for the log only
+            log.warning("Command %s: the model is unavailable: %s", getattr(interaction.command, "qualified_name", "?"),
+                        cause)  # fmt: skip
+            text = MODEL_UNAVAILABLE
+        elif isinstance(cause, UserError):
             text = without_host_paths(str(cause))
         elif isinstance(cause, discord.app_commands.CheckFailure):
             text = str(cause) or "You cannot use that here."
