@@ -25,6 +25,10 @@ def managed_server(engine: Engine, interaction: discord.Interaction) -> ServerAd
     return engine.server(server_of(interaction))
 
 
+def _secretly(secret: bool) -> str:
+    return " (secret: /lore list shows it to admins only)" if secret else ""
+
+
 def _keys(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -141,7 +145,10 @@ class WorldsCog(TableCog):
         await say_pages(interaction, "\n".join(lines) or "No lore.", ephemeral=True)
 
     @lore.command(name="add", description="Add a lore entry to this game")
-    @app_commands.describe(keys="Comma-separated keys", content="What the GM should know", priority="0 to 100")
+    @app_commands.describe(
+        keys="Comma-separated keys", content="What the GM should know", priority="0 to 100",
+        secret="It bears a clue: /lore list shows it to admins only (the GM still reads it)",
+    )  # fmt: skip
     async def lore_add(
         self,
         interaction: discord.Interaction,
@@ -150,15 +157,17 @@ class WorldsCog(TableCog):
         secondary_keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] = 50,
         always_on: bool = False,
+        secret: bool = False,
     ) -> None:
         game = await self.game_here(interaction)
         entry = await self.engine.add_lore(
             game.id, keys=_keys(keys), content=content, secondary_keys=_keys(secondary_keys) or [],
-            priority=priority, always_on=always_on,
+            priority=priority, always_on=always_on, secret=secret,
         )  # fmt: skip
-        await interaction.response.send_message(f"Lore `{entry.id}` added.", ephemeral=True)
+        await interaction.response.send_message(f"Lore `{entry.id}` added{_secretly(entry.secret)}.", ephemeral=True)
 
     @lore.command(name="edit", description="Change a lore entry of this game")
+    @app_commands.describe(secret="True: /lore list shows it to admins only; false: to everyone")
     async def lore_edit(
         self,
         interaction: discord.Interaction,
@@ -166,12 +175,17 @@ class WorldsCog(TableCog):
         content: str | None = None,
         keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] | None = None,
+        secret: bool | None = None,
     ) -> None:
         game = await self.game_here(interaction)
-        if content is None and keys is None and priority is None:
-            raise UserError("Give the new content, keys or priority.")
-        changed = await self.engine.edit_lore(game.id, entry, content=content, keys=_keys(keys), priority=priority)
-        await interaction.response.send_message(f"Lore `{changed.id}` changed.", ephemeral=True)
+        if content is None and keys is None and priority is None and secret is None:
+            raise UserError("Give the new content, keys, priority or secret.")
+        changed = await self.engine.edit_lore(
+            game.id, entry, content=content, keys=_keys(keys), priority=priority, secret=secret
+        )
+        await interaction.response.send_message(
+            f"Lore `{changed.id}` changed{_secretly(changed.secret)}.", ephemeral=True
+        )
 
     @lore.command(name="remove", description="Remove a lore entry from this game")
     async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
