@@ -230,8 +230,14 @@ class ConfigCog(TableCog):
         game = await self.game_here(interaction)
         values = await self.engine.game_settings(game.id)
         sources = await self.engine.setting_sources(game.id)
-        origin = {"game": " (set for this game)", "server": " (this server's default)"}
-        lines = [f"`{name}` = {value}{origin.get(sources.get(name), '')}" for name, value in values.items()]
+        capped = await self.engine.capped_settings(game.id)
+        origin = {"game": "set for this game", "server": "this server's default"}
+        lines = []
+        for name, value in values.items():
+            marks = [origin[sources[name]]] if name in sources else []
+            if name in capped:
+                marks.append(f"set to {capped[name]}, capped by the bot's host")
+            lines.append(f"`{name}` = {value}" + (f" ({'; '.join(marks)})" if marks else ""))
         buckets = await self.engine.buckets(game.id)
         lines.append("buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
         lines.append("Values without a mark are the bot's defaults.")
@@ -240,9 +246,13 @@ class ConfigCog(TableCog):
     async def _show_server(self, interaction: discord.Interaction) -> None:
         admin = managed_server(self.engine, interaction)
         defaults = await admin.defaults()
+        capped = await admin.capped_defaults()
         buckets = await admin.bucket_defaults()
         role = await admin.gm_role()
-        lines = [f"`{name}` = {value}" for name, value in sorted(defaults.items())]
+        lines = [
+            f"`{name}` = {value}" + (f" (capped at {capped[name]} by the bot's host)" if name in capped else "")
+            for name, value in sorted(defaults.items())
+        ]
         lines += [f"`buckets.{name}` = {'on' if on else 'off'}" for name, on in sorted(buckets.items())]
         lines.append(f"GM role: <@&{role}>" if role else "GM role: none (Manage Server only)")
         if not defaults and not buckets:

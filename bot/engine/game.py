@@ -507,6 +507,11 @@ class Engine:
         """Where each setting of a game that is not the bot's default comes from: ``game`` or ``server``."""
         return await self.settings.sources(game_id)
 
+    async def capped_settings(self, game_id: int) -> dict[str, object]:
+        """The game's settings whose stored value is past the host's ceiling (set before the host lowered it):
+        the value stored, by name; :meth:`game_settings` gives the ceiling, which is what the game uses."""
+        return {name: stored for name, (stored, _) in (await self.settings.capped(game_id)).items()}
+
     async def set_setting(self, game_id: int, name: str, value: str) -> dict[str, object]:
         await self.store.game(game_id)
         return await self.settings.set(game_id, name, value)
