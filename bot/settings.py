@@ -53,6 +53,11 @@ class ProcessSettings(BaseSettings):
     )
     backup_keep: int = Field(default=7, ge=1, le=1000, description="Dated copies kept in data/backups/.")
     worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
+    server_worlds_mib: int = Field(
+        default=256, ge=1, le=64 * 1024,
+        description="All servers' own world files together, as stored: an upload past it is refused, a start reads "
+        "no more.",
+    )  # fmt: skip
     stop_seconds: float = Field(
         default=8, ge=0, le=600, description="On SIGTERM or SIGINT, how long running replies may take to finish."
     )

@@ -105,7 +105,7 @@ class Engine:
             store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
         )
         self.guards = LeakGuards(store, self.meaning)
-        self.servers = Servers(store, worlds)
+        self.servers = Servers(store, worlds, max_total_bytes=config.server_worlds_bytes)
         self.seats = Seats(store, self.sessions)
         self.prompts = Prompts(store, worker, self.memory, self.settings, self.sessions, self.world_of, config)
         self.turns = Turns(
