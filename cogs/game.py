@@ -15,7 +15,18 @@ from bot.access import missing_permissions
 from bot.engine import Engine, ModelFailed, TurnResult
 from bot.errors import UserError
 from bot.store import Game, Visibility
-from cogs.access import TableCog, channel_key, discord_id, is_admin, is_thread, say, say_pages, server_of, user_key
+from cogs.access import (
+    TableCog,
+    channel_key,
+    discord_id,
+    expired,
+    is_admin,
+    is_thread,
+    say,
+    say_pages,
+    server_of,
+    user_key,
+)
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
@@ -23,6 +34,10 @@ log = logging.getLogger(__name__)
 SHOWN_TURNS = 500  # the latest turns whose reply messages are remembered, to mark one a retry replaces
 REPLACED = "*(Replaced: this answer was written again, below.)*"
 REFUSED = "Discord would not take the GM's reply just now. Your turn is saved: use /retry to see it again."
+OPENING_REFUSED = (
+    "Discord would not take the game's opening scene just now. The game is started and kept all the same: "
+    "/join it, and the GM's first reply goes on from the opening."
+)
 
 
 def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
@@ -221,7 +236,7 @@ class GameCog(TableCog):
         for piece in first:  # a long pitch (a world may have 4,000 characters of it) in several messages
             await say(interaction, piece)
         await say(interaction, last, view=join_view(started.game.id))
-        await self._post(interaction, started.opening.content)
+        await self._show(interaction.channel, started.opening.content, interaction=interaction, refused=OPENING_REFUSED)
 
     @game_start.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -371,20 +386,38 @@ class GameCog(TableCog):
         await self._deliver_private(channel, result, interaction)
         if not result.public:  # an answer to a secret action: to its player alone, by DM
             return
-        try:
-            self._remember(result, await (reply or StreamedReply(channel.send)).finish(result.text))
-        except discord.HTTPException as exc:
-            log.warning("Discord refused the GM's reply in %s (%s); the turn is stored", channel_key(channel), exc)
-            await self._tell_refused(channel, interaction)
+        shown = await self._show(channel, result.text, reply=reply, interaction=interaction)
+        if shown is not None:
+            self._remember(result, shown)
 
-    async def _tell_refused(self, channel: discord.abc.Messageable, interaction: discord.Interaction | None) -> None:
-        if interaction is not None:
-            await interaction.followup.send(REFUSED, ephemeral=True)
-            return
+    async def _show(
+        self, channel: discord.abc.Messageable, text: str, *, reply: StreamedReply | None = None,
+        interaction: discord.Interaction | None = None, refused: str = REFUSED,
+    ) -> list[discord.Message] | None:  # fmt: skip
+        """Post the GM's stored ``text`` in the channel, ``reply`` (what streamed of it) finished with it: the
+        messages, or ``None`` when Discord refuses them, after telling the user ``refused``."""
         try:
-            await channel.send(REFUSED)
+            return await (reply or StreamedReply(channel.send)).finish(text)
+        except discord.HTTPException as exc:
+            log.warning("Discord refused the GM's text in %s (%s); it is stored", channel_key(channel), exc)
+            await self._tell_refused(channel, interaction, refused)
+            return None
+
+    async def _tell_refused(
+        self, channel: discord.abc.Messageable, interaction: discord.Interaction | None, text: str
+    ) -> None:
+        """In the followup of the user's command if they gave one; else, or once it expired, in the channel."""
+        if interaction is not None:
+            try:
+                await interaction.followup.send(text, ephemeral=True)
+                return
+            except discord.HTTPException as exc:
+                why = "it expired" if expired(exc) else str(exc)
+                log.info("Could not tell the user in their command's followup (%s); telling the channel", why)
+        try:
+            await channel.send(text)
         except discord.HTTPException:
-            log.info("Could not tell %s either; the turn is stored", channel_key(channel))
+            log.info("Could not tell %s either; what Discord refused is stored", channel_key(channel))
 
     @app_commands.command(name="whisper", description="Act in secret: only you and the GM know, and it answers by DM")
     @app_commands.describe(action="What your character does or says, unseen by the others")
@@ -419,10 +452,11 @@ class GameCog(TableCog):
             await say(interaction, f"**{plain(rolled.entry.author)}** rolls {rolled.roll.text}")
             return
         await say(interaction, "🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
+        text = f"🎲 Your secret roll ({await self._where(game)}): {rolled.roll.text}"  # which game, as asides say
         try:
-            await interaction.user.send(f"🎲 Your secret roll: {rolled.roll.text}")
+            await interaction.user.send(text)
         except discord.HTTPException:
-            await interaction.followup.send(f"🎲 Your secret roll: {rolled.roll.text}", ephemeral=True)
+            await interaction.followup.send(text, ephemeral=True)
 
     # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
 
@@ -563,9 +597,6 @@ class GameCog(TableCog):
         entry = await self.engine.entry_by_message(str(payload.message_id))
         if entry is not None and not entry.deleted:
             await self.engine.delete_entry(entry.game_id, entry.id)
-
-    async def _post(self, interaction: discord.Interaction, text: str) -> None:
-        await StreamedReply(interaction.channel.send).finish(text)
 
 
 async def setup(bot: commands.Bot) -> None:
