@@ -21,6 +21,7 @@ class Access(StrEnum):
     PLAYER_OR_ADMIN = "seated players and admins"  # it changes the game for everyone at the table
     STARTER_OR_ADMIN = "the game's starter and admins"
     ADMIN = "admins"
+    OWNER = "the bot's owner"  # the Discord application's owner or team, whatever their standing in a server
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ COMMANDS: dict[str, Rule] = {
     "lore remove": Rule(Access.ADMIN),
     "world list": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
     "world info": Rule(Access.ANYONE, in_dms=True, note="also in a DM"),
-    "world reload": Rule(Access.ADMIN),
+    "world reload": Rule(Access.OWNER, note="the bot's owner only (the Discord application's owner or team)"),
     "world add": Rule(Access.ADMIN, note="Manage Server: a world for this server only"),
     "world remove": Rule(Access.ADMIN, note="Manage Server"),
     "world restore": Rule(Access.ADMIN, note="Manage Server"),
@@ -81,6 +82,7 @@ REFUSALS = {
     Access.PLAYER_OR_ADMIN: "Only players seated in this game, or admins, can do that; /join first.",
     Access.STARTER_OR_ADMIN: "Only whoever started this game, or an admin, can do that.",
     Access.ADMIN: "That needs the Manage Server permission or the GM role.",
+    Access.OWNER: "That is for the bot's owner: every server shares what it changes. /world add adds a world here.",
 }
 IN_A_SERVER = "That works in a server's channel, not in a DM."
 
@@ -112,8 +114,11 @@ def cannot_post(missing: list[str]) -> str:
 
 
 def allows(access: Access, standing: Standing) -> bool:
+    """Whether a standing towards a game may; the bot's owner is none of them, and is asked of Discord apart."""
     if access is Access.ANYONE:
         return True
+    if access is Access.OWNER:
+        return False
     if access is Access.PLAYER:
         return standing.seated
     if access is Access.PLAYER_OR_ADMIN:

@@ -19,7 +19,7 @@ from discord.ext import commands
 
 import cogs
 from bot.access import COMMANDS
-from bot.engine import Engine
+from bot.engine import MODEL_UNAVAILABLE, Engine, ModelUnavailable
 from bot.errors import UserError
 from bot.settings import Settings
 from cogs.rendering import without_host_paths
@@ -55,12 +55,14 @@ class GameMasterBot(commands.AutoShardedBot):
     def __init__(self, engine: Engine, settings: Settings, *, force_sync: bool = False):
         intents = discord.Intents.default()
         intents.message_content = settings.message_content
+        intents.members = settings.members_intent  # a member who leaves is heard at once, not found when next needed
         # No message of the bot's ever pings: not a GM reply naming @everyone, not a character called <@&role>.
         # Sharded in one process (Discord requires shards past 2,500 servers): as many as Discord recommends,
-        # unless GM_SHARD_COUNT says.
+        # unless GM_SHARD_COUNT says. The members intent is for the leaving events: no server's member list is
+        # fetched at start (a member not seen since is asked of Discord when needed).
         super().__init__(
             command_prefix=commands.when_mentioned, intents=intents, allowed_mentions=discord.AllowedMentions.none(),
-            shard_count=settings.shard_count,
+            shard_count=settings.shard_count, chunk_guilds_at_startup=False,
         )  # fmt: skip
         self.engine = engine
         self.settings = settings
@@ -101,7 +103,11 @@ class GameMasterBot(commands.AutoShardedBot):
     ) -> None:
         """One handler for every command and button: a user's mistake gets its sentence, anything else one plain one."""
         cause = getattr(error, "original", error)
-        if isinstance(cause, UserError):
+        if isinstance(cause, ModelUnavailable):  # its message names where the model runs: for the log only
+            log.warning("Command %s: the model is unavailable: %s", getattr(interaction.command, "qualified_name", "?"),
+                        cause)  # fmt: skip
+            text = MODEL_UNAVAILABLE
+        elif isinstance(cause, UserError):
             text = without_host_paths(str(cause))
         elif isinstance(cause, discord.app_commands.CheckFailure):
             text = str(cause) or "You cannot use that here."
@@ -146,16 +152,31 @@ async def serve(engine: Engine, settings: Settings) -> None:
     except discord.LoginFailure:
         raise UserError("Discord refused DISCORD_TOKEN; copy the token again from the developer portal.") from None
     except discord.PrivilegedIntentsRequired:
-        raise UserError(
-            "The message-content intent is on (GM_MESSAGE_CONTENT=true) but not enabled for the bot "
-            "in the developer portal; enable it there or set GM_MESSAGE_CONTENT=false."
-        ) from None
+        raise UserError(privileged_intents_refused(settings)) from None
     except (aiohttp.ClientConnectorError, OSError) as exc:
         raise UserError(f"Cannot reach Discord: {exc}") from None
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)
     log.info("Stopped cleanly")
+
+
+def privileged_intents_refused(settings: Settings) -> str:
+    """What to do when Discord refuses the privileged intents the settings ask for."""
+    asked = [
+        (name, setting)
+        for name, setting, on in [
+            ("message-content", "GM_MESSAGE_CONTENT", settings.message_content),
+            ("server-members", "GM_MEMBERS_INTENT", settings.members_intent),
+        ]
+        if on
+    ]
+    intents = " and ".join(f"the {name} intent ({setting}=true)" for name, setting in asked) or "a privileged intent"
+    off = " or ".join(f"{setting}=false" for _, setting in asked) or "the GM_ intent settings to false"
+    return (
+        f"Discord refused {intents}: it is not enabled for the bot in the developer portal (Bot, Privileged "
+        f"Gateway Intents). Enable it there, or set {off}."
+    )
 
 
 async def sync(engine: Engine, settings: Settings) -> None:

@@ -38,6 +38,9 @@ class ProcessSettings(BaseSettings):
     discord_token: str | None = Field(default=None, validation_alias=AliasChoices("DISCORD_TOKEN", "GM_DISCORD_TOKEN"))
     dev_guild_id: int | None = Field(default=None, description="Sync commands to this guild only.")
     message_content: bool = Field(default=False, description="Read plain messages as actions (privileged intent).")
+    members_intent: bool = Field(
+        default=False, description="Hear members leave as it happens (privileged intent); off: found when next needed."
+    )
     shard_count: int | None = Field(
         default=None, ge=1, le=4096, description="Gateway shards in this process; empty: as many as Discord recommends."
     )
@@ -50,6 +53,11 @@ class ProcessSettings(BaseSettings):
     )
     backup_keep: int = Field(default=7, ge=1, le=1000, description="Dated copies kept in data/backups/.")
     worlds_dir: Path = Field(default=PROJECT_ROOT / "worlds")
+    server_worlds_mib: int = Field(
+        default=256, ge=1, le=64 * 1024,
+        description="All servers' own world files together, as stored: an upload past it is refused, a start reads "
+        "no more.",
+    )  # fmt: skip
     stop_seconds: float = Field(
         default=8, ge=0, le=600, description="On SIGTERM or SIGINT, how long running replies may take to finish."
     )

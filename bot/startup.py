@@ -144,6 +144,7 @@ def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
         "max_action_chars": settings.max_action_chars,
         "full_guide": settings.prompt_guide != "short",
         "memory": fitted(settings.memory, settings.n_ctx),
+        "server_worlds_bytes": settings.server_worlds_mib * 2**20,
     }
     fields.update(changes)
     return EngineConfig(**fields)

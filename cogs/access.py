@@ -40,7 +40,7 @@ def channel_key(channel: discord.abc.Messageable | None) -> str:
     return f"{KEY_PREFIX}{getattr(channel, 'id', 0)}"
 
 
-def user_key(user: discord.abc.User) -> str:
+def user_key(user: discord.abc.Snowflake) -> str:
     return f"{KEY_PREFIX}{user.id}"
 
 
@@ -111,6 +111,10 @@ class TableCog(commands.Cog):
             missing = missing_permissions(interaction.app_permissions, thread=is_thread(interaction.channel))
             if missing:
                 raise Refused(cannot_post(missing))
+        if rule.access is Access.OWNER:
+            if not await interaction.client.is_owner(interaction.user):
+                raise Refused(REFUSALS[Access.OWNER])
+            return
         admin = await is_admin(interaction)
         if rule.access is Access.ADMIN and not admin:
             raise Refused(REFUSALS[Access.ADMIN])

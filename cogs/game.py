@@ -15,7 +15,18 @@ from bot.access import missing_permissions
 from bot.engine import Engine, ModelFailed, TurnResult
 from bot.errors import UserError
 from bot.store import Game, Visibility
-from cogs.access import TableCog, channel_key, discord_id, is_admin, is_thread, say, say_pages, server_of, user_key
+from cogs.access import (
+    TableCog,
+    channel_key,
+    discord_id,
+    expired,
+    is_admin,
+    is_thread,
+    say,
+    say_pages,
+    server_of,
+    user_key,
+)
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
@@ -23,6 +34,10 @@ log = logging.getLogger(__name__)
 SHOWN_TURNS = 500  # the latest turns whose reply messages are remembered, to mark one a retry replaces
 REPLACED = "*(Replaced: this answer was written again, below.)*"
 REFUSED = "Discord would not take the GM's reply just now. Your turn is saved: use /retry to see it again."
+OPENING_REFUSED = (
+    "Discord would not take the game's opening scene just now. The game is started and kept all the same: "
+    "/join it, and the GM's first reply goes on from the opening."
+)
 
 
 def world_choices(engine: Engine, current: str, server: str | None) -> list[app_commands.Choice[str]]:
@@ -221,7 +236,7 @@ class GameCog(TableCog):
         for piece in first:  # a long pitch (a world may have 4,000 characters of it) in several messages
             await say(interaction, piece)
         await say(interaction, last, view=join_view(started.game.id))
-        await self._post(interaction, started.opening.content)
+        await self._show(interaction.channel, started.opening.content, interaction=interaction, refused=OPENING_REFUSED)
 
     @game_start.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -275,15 +290,15 @@ class GameCog(TableCog):
                 f"the room is {room}. Shorten it; nothing was saved."
             )
         if await self.engine.turn_policy(game.id) == "round":
-            await self._round(interaction, game.id, player.name, action)
+            await self._round(interaction, game, player.name, action)
             return
         await interaction.response.send_message(echo(player.name, action))
         reply = StreamedReply(interaction.channel.send)
         try:
             async with interaction.channel.typing():
                 result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
-        except ModelFailed:
-            await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, game.turn + 1))
+        except ModelFailed as failed:
+            await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, failed.turn))
             return
         await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
 
@@ -303,10 +318,11 @@ class GameCog(TableCog):
         """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
         return functools.partial(self.post_turn, channel)
 
-    async def _round(self, interaction: discord.Interaction, game_id: int, name: str, action: str) -> None:
+    async def _round(self, interaction: discord.Interaction, game: Game, name: str, action: str) -> None:
         post = self._round_poster(interaction.channel)
         await interaction.response.send_message(echo(name, action))
-        state = await self.engine.add_to_round(game_id, user_key(interaction.user), action, on_closed=post)
+        await self._seat_only_members(game, interaction.user)
+        state = await self.engine.add_to_round(game.id, user_key(interaction.user), action, on_closed=post)
         if state.waiting:
             await interaction.followup.send(
                 f"The GM answers when {', '.join(state.waiting)} has acted, or in {state.seconds} seconds.",
@@ -333,6 +349,8 @@ class GameCog(TableCog):
         where = await self._where(result.game)
         for aside in result.private:
             user_id = discord_id(aside.player.user_key)
+            if not await self._still_seated(result.game, user_id):
+                continue  # they left the server: nothing more of the game reaches them, their seat is free
             text = f"🤫 Only you see this ({where}): {aside.entry.content}"
             try:
                 user = self.bot.get_user(user_id) or await self.bot.fetch_user(user_id)
@@ -368,20 +386,38 @@ class GameCog(TableCog):
         await self._deliver_private(channel, result, interaction)
         if not result.public:  # an answer to a secret action: to its player alone, by DM
             return
-        try:
-            self._remember(result, await (reply or StreamedReply(channel.send)).finish(result.text))
-        except discord.HTTPException as exc:
-            log.warning("Discord refused the GM's reply in %s (%s); the turn is stored", channel_key(channel), exc)
-            await self._tell_refused(channel, interaction)
+        shown = await self._show(channel, result.text, reply=reply, interaction=interaction)
+        if shown is not None:
+            self._remember(result, shown)
 
-    async def _tell_refused(self, channel: discord.abc.Messageable, interaction: discord.Interaction | None) -> None:
-        if interaction is not None:
-            await interaction.followup.send(REFUSED, ephemeral=True)
-            return
+    async def _show(
+        self, channel: discord.abc.Messageable, text: str, *, reply: StreamedReply | None = None,
+        interaction: discord.Interaction | None = None, refused: str = REFUSED,
+    ) -> list[discord.Message] | None:  # fmt: skip
+        """Post the GM's stored ``text`` in the channel, ``reply`` (what streamed of it) finished with it: the
+        messages, or ``None`` when Discord refuses them, after telling the user ``refused``."""
         try:
-            await channel.send(REFUSED)
+            return await (reply or StreamedReply(channel.send)).finish(text)
+        except discord.HTTPException as exc:
+            log.warning("Discord refused the GM's text in %s (%s); it is stored", channel_key(channel), exc)
+            await self._tell_refused(channel, interaction, refused)
+            return None
+
+    async def _tell_refused(
+        self, channel: discord.abc.Messageable, interaction: discord.Interaction | None, text: str
+    ) -> None:
+        """In the followup of the user's command if they gave one; else, or once it expired, in the channel."""
+        if interaction is not None:
+            try:
+                await interaction.followup.send(text, ephemeral=True)
+                return
+            except discord.HTTPException as exc:
+                why = "it expired" if expired(exc) else str(exc)
+                log.info("Could not tell the user in their command's followup (%s); telling the channel", why)
+        try:
+            await channel.send(text)
         except discord.HTTPException:
-            log.info("Could not tell %s either; the turn is stored", channel_key(channel))
+            log.info("Could not tell %s either; what Discord refused is stored", channel_key(channel))
 
     @app_commands.command(name="whisper", description="Act in secret: only you and the GM know, and it answers by DM")
     @app_commands.describe(action="What your character does or says, unseen by the others")
@@ -416,10 +452,11 @@ class GameCog(TableCog):
             await say(interaction, f"**{plain(rolled.entry.author)}** rolls {rolled.roll.text}")
             return
         await say(interaction, "🎲 Rolled in secret; the result comes by DM.", ephemeral=True)
+        text = f"🎲 Your secret roll ({await self._where(game)}): {rolled.roll.text}"  # which game, as asides say
         try:
-            await interaction.user.send(f"🎲 Your secret roll: {rolled.roll.text}")
+            await interaction.user.send(text)
         except discord.HTTPException:
-            await interaction.followup.send(f"🎲 Your secret roll: {rolled.roll.text}", ephemeral=True)
+            await interaction.followup.send(text, ephemeral=True)
 
     # Plain messages (F2, with the message-content intent) and their edits and deletes (F19)
 
@@ -431,7 +468,7 @@ class GameCog(TableCog):
     async def on_raw_member_remove(self, payload: discord.RawMemberRemoveEvent) -> None:  # the members intent
         await self._gone(payload.guild_id, payload.user, "left the server")
 
-    async def _gone(self, guild_id: int, user: discord.abc.User, why: str) -> None:
+    async def _gone(self, guild_id: int, user: discord.abc.Snowflake, why: str) -> None:
         """A player no longer in a server loses their seats in its games: no more secrets by DM, no more turns."""
         for game, player in await self.engine.release_seats(user_key(user), str(guild_id)):
             channel = self._channel_of(game)
@@ -455,8 +492,7 @@ class GameCog(TableCog):
             listing = ", ".join(f"#{g.id} {self.engine.world_of(g).title}" for g in games)
             await message.channel.send(f"You are in several games ({listing}); start your message with its number.")
             return
-        if not await self._still_in_server(chosen, message.author):
-            await self._gone(int(await self.engine.server_of(chosen.id)), message.author, "left the server")
+        if not await self._still_seated(chosen, message.author.id):
             await message.channel.send("You are no longer in that game's server; your seat there is free.")
             return
         try:
@@ -466,22 +502,33 @@ class GameCog(TableCog):
             return
         await self.post_turn(message.channel, result)
 
-    async def _still_in_server(self, game, user: discord.abc.User) -> bool:
-        """Whether ``user`` is still a member of the server ``game`` is played in (asked of Discord: leaving is
-        seen as it happens only with the members intent)."""
+    async def _still_seated(self, game: Game, user_id: int | None) -> bool:
+        """Whether the player ``user_id`` is still a member of the server ``game`` is played in; one found gone
+        loses their seats in its games. Leaving is heard as it happens only with the members intent
+        (``GM_MEMBERS_INTENT``); without it, it is found here, before the game sends them anything or waits on
+        them."""
         server = await self.engine.server_of(game.id)
         guild = self.bot.get_guild(int(server)) if server else None
-        if guild is None:
+        if guild is None or user_id is None:
             return True  # not a server's game, or a server the bot is not in: nothing to check against
-        if guild.get_member(user.id) is not None:
+        if guild.get_member(user_id) is not None:
             return True
         try:
-            await guild.fetch_member(user.id)
+            await guild.fetch_member(user_id)
         except discord.NotFound:
+            await self._gone(guild.id, discord.Object(user_id), "left the server")
             return False
         except discord.HTTPException:
             return True  # Discord did not say: the game goes on
         return True
+
+    async def _seat_only_members(self, game: Game, acting: discord.abc.User) -> None:
+        """Before a round takes an action: the players it would wait for who left the server lose their seats,
+        so the round does not wait out its window for them."""
+        acted = {e.player_id for e in await self.engine.unanswered(game.id)}
+        for player in await self.engine.players(game.id):
+            if player.id not in acted and player.user_key != user_key(acting):
+                await self._still_seated(game, discord_id(player.user_key))
 
     @commands.Cog.listener()
     async def on_message(self, message: discord.Message) -> None:
@@ -503,6 +550,7 @@ class GameCog(TableCog):
                         channel_key(message.channel), ", ".join(missing))  # fmt: skip
             return
         if await self.engine.turn_policy(game.id) == "round":  # gathered like /act's, answered once for all
+            await self._seat_only_members(game, message.author)
             try:
                 state = await self.engine.add_to_round(
                     game.id, user_key(message.author), text, message_id=str(message.id),
@@ -521,9 +569,9 @@ class GameCog(TableCog):
                 result = await self.engine.act(
                     game.id, user_key(message.author), text, message_id=str(message.id), on_text=reply.feed
                 )
-        except ModelFailed:
+        except ModelFailed as failed:
             notice = unanswered_notice(message.author.display_name)
-            await message.reply(notice, view=retry_view(game.id, game.turn + 1), mention_author=False)
+            await message.reply(notice, view=retry_view(game.id, failed.turn), mention_author=False)
             return
         except UserError as exc:
             await message.reply(str(exc), mention_author=False)
@@ -549,9 +597,6 @@ class GameCog(TableCog):
         entry = await self.engine.entry_by_message(str(payload.message_id))
         if entry is not None and not entry.deleted:
             await self.engine.delete_entry(entry.game_id, entry.id)
-
-    async def _post(self, interaction: discord.Interaction, text: str) -> None:
-        await StreamedReply(interaction.channel.send).finish(text)
 
 
 async def setup(bot: commands.Bot) -> None:

@@ -25,6 +25,10 @@ def managed_server(engine: Engine, interaction: discord.Interaction) -> ServerAd
     return engine.server(server_of(interaction))
 
 
+def _secretly(secret: bool) -> str:
+    return " (secret: /lore list shows it to admins only)" if secret else ""
+
+
 def _keys(text: str | None) -> list[str] | None:
     if text is None:
         return None
@@ -114,10 +118,7 @@ class WorldsCog(TableCog):
 
     @world.command(name="reload", description="Read the world files again")
     async def world_reload(self, interaction: discord.Interaction) -> None:
-        # The shipped worlds are every server's: reloading them is for the bot's owner (the application's owner
-        # or team), whatever a server's admins may do.
-        if not await self.bot.is_owner(interaction.user):
-            raise UserError("Reloading the shipped worlds is for the bot's owner; /world add adds one to this server.")
+        # The shipped worlds are every server's: the access table keeps this for the bot's owner.
         loaded, errors = await self.engine.reload_worlds()
         text = f"Loaded {loaded} worlds."
         if errors:
@@ -141,7 +142,10 @@ class WorldsCog(TableCog):
         await say_pages(interaction, "\n".join(lines) or "No lore.", ephemeral=True)
 
     @lore.command(name="add", description="Add a lore entry to this game")
-    @app_commands.describe(keys="Comma-separated keys", content="What the GM should know", priority="0 to 100")
+    @app_commands.describe(
+        keys="Comma-separated keys", content="What the GM should know", priority="0 to 100",
+        secret="It bears a clue: /lore list shows it to admins only (the GM still reads it)",
+    )  # fmt: skip
     async def lore_add(
         self,
         interaction: discord.Interaction,
@@ -150,15 +154,17 @@ class WorldsCog(TableCog):
         secondary_keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] = 50,
         always_on: bool = False,
+        secret: bool = False,
     ) -> None:
         game = await self.game_here(interaction)
         entry = await self.engine.add_lore(
             game.id, keys=_keys(keys), content=content, secondary_keys=_keys(secondary_keys) or [],
-            priority=priority, always_on=always_on,
+            priority=priority, always_on=always_on, secret=secret,
         )  # fmt: skip
-        await interaction.response.send_message(f"Lore `{entry.id}` added.", ephemeral=True)
+        await interaction.response.send_message(f"Lore `{entry.id}` added{_secretly(entry.secret)}.", ephemeral=True)
 
     @lore.command(name="edit", description="Change a lore entry of this game")
+    @app_commands.describe(secret="True: /lore list shows it to admins only; false: to everyone")
     async def lore_edit(
         self,
         interaction: discord.Interaction,
@@ -166,12 +172,17 @@ class WorldsCog(TableCog):
         content: str | None = None,
         keys: str | None = None,
         priority: app_commands.Range[int, 0, 100] | None = None,
+        secret: bool | None = None,
     ) -> None:
         game = await self.game_here(interaction)
-        if content is None and keys is None and priority is None:
-            raise UserError("Give the new content, keys or priority.")
-        changed = await self.engine.edit_lore(game.id, entry, content=content, keys=_keys(keys), priority=priority)
-        await interaction.response.send_message(f"Lore `{changed.id}` changed.", ephemeral=True)
+        if content is None and keys is None and priority is None and secret is None:
+            raise UserError("Give the new content, keys, priority or secret.")
+        changed = await self.engine.edit_lore(
+            game.id, entry, content=content, keys=_keys(keys), priority=priority, secret=secret
+        )
+        await interaction.response.send_message(
+            f"Lore `{changed.id}` changed{_secretly(changed.secret)}.", ephemeral=True
+        )
 
     @lore.command(name="remove", description="Remove a lore entry from this game")
     async def lore_remove(self, interaction: discord.Interaction, entry: str) -> None:
@@ -216,8 +227,14 @@ class ConfigCog(TableCog):
         game = await self.game_here(interaction)
         values = await self.engine.game_settings(game.id)
         sources = await self.engine.setting_sources(game.id)
-        origin = {"game": " (set for this game)", "server": " (this server's default)"}
-        lines = [f"`{name}` = {value}{origin.get(sources.get(name), '')}" for name, value in values.items()]
+        capped = await self.engine.capped_settings(game.id)
+        origin = {"game": "set for this game", "server": "this server's default"}
+        lines = []
+        for name, value in values.items():
+            marks = [origin[sources[name]]] if name in sources else []
+            if name in capped:
+                marks.append(f"set to {capped[name]}, capped by the bot's host")
+            lines.append(f"`{name}` = {value}" + (f" ({'; '.join(marks)})" if marks else ""))
         buckets = await self.engine.buckets(game.id)
         lines.append("buckets: " + ", ".join(f"{k} {'on' if v else 'off'}" for k, v in buckets.model_dump().items()))
         lines.append("Values without a mark are the bot's defaults.")
@@ -226,9 +243,13 @@ class ConfigCog(TableCog):
     async def _show_server(self, interaction: discord.Interaction) -> None:
         admin = managed_server(self.engine, interaction)
         defaults = await admin.defaults()
+        capped = await admin.capped_defaults()
         buckets = await admin.bucket_defaults()
         role = await admin.gm_role()
-        lines = [f"`{name}` = {value}" for name, value in sorted(defaults.items())]
+        lines = [
+            f"`{name}` = {value}" + (f" (capped at {capped[name]} by the bot's host)" if name in capped else "")
+            for name, value in sorted(defaults.items())
+        ]
         lines += [f"`buckets.{name}` = {'on' if on else 'off'}" for name, on in sorted(buckets.items())]
         lines.append(f"GM role: <@&{role}>" if role else "GM role: none (Manage Server only)")
         if not defaults and not buckets:

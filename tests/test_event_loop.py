@@ -12,7 +12,7 @@ import yaml
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
 from bot.engine.servers import WORLD_PREFIX, Servers, server_scope
-from bot.model import ModelWorker
+from bot.model import ModelWorker, ScriptedModel
 from bot.model.server import ServerModel
 from bot.store import Store
 from bot.worlds import WorldLibrary
@@ -60,6 +60,46 @@ async def test_starting_with_many_server_worlds_never_stalls_the_loop(store: Sto
         await servers.load()
     assert slow == [], slow
     assert all(servers.own(str(server)) == ["cove"] for server in range(8))
+
+
+async def test_the_engine_starting_with_many_servers_worlds_never_stalls_the_loop(store: Store, worlds_dir: Path):
+    """Through :meth:`Engine.start`, as the bot starts: eight servers with a world they play, an active game of
+    each, and forty more servers each holding close to its 2 MiB, stored as JSON with every character escaped
+    (about 250 MB, near the host's default ceiling, to decode: on the loop, that alone took half a second)."""
+    valid = big_world(MIB // 2).decode().replace("id: lighthouse", "id: cove")
+    escaped = "# " + "é" * (MIB - 4096)  # a world left out at once (not a mapping); six stored bytes a character
+    for server in range(8):
+        await store.set_setting(server_scope(str(server)), f"{WORLD_PREFIX}cove", valid)
+    for server in range(8, 48):
+        await store.set_setting(server_scope(str(server)), f"{WORLD_PREFIX}notes", escaped)
+    async with ModelWorker(ScriptedModel()) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig())
+        for server in range(8):
+            game = (await engine.start_game(f"chan{server}", "lighthouse")).game
+            await store.set_setting(f"game:{game.id}", "server", str(server))
+        async with slow_callbacks() as slow:
+            await engine.start()
+        assert slow == [], slow
+        assert all(engine.worlds_for(str(server)).keys() == {"lighthouse", "cove"} for server in range(8))
+        assert engine.worlds_for("8").keys() == {"lighthouse"}
+        await engine.close()
+
+
+async def test_reloading_a_big_worlds_folder_never_stalls_the_loop(store: Store, worlds_dir: Path):
+    """/world reload reads the shipped folder again: here four worlds of half a MiB each, and two that fail."""
+    for n in range(4):
+        (worlds_dir / f"big{n}.yaml").write_bytes(
+            big_world(MIB // 2).replace(b"id: lighthouse", f"id: big{n}".encode())
+        )
+    for n in range(2):
+        (worlds_dir / f"bad{n}.yaml").write_bytes(big_world(MIB // 2, valid=False))
+    async with ModelWorker(ScriptedModel()) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig())
+        async with slow_callbacks() as slow:
+            loaded, errors = await engine.reload_worlds()
+        assert slow == [], slow
+        assert (loaded, len(errors)) == (5, 2)
+        await engine.close()
 
 
 async def test_a_turn_on_a_model_server_with_a_slow_tokenizer_never_stalls_the_loop(tmp_path: Path, worlds_dir):

@@ -45,6 +45,20 @@ def test_a_shipped_world_is_a_mystery_built_on_hidden_information():
     assert all(truth.key_phrases for truth in mysteries[0].truths)
 
 
+# The shipped lore entries that bear a clue the players should find in play: /lore list shows them to admins only.
+SECRET_LORE = {
+    "hollow-manor": {"silas-pockets", "desk-blotter", "bookcase", "heron-cufflinks", "blue-room"},
+    "ember-road": {"red-cask"},
+}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
+def test_shipped_lore_that_bears_a_clue_is_marked_secret_and_the_rest_is_not(path: Path):
+    world = load_world(path)
+    assert {entry.id for entry in world.lore if entry.secret} == SECRET_LORE.get(world.id, set())
+    assert any(not entry.secret for entry in world.lore), "the world's common knowledge stays listed for everyone"
+
+
 def _mutate(data: dict, change) -> dict:
     change(data)
     return data

@@ -2,15 +2,27 @@
 
 from bot.engine.config import EngineConfig
 from bot.engine.game import NO_GAME, Engine
-from bot.engine.results import GameStarted, ModelFailed, RollResult, RoundState, TurnResult
+from bot.engine.results import (
+    MODEL_UNAVAILABLE,
+    GameStarted,
+    ModelDown,
+    ModelFailed,
+    RollResult,
+    RoundState,
+    TurnResult,
+)
 from bot.engine.server_admin import ServerAdmin
+from bot.model.base import ModelUnavailable
 
 __all__ = [
+    "MODEL_UNAVAILABLE",
     "NO_GAME",
     "Engine",
     "EngineConfig",
     "GameStarted",
+    "ModelDown",
     "ModelFailed",
+    "ModelUnavailable",
     "RollResult",
     "RoundState",
     "ServerAdmin",

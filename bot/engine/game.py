@@ -34,7 +34,9 @@ from bot.engine.notes import PlayerNotes
 from bot.engine.prompt import Prompts
 from bot.engine.results import (
     MODEL_FAILED,
+    MODEL_UNAVAILABLE,
     GameStarted,
+    ModelDown,
     ModelFailed,
     OnRoundClosed,
     OnText,
@@ -54,6 +56,7 @@ from bot.engine.turns import PRIVATE_ONLY, Turns, coming_actions
 from bot.errors import UserError
 from bot.memory.config import Buckets
 from bot.memory.context import Budget, Context, ContextTrace
+from bot.model.base import ModelUnavailable
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
 from bot.store import (
@@ -75,8 +78,9 @@ log = logging.getLogger(__name__)
 
 # What a front end or a bench may import from here, beside the engine.
 __all__ = [
-    "MODEL_FAILED", "NO_GAME", "PRIVATE_ONLY", "REGENERATE", "WITHHELD", "Engine", "EngineConfig", "GameStarted",
-    "ModelFailed", "OnRoundClosed", "OnText", "PrivateMessage", "RollResult", "RoundState", "TurnResult",
+    "MODEL_FAILED", "MODEL_UNAVAILABLE", "NO_GAME", "PRIVATE_ONLY", "REGENERATE", "WITHHELD", "Engine",
+    "EngineConfig", "GameStarted", "ModelDown", "ModelFailed", "ModelUnavailable", "OnRoundClosed", "OnText",
+    "PrivateMessage", "RollResult", "RoundState", "TurnResult",
 ]  # fmt: skip
 
 NO_GAME = "There is no game here; start one first."
@@ -101,7 +105,7 @@ class Engine:
             store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
         )
         self.guards = LeakGuards(store, self.meaning)
-        self.servers = Servers(store, worlds)
+        self.servers = Servers(store, worlds, max_total_bytes=config.server_worlds_bytes)
         self.seats = Seats(store, self.sessions)
         self.prompts = Prompts(store, worker, self.memory, self.settings, self.sessions, self.world_of, config)
         self.turns = Turns(
@@ -307,12 +311,17 @@ class Engine:
 
         ``on_text`` receives the reply piece by piece as the model writes it.
         If the model fails, the action stays in the log and :class:`ModelFailed`
-        is raised; the next action is answered together with it.
+        is raised, its ``turn`` the one the action was stored at (what a Retry
+        answers); the next action is answered together with it.
         """
         text = self.check_action(text)
         async with self.sessions[game_id].turn_lock:
             game, action = await self.turns.store_action(game_id, user_key, text, message_id)
-            return await self.turns.answer(game, action, on_text=on_text)
+            try:
+                return await self.turns.answer(game, action, on_text=on_text)
+            except ModelFailed as failed:
+                failed.turn = action.turn  # stored under the lock: a turn that ran meanwhile moved it on
+                raise
 
     async def whisper(self, game_id: int, user_key: str, text: str) -> TurnResult:
         """A secret action: logged for that player alone, and the GM's whole answer goes to them alone.
@@ -408,11 +417,13 @@ class Engine:
 
     async def compact(self, game_id: int) -> CompactionReport:
         """Fold everything but the protected tail now, whatever the thresholds."""
-        return await self.memory.compact(game_id, force=True)
+        async with _asks_the_model(game_id, "compacting"):
+            return await self.memory.compact(game_id, force=True)
 
     async def next_chapter(self, game_id: int) -> ChapterReport:
         """Finish the current chapter now: recap, fold into the story, move on."""
-        return await self.memory.finish_chapter(game_id)
+        async with _asks_the_model(game_id, "finishing the chapter"):
+            return await self.memory.finish_chapter(game_id)
 
     async def memory_status(self, game_id: int) -> MemoryStatus:
         game = await self.store.game(game_id)
@@ -496,6 +507,11 @@ class Engine:
         """Where each setting of a game that is not the bot's default comes from: ``game`` or ``server``."""
         return await self.settings.sources(game_id)
 
+    async def capped_settings(self, game_id: int) -> dict[str, object]:
+        """The game's settings whose stored value is past the host's ceiling (set before the host lowered it):
+        the value stored, by name; :meth:`game_settings` gives the ceiling, which is what the game uses."""
+        return {name: stored for name, (stored, _) in (await self.settings.capped(game_id)).items()}
+
     async def set_setting(self, game_id: int, name: str, value: str) -> dict[str, object]:
         await self.store.game(game_id)
         return await self.settings.set(game_id, name, value)
@@ -533,3 +549,19 @@ class Engine:
         """Read the shipped world files again: how many worlds are loaded, and the files left out."""
         errors = await self.worlds.reload_in_thread()
         return len(self.worlds.worlds), errors
+
+
+@contextlib.asynccontextmanager
+async def _asks_the_model(game_id: int, what: str):
+    """Around a command that waits on the model outside a turn: a model it cannot use is :class:`ModelDown`, a
+    sentence for members; why (which may name the model server's address) goes to the log."""
+    try:
+        yield
+    except Exception as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, ModelUnavailable):
+            cause = cause.__cause__  # the memory's upkeep wraps the model's error in its own
+        if cause is None:
+            raise
+        log.warning("Game %d: %s failed, the model is unavailable: %s", game_id, what, cause)
+        raise ModelDown(MODEL_UNAVAILABLE) from exc

@@ -139,14 +139,14 @@ class Narrator:
             await reading.show_short()
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", *request.where)
-            raise ModelFailed(MODEL_FAILED) from exc
+            raise ModelFailed(MODEL_FAILED, turn=request.turn) from exc
         if shaper.shaped.dropped:
             log.info("Game %d turn %d: taken out of the reply: %r", *request.where, shaper.shaped.dropped)
         await reading.screen.finish()
         reply = reading.text.strip()
         if not reply:
             log.warning("Game %d turn %d: the model returned an empty reply", *request.where)
-            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.")
+            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.", turn=request.turn)
         return Narration(reply, reading.first_text or 0.0, stream.stats, shaper.shaped)
 
 

@@ -73,7 +73,7 @@ class Prompts:
             context = await asyncio.to_thread(build)
         except ModelUnavailable as exc:
             log.warning("Game %d: counting the prompt's tokens failed: %s", game.id, exc)
-            raise ModelFailed(MODEL_FAILED) from exc
+            raise ModelFailed(MODEL_FAILED, turn=action.turn) from exc
         if not remember:
             return context
         if context.notes and action.id not in view.notes:  # kept with the action, so later prompts show it there

@@ -15,10 +15,24 @@ from bot.worlds import World
 OnText = Callable[[str], Awaitable[None] | None]
 
 MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
+MODEL_UNAVAILABLE = "The model is unavailable just now; nothing is lost. Try again in a minute."
 
 
 class ModelFailed(UserError):
-    """The model raised or said nothing; the player's action is kept."""
+    """The model raised or said nothing; the player's action is kept, at ``turn`` (the turn a Retry answers)."""
+
+    def __init__(self, message: str = MODEL_FAILED, *, turn: int | None = None):
+        super().__init__(message)
+        self.turn = turn
+
+
+class ModelDown(UserError):
+    """A command outside a turn (a compaction, a chapter's end) needed the model and could not use it: a model
+    server down, its tokenizer failing. Members read :data:`MODEL_UNAVAILABLE`; what went wrong, which may name
+    where the model runs, is logged."""
+
+    def __init__(self, message: str = MODEL_UNAVAILABLE):
+        super().__init__(message)
 
 
 @dataclass(frozen=True)

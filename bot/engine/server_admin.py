@@ -60,6 +60,11 @@ class ServerAdmin:
         """The server's defaults for its games' settings (those it set)."""
         return await self._settings.server_defaults(self.server)
 
+    async def capped_defaults(self) -> dict[str, int]:
+        """The server's defaults past the host's ceiling (set before the host lowered it): the ceiling its games
+        use instead, by name."""
+        return {name: most for name, (_, most) in (await self._settings.capped_for_server(self.server)).items()}
+
     async def set_default(self, name: str, value: str) -> dict[str, object]:
         return await self._settings.set_for_server(self.server, name, value)
 

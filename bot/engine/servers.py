@@ -11,6 +11,7 @@ anywhere else. Its default settings live beside them (see
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
@@ -25,6 +26,8 @@ MAX_SERVER_WORLDS = 25  # a server's own worlds; an autocomplete shows 25
 # All of a server's own world files together: every server's are read at start, so one server may not make
 # that slow for all. A shipped world is about 20 KB.
 MAX_SERVER_WORLD_BYTES = 2 * 2**20
+# Every server's own world files together, as stored (GM_SERVER_WORLDS_MIB): what a start reads and parses.
+MAX_TOTAL_WORLD_BYTES = 256 * 2**20
 WORLD_PREFIX = "world:"
 
 
@@ -35,26 +38,42 @@ def server_scope(server: str) -> str:
 class Servers:
     """Every server's worlds, hidden shipped worlds and GM role, read once at start and kept in step."""
 
-    def __init__(self, store: Store, library: WorldLibrary):
+    def __init__(self, store: Store, library: WorldLibrary, *, max_total_bytes: int = MAX_TOTAL_WORLD_BYTES):
         self.store = store
         self.library = library
+        self.max_total_bytes = max_total_bytes  # every server's own world files together, as stored
         self._worlds: dict[str, dict[str, World]] = {}  # server -> its own worlds by id
         self._hidden: dict[str, set[str]] = {}  # server -> shipped worlds it hides
 
     async def load(self) -> None:
-        """Read every server's worlds from the database, parsed in a thread (the loop serves other servers
-        meanwhile); one that no longer passes the checker, or past its server's size limit, is left out."""
-        scopes = await self.store.scopes("server:")
+        """Read every server's worlds from the database, decoded and parsed in a thread a server at a time (the
+        loop serves other servers meanwhile). Left out, and logged: a world that no longer passes the checker,
+        one past its server's size limit, and, servers taken in the order of their ids, those past the host's
+        ceiling on every server's worlds together (``GM_SERVER_WORLDS_MIB``)."""
+        scopes = await self.store.scopes_as_stored("server:")
         worlds: dict[str, dict[str, World]] = {}
         hidden: dict[str, set[str]] = {}
+        total = 0
+        past: dict[str, list[str]] = {}  # server -> its worlds past the host's ceiling
         for scope, values in scopes.items():
             server = scope.removeprefix("server:")
-            hidden[server] = set(values.get("hidden_worlds", []))
-            texts = {
-                key.removeprefix(WORLD_PREFIX): text for key, text in values.items() if key.startswith(WORLD_PREFIX)
-            }
-            if texts:
-                worlds[server] = await asyncio.to_thread(_parse_server_worlds, server, texts)
+            hidden[server] = set(json.loads(values.get("hidden_worlds", "[]")))
+            stored: dict[str, str] = {}  # its worlds as stored (JSON texts), within the host's ceiling
+            for key, value in values.items():
+                if not key.startswith(WORLD_PREFIX):
+                    continue
+                if total + len(value) > self.max_total_bytes:
+                    past.setdefault(server, []).append(key.removeprefix(WORLD_PREFIX))
+                    continue
+                total += len(value)
+                stored[key.removeprefix(WORLD_PREFIX)] = value
+            if stored:
+                worlds[server] = await asyncio.to_thread(_parse_server_worlds, server, stored)
+        if past:
+            log.warning(
+                "Servers' worlds left out, past the host's %s together (GM_SERVER_WORLDS_MIB): %s",
+                _mib(self.max_total_bytes), "; ".join(f"server {s}: {', '.join(names)}" for s, names in past.items()),
+            )  # fmt: skip
         self._worlds, self._hidden = worlds, hidden
 
     # What a server sees
@@ -118,10 +137,22 @@ class Servers:
                 f"This server's worlds would come to {others + len(data):,} bytes, more than the "
                 f"{MAX_SERVER_WORLD_BYTES:,} a server may keep; /world remove one first."
             )
+        await self._check_total(stored.get(WORLD_PREFIX + world.id), text)
         await self.store.set_setting(server_scope(server), WORLD_PREFIX + world.id, text)
         self._worlds.setdefault(server, {})[world.id] = world
         log.info("Server %s: world %s added (%d bytes)", server, world.id, len(data))
         return world
+
+    async def _check_total(self, replaced: str | None, text: str) -> None:
+        """Refuse a world that would take every server's worlds together past the host's ceiling."""
+        before = len(json.dumps(replaced)) if replaced is not None else 0  # sizes as stored, like the total
+        total = await self.store.stored_bytes("server:", WORLD_PREFIX) - before + len(json.dumps(text))
+        if total > self.max_total_bytes:
+            raise UserError(
+                f"Every server's own worlds together would come to {total:,} bytes, more than the "
+                f"{self.max_total_bytes:,} ({_mib(self.max_total_bytes)}) the bot's host allows "
+                "(GM_SERVER_WORLDS_MIB); nothing was added. /world remove one of this server's, or ask the host."
+            )
 
     async def remove_world(self, server: str, name: str) -> str:
         """Delete a server's own world, or hide a shipped one there; says which it did."""
@@ -158,11 +189,17 @@ class Servers:
             await self.store.set_setting(server_scope(server), "gm_role", role_id)
 
 
-def _parse_server_worlds(server: str, texts: dict[str, str]) -> dict[str, World]:
-    """A server's stored world texts, checked as at upload, within its size limit; the rest left out and logged."""
+def _mib(size: int) -> str:
+    return f"{size / 2**20:g} MiB"
+
+
+def _parse_server_worlds(server: str, stored: dict[str, str]) -> dict[str, World]:
+    """In a thread: a server's world texts as stored (JSON), decoded and checked as at upload, within its size
+    limit; the rest left out and logged."""
     worlds: dict[str, World] = {}
     size = 0
-    for name, text in sorted(texts.items()):
+    for name, value in sorted(stored.items()):
+        text = json.loads(value)
         size += len(text.encode())
         if size > MAX_SERVER_WORLD_BYTES:
             log.warning("Server %s: world %s left out: the server's worlds pass %d bytes", server, name, size)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import ValidationError
@@ -11,12 +12,15 @@ from bot.memory.config import Budgets, MemoryConfig
 from bot.store import Store
 from bot.worlds import format_validation_error
 
+log = logging.getLogger(__name__)
+
 REPLY_TOKENS = "reply_tokens"
 REPLY_RANGE = (16, 4096)
 # Settings that cost a model every server shares (tokens written or read, calls made): a game or a server may
-# lower them, never raise them past the host's own value.
+# lower them, never raise them past the host's own value (``reply_tokens`` too, past GM_REPLY_TOKENS).
 CEILINGS = frozenset({"short_words", "story_words", "recap_words", "history_limit", "trigger_messages",
-                      "trigger_tokens", "recall_candidates"})  # fmt: skip
+                      "trigger_tokens", "recall_candidates", "recall_following",
+                      *(f"budgets.{name}" for name in Budgets.model_fields)})  # fmt: skip
 TURN_POLICY = "turn_policy"
 POLICIES = ("each", "round")
 ROUND_SECONDS = "round_seconds"
@@ -31,8 +35,30 @@ def setting_names() -> list[str]:
     return names
 
 
-def resolve(base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any]) -> tuple[int, MemoryConfig]:
-    """The reply length and memory config of a game: the process's, with the game's overrides on top."""
+def ceilings(base: MemoryConfig, reply_tokens: int) -> dict[str, int]:
+    """The host's own value of each setting that costs the shared model: no game or server goes past it."""
+    return {REPLY_TOKENS: reply_tokens, **{name: _read(base, name) for name in CEILINGS}}
+
+
+def over_ceilings(base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any]) -> dict[str, tuple[Any, int]]:
+    """The stored values past the host's ceiling now, by name, with that ceiling: saved before the setting had
+    one, or before the host lowered it (``GM_REPLY_TOKENS``, ``GM_MEMORY__...``)."""
+    most = ceilings(base, reply_tokens)
+    return {
+        name: (value, most[name])
+        for name, value in overrides.items()
+        if name in most and isinstance(value, int | float) and value > most[name]
+    }
+
+
+def resolve(
+    base: MemoryConfig, reply_tokens: int, overrides: dict[str, Any], *, capped: bool = True
+) -> tuple[int, MemoryConfig]:
+    """The reply length and memory config of a game: the process's, with the game's overrides on top; a stored
+    value past the host's ceiling counts as the ceiling (``capped``; a value being checked is not)."""
+    if capped:
+        over = over_ceilings(base, reply_tokens, overrides)
+        overrides = {name: over[name][1] if name in over else value for name, value in overrides.items()}
     data = base.model_dump()
     for name, value in overrides.items():
         if name in (TURN_POLICY, ROUND_SECONDS):
@@ -56,6 +82,7 @@ class GameSettings:
         self.store = store
         self.base = base
         self.reply_tokens = reply_tokens
+        self._logged: set[tuple[int, str, Any]] = set()  # stored values found past a ceiling, logged once each
 
     async def server_of(self, game_id: int) -> str | None:
         return (await self.store.settings(f"game:{game_id}")).get(SERVER_KEY)
@@ -84,7 +111,20 @@ class GameSettings:
         return {**dict.fromkeys(inherited, "server"), **dict.fromkeys(await self.own(game_id), "game")}
 
     async def resolved(self, game_id: int) -> tuple[int, MemoryConfig]:
-        return resolve(self.base, self.reply_tokens, await self.overrides(game_id))
+        overrides = await self.overrides(game_id)
+        for name, (value, most) in over_ceilings(self.base, self.reply_tokens, overrides).items():
+            if (game_id, name, value) not in self._logged:
+                self._logged.add((game_id, name, value))
+                log.warning("Game %d: its %s of %s is past the host's ceiling; %s is used", game_id, name, value, most)
+        return resolve(self.base, self.reply_tokens, overrides)
+
+    async def capped(self, game_id: int) -> dict[str, tuple[Any, int]]:
+        """The game's values (its own or its server's) past the host's ceiling: the value stored, the one used."""
+        return over_ceilings(self.base, self.reply_tokens, await self.overrides(game_id))
+
+    async def capped_for_server(self, server: str) -> dict[str, tuple[Any, int]]:
+        """A server's defaults past the host's ceiling: the value stored, the one its games use."""
+        return over_ceilings(self.base, self.reply_tokens, await self.server_defaults(server))
 
     async def memory(self, game_id: int) -> MemoryConfig:
         return (await self.resolved(game_id))[1]
@@ -137,7 +177,7 @@ class GameSettings:
             return name, number
         candidate = {**current, name: value}
         try:
-            _, config = resolve(self.base, self.reply_tokens, candidate)
+            _, config = resolve(self.base, self.reply_tokens, candidate, capped=False)
         except ValidationError as exc:
             problems = "; ".join(format_validation_error(exc))
             raise UserError(f"{name}: {problems.split(': ', 1)[-1]}") from None

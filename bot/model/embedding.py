@@ -65,11 +65,14 @@ class LlamaEmbedder(Embedder):
     ):  # fmt: skip
         import llama_cpp
 
+        from bot.model.llama import physical_cores
+
+        threads = n_threads or physical_cores()  # as the chat model: llama.cpp's own default is half the CPUs
         try:
             # 512 tokens: all that BERT-sized models take, and plenty for a fragment (a long one is cut).
             self._llama = llama_cpp.Llama(
                 model_path=str(path), embedding=True, n_ctx=WINDOW, n_batch=WINDOW, n_ubatch=WINDOW,
-                n_threads=n_threads, n_gpu_layers=n_gpu_layers, verbose=False,
+                n_threads=threads, n_gpu_layers=n_gpu_layers, verbose=False,
             )  # fmt: skip
         except (ValueError, RuntimeError, OSError) as exc:
             raise UserError(f"The embedding model at {path} does not load: {exc}") from None

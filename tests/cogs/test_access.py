@@ -169,3 +169,72 @@ async def test_a_player_who_left_cannot_act_by_dm_and_their_seat_is_freed(simcor
     assert "no longer in that game's server" in tom.user.dm_channel.history()[-1].content
     assert len(scripted.calls) == calls and await engine.players(game.id) == []
     assert "**Tom**'s seat is free: their player left the server." in channel.last_message.content
+
+
+async def test_an_aside_for_a_player_who_left_is_not_sent_and_frees_their_seat(simcord_env, table, engine, scripted):
+    """Without the members intent the bot hears nothing when Tom leaves: it finds out before it DMs him."""
+    channel, maya, tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    game = await engine.current_game(f"discord:{channel.id}")
+    simcord_env.guild.remove_member(tom)
+    await simcord_env.settle()
+    assert [p.name for p in await engine.players(game.id)] == ["Maya", "Tom"], "nothing heard of it yet"
+    scripted.enqueue("Fog. [[to Tom: The keeper's key is under the mat.]]")
+    await maya.slash(channel, "act", action="I listen.")
+    dms = tom.user.dm_channel.history() if tom.user.dm_channel else []
+    assert not any("keeper's key" in m.content for m in dms), "no secret reaches Tom after he left"
+    assert [p.name for p in await engine.players(game.id)] == ["Maya"]
+    assert any("**Tom**'s seat is free: their player left the server." in m.content for m in channel.history())
+
+
+async def test_a_round_does_not_wait_for_a_player_who_left(simcord_env, table, engine, scripted):
+    channel, maya, tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    await admin.slash(channel, "config set", setting="turn_policy", value="round")
+    await admin.slash(channel, "config set", setting="round_seconds", value="600")
+    simcord_env.guild.remove_member(tom)
+    await simcord_env.settle()
+    scripted.enqueue("The lamp flickers for Maya alone.")
+    acted = await maya.slash(channel, "act", action="I climb.")
+    assert not any("answers when" in m.content for m in acted.followups), "the round waits for nobody"
+    assert channel.last_message.content == "The lamp flickers for Maya alone."
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert game.turn == 1 and [p.name for p in await engine.players(game.id)] == ["Maya"]
+
+
+class TestWithTheMembersIntent:
+    @pytest.fixture
+    def simcord_bot(self, engine: Engine):
+        from bot.discord_client import GameMasterBot
+        from bot.settings import Settings
+
+        return GameMasterBot(engine, Settings(discord_token="simulated", members_intent=True))
+
+    async def test_a_player_who_leaves_loses_their_seat_at_once(self, simcord_env, simcord_bot, table, engine):
+        assert simcord_bot.intents.members
+        channel, maya, tom, _admin = table
+        await maya.slash(channel, "game start", world="lighthouse")
+        await tom.slash(channel, "join", name="Tom")
+        game = await engine.current_game(f"discord:{channel.id}")
+        simcord_env.guild.remove_member(tom)
+        await simcord_env.settle()
+        assert await engine.players(game.id) == []
+        assert "**Tom**'s seat is free: their player left the server." in channel.last_message.content
+
+
+async def test_the_members_intent_is_off_unless_asked_for(simcord_env, simcord_bot):
+    assert not simcord_bot.intents.members, "a privileged intent: the developer portal must allow it first"
+
+
+def test_a_refused_privileged_intent_names_the_setting_to_turn_off():
+    from bot.discord_client import privileged_intents_refused
+    from bot.settings import Settings
+
+    text = privileged_intents_refused(Settings(discord_token="x", members_intent=True))
+    assert "GM_MEMBERS_INTENT=false" in text and "GM_MESSAGE_CONTENT" not in text
+    both = privileged_intents_refused(Settings(discord_token="x", members_intent=True, message_content=True))
+    assert "GM_MEMBERS_INTENT=false" in both and "GM_MESSAGE_CONTENT=false" in both

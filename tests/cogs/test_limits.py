@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import discord
+import pytest
 
-from bot.engine import Engine
+from bot.engine import Engine, EngineConfig
+from bot.memory.config import MemoryConfig
 from bot.model import ScriptedModel
 from bot.store import EntryKind
+from bot.worlds import WorldLibrary
 from cogs.rendering import EMBEDS_TOTAL, LIMIT, StreamedReply, embed_pages, fit_embed
 
 
@@ -104,7 +107,8 @@ def test_an_oversized_embed_is_shortened_visibly_and_grouped_to_fit():
 
 
 async def test_long_answers_are_paged_not_refused_by_discord(simcord_env, table, engine, scripted, worlds_dir):
-    """Past Discord's 2,000 characters: a world's long pitch, a long player list, a long recap, a long aside."""
+    """Past Discord's 2,000 characters: a world's long pitch and a long aside (a long player list and a long recap
+    have tests of their own, below)."""
     import yaml
 
     channel, maya, tom, admin = table
@@ -124,4 +128,50 @@ async def test_long_answers_are_paged_not_refused_by_discord(simcord_env, table,
     await maya.slash(channel, "act", action="I read the ledger.")
     dms = [m.content for m in maya.user.dm_channel.history()]
     assert len(dms) >= 2 and all(len(d) <= 2000 for d in dms), "the aside arrives whole, in pieces"
-    assert "open" not in channel.last_message.content.lower() or "DM" not in channel.last_message.content
+    assert "".join(dms).count("The ledger lists every ship that passed.") == 60
+    assert channel.last_message.content == "Fog.", "the reply is the last word: no notice to open DMs"
+    assert not any("direct messages" in m.content for m in channel.history())
+
+
+async def test_the_status_of_a_table_of_fifty_five_is_paged_with_every_player(simcord_env, table, engine: Engine):
+    channel, maya, tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    game = await engine.current_game(f"discord:{channel.id}")
+    names = [f"Wanderer of the Northern Salt Marsh {n:02d}" for n in range(55)]  # 2,200 characters and more
+    for n, name in enumerate(names):
+        await engine.join(game.id, f"discord:{9000 + n}", name)
+    result = await tom.slash(channel, "game status")
+    messages = [m for m in (result.response, *result.followups) if m is not None]
+    assert len(messages) >= 2 and all(m.ephemeral and len(m.content) <= LIMIT for m in messages)
+    assert messages[-1].content.endswith(f"({len(messages)}/{len(messages)})")
+    shown = " ".join(m.content.rsplit("\n", 1)[0] for m in messages)  # each page without its "(n/m)"
+    assert all(name in shown for name in names), "nobody is cut off the list"
+
+
+class TestALongRecap:
+    @pytest.fixture
+    async def engine(self, store, worker, worlds_dir):
+        """A host that lets recaps run long: 300 words, about 450 at most."""
+        config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=MemoryConfig(recap_words=300))
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+        yield engine
+        await engine.close()
+
+    async def test_chapter_next_with_a_long_recap_is_paged_not_refused(
+        self, simcord_env, table, engine: Engine, scripted: ScriptedModel
+    ):
+        channel, maya, _tom, admin = table
+        await maya.slash(channel, "game start", world="lighthouse")
+        await maya.slash(channel, "join", name="Maya")
+        await maya.slash(channel, "act", action="I read the keeper's log.")
+        await engine.memory.idle()
+        recap = "The keeper's log tells of storms. " * 70  # about 2,400 characters
+        scripted.enqueue(recap)
+        result = await admin.slash(channel, "chapter next")
+        messages = [m for m in (result.response, *result.followups) if m is not None and m.content]
+        assert len(messages) >= 2 and all(not m.ephemeral and len(m.content) <= LIMIT for m in messages)
+        shown = " ".join(m.content for m in messages)
+        assert shown.count("The keeper's log tells of storms.") == 70, "the recap comes whole"
+        assert "Something went wrong" not in shown
+        game = await engine.current_game(f"discord:{channel.id}")
+        assert (await engine.memory_status(game.id)).chapter_index == 1

@@ -64,7 +64,7 @@ async def test_a_secret_roll_goes_to_the_roller_by_dm_and_to_the_gms_record(simc
     assert result.ephemeral and "by DM" in result.response.content
     assert len(channel.history()) == before
     [dm] = [m.content for m in maya.user.dm_channel.history()]
-    assert dm.startswith("🎲 Your secret roll: 1d20+2: 1d20 (")
+    assert dm.startswith("🎲 Your secret roll (The Lighthouse at Gull Rock, game #1, Test Guild): 1d20+2: 1d20 (")
     game = await engine.current_game(f"discord:{channel.id}")
     entry = (await engine.history(game.id, 1))[0]
     assert entry.kind is EntryKind.ROLL and entry.visibility is Visibility.PRIVATE

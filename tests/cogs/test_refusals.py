@@ -31,7 +31,6 @@ ADMIN_COMMANDS = [
     ("lore add", {"keys": "Saltmere", "content": "A town."}),
     ("lore edit", {"entry": "weather", "content": "Calm."}),
     ("lore remove", {"entry": "weather"}),
-    ("world reload", {}),
     ("config show", {}),
     ("config set", {"setting": "pin_cap", "value": "5"}),
     ("config reset", {"setting": "pin_cap"}),

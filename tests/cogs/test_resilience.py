@@ -10,6 +10,7 @@ from bot.model import ModelWorker, ScriptedModel
 from bot.settings import Settings
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
+from cogs.game import OPENING_REFUSED, REFUSED
 from tests.conftest import bundled_model
 
 
@@ -58,6 +59,36 @@ async def test_a_refused_reply_is_told_kept_and_retried(simcord_env, table, engi
     scripted.enqueue("The lamp flares, brighter now.")
     await maya.slash(channel, "retry")
     assert channel.last_message.content == "The lamp flares, brighter now."
+
+
+async def test_a_refused_reply_after_the_interaction_expired_is_told_in_the_channel(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    """A turn that waited past the interaction's 15 minutes: its followup is refused too, so the notice that the
+    turn is kept goes to the channel."""
+    channel, maya, _, _ = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    scripted.enqueue("The lamp flares.")
+    simcord_env.inject_error("POST", "/webhooks/*", status=401, code=50027, message="Invalid Webhook Token",
+                             times=None)  # fmt: skip
+    simcord_env.inject_error("POST", "/channels/*/messages", status=403, code=50013, message="Missing Access", times=2)
+    result = await maya.slash(channel, "act", action="I light the lamp.")
+    assert channel.last_message.content == REFUSED
+    assert not result.followups and not any("went wrong" in m.content for m in channel.history())
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert [e.content for e in await engine.history(game.id, 2)] == ["I light the lamp.", "The lamp flares."]
+
+
+async def test_an_opening_discord_refuses_is_told_and_the_game_is_kept(simcord_env, table, engine: Engine):
+    channel, maya, _, _ = table
+    simcord_env.inject_error("POST", "/channels/*/messages", status=403, code=50013, message="Missing Access")
+    started = await maya.slash(channel, "game start", world="lighthouse")
+    notices = [m for m in started.followups if m.ephemeral]
+    assert [m.content for m in notices] == [OPENING_REFUSED]
+    assert not any("went wrong" in m.content for m in started.followups)
+    game = await engine.current_game(f"discord:{channel.id}")
+    assert (await engine.history(game.id, 1))[0].content.startswith("The supply boat bumps"), "the opening is kept"
 
 
 async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engine: Engine, scripted: ScriptedModel):

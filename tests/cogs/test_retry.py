@@ -176,3 +176,44 @@ async def test_after_a_restart_an_open_round_keeps_its_window(
         await simcord_env.advance_time(61)
         assert channel.last_message.content == "Round closed: Maya: I climb."
         assert (await fresh.current_game(f"discord:{channel.id}")).turn == 1
+
+
+async def test_a_failed_turn_that_waited_behind_another_gets_the_button_of_its_own_turn(
+    simcord_env, table, engine: Engine, scripted: ScriptedModel
+):
+    """Tom acts while Maya's turn holds the game: his action is stored at the turn after hers, and when the model
+    fails on it, his Retry button is bound to that turn (not to the one the game was at when he typed)."""
+    import asyncio
+
+    channel, maya, tom, _admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    await tom.slash(channel, "join", name="Tom")
+    game = await engine.current_game(f"discord:{channel.id}")
+
+    def answer(messages):
+        if messages[-1].content.rstrip().endswith("I search the keeper's desk."):
+            raise RuntimeError("the model fell over")
+        return "The GM nods."
+
+    scripted.default = answer
+    scripted.block.clear()
+    held = asyncio.create_task(engine.act(game.id, f"discord:{maya.id}", "I open the door."))
+    while not (engine.turn_running(game.id) and scripted.started):
+        await asyncio.sleep(0.01)
+    acting = asyncio.create_task(tom.slash(channel, "act", action="I search the keeper's desk."))
+    while not any(m.content.endswith("I search the keeper's desk.") for m in channel.history()):
+        await asyncio.sleep(0.01)  # Tom's action is echoed; his turn waits for Maya's
+    scripted.block.set()
+    await held
+    failed = await acting
+    notice = failed.followups[-1]
+    assert "could not answer **Tom**'s action" in notice.content
+    ids = [c["custom_id"] for row in notice.components for c in row["components"]]
+    assert ids == [f"gm:retry:{game.id}:2"], "bound to turn 2, where Tom's action is stored"
+    await engine.memory.idle()
+    scripted.default = "Tom finds a ledger."
+    pressed = await tom.click(notice.message, label="Retry")
+    assert pressed.acknowledged and not (pressed.ephemeral and "earlier turn" in pressed.response.content)
+    assert channel.last_message.content == "Tom finds a ledger."
+    assert (await engine.current_game(f"discord:{channel.id}")).turn == 2

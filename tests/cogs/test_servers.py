@@ -64,6 +64,56 @@ async def test_a_server_setting_out_of_range_names_the_setting_and_its_range(sim
     assert "every game in this server" in lower.response.content, "lower is always allowed"
 
 
+@pytest.mark.parametrize(("setting", "value"), [("budgets.story", "8000"), ("recall_following", "2000")])
+async def test_layer_budgets_and_recall_following_are_capped_by_the_hosts_values(
+    simcord_env, table, engine: Engine, setting, value
+):
+    channel, maya, _tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    host = (await engine.game_settings((await engine.current_game(f"discord:{channel.id}")).id))[setting]
+    for scope in ("game", "server"):
+        refused = await admin.slash(channel, "config set", setting=setting, value=value, scope=scope)
+        assert refused.ephemeral and refused.response.content == (
+            f"{setting}: at most {host} on this bot (its host's setting; every server shares the model)."
+        )
+    lower = await admin.slash(channel, "config set", setting=setting, value=str(host - 1))
+    assert "is now" in lower.response.content
+
+
+async def test_a_stored_value_past_a_ceiling_the_host_lowered_is_capped_and_config_show_says_so(
+    simcord_env, table, engine: Engine, scripted, caplog
+):
+    """Values saved when the host allowed more (or before a setting had a ceiling) count as the ceiling now."""
+    channel, maya, _tom, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    await maya.slash(channel, "join", name="Maya")
+    game = await engine.current_game(f"discord:{channel.id}")
+    host_reply = engine.config.reply_tokens
+    host_story = (await engine.game_settings(game.id))["budgets.story"]
+    await engine.store.set_setting(f"game:{game.id}", "config", {"reply_tokens": 4000, "budgets.story": 8000})
+    await engine.store.set_setting(f"server:{simcord_env.guild.id}", "config", {"recall_following": 2000})
+    caplog.set_level("WARNING", logger="bot.engine.settings")
+    for action in ("I wait.", "I wait again."):
+        await maya.slash(channel, "act", action=action)
+    assert scripted.last().max_tokens <= host_reply, "the reply is no longer than the host allows"
+    reply_tokens, memory = await engine.settings.resolved(game.id)
+    assert (reply_tokens, memory.budgets.story, memory.recall_following) == (
+        host_reply, host_story, engine.config.memory.recall_following,
+    )  # fmt: skip
+    logged = [r.getMessage() for r in caplog.records if "past the host's ceiling" in r.getMessage()]
+    assert sorted(logged) == sorted(
+        f"Game {game.id}: its {name} of {stored} is past the host's ceiling; {most} is used"
+        for name, stored, most in [("reply_tokens", 4000, host_reply), ("budgets.story", 8000, host_story),
+                                   ("recall_following", 2000, engine.config.memory.recall_following)]
+    ), "each logged once, however many turns read it"  # fmt: skip
+    shown = (await admin.slash(channel, "config show")).response.content
+    assert f"`reply_tokens` = {host_reply} (set for this game; set to 4000, capped by the bot's host)" in shown
+    assert f"`budgets.story` = {host_story} (set for this game; set to 8000, capped by the bot's host)" in shown
+    server = (await admin.slash(channel, "config show", scope="server")).response.content
+    cap = engine.config.memory.recall_following
+    assert f"`recall_following` = 2000 (capped at {cap} by the bot's host)" in server
+
+
 async def test_the_gm_role_is_chosen_by_id_and_cannot_change_the_server(simcord_env, table, engine: Engine):
     channel, maya, tom, admin = table
     narrators = simcord_env.guild.create_role("Narrators")

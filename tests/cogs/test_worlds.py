@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bot.access import REFUSALS, Access
 from tests.conftest import FIXTURES
 
 
@@ -20,10 +21,11 @@ async def test_world_list_info_and_reload(simcord_env, simcord_bot, table, world
 
     (worlds_dir / "broken.yaml").write_text("title: only a title\n")
     refused = await maya.slash(channel, "world reload")
-    assert refused.ephemeral and "Manage Server" in refused.response.content
+    assert refused.ephemeral and refused.response.content == REFUSALS[Access.OWNER]
     # The shipped worlds are every server's: a server's admin may not reload them, the bot's owner may.
     not_theirs = await admin.slash(channel, "world reload")
-    assert not_theirs.ephemeral and "for the bot's owner" in not_theirs.response.content
+    assert not_theirs.ephemeral and not_theirs.response.content == REFUSALS[Access.OWNER]
+    assert "for the bot's owner" in REFUSALS[Access.OWNER]
     simcord_bot.owner_id = admin.id
     reloaded = await admin.slash(channel, "world reload")
     assert "Loaded 1 worlds." in reloaded.response.content
@@ -59,7 +61,7 @@ async def test_lore_commands_change_this_games_world_book(simcord_env, table):
     after = (await maya.slash(channel, "lore list")).response.content
     assert "A grey harbour town." in after and "`weather`" not in after
     bad = await admin.slash(channel, "lore edit", entry="saltmere")
-    assert bad.ephemeral and bad.response.content == "Give the new content, keys or priority."
+    assert bad.ephemeral and bad.response.content == "Give the new content, keys, priority or secret."
 
 
 async def test_config_show_set_reset_are_for_admins_and_validated(simcord_env, table, engine):
@@ -133,3 +135,22 @@ async def test_lore_marked_secret_is_listed_to_admins_only(simcord_env, table, e
     assert f"`{hidden}`" not in seen and "1 more, marked secret, for the game's admins." in seen
     shown = (await admin.slash(channel, "lore list")).response.content
     assert f"`{hidden}`" in shown and "(secret)" in shown
+
+
+async def test_lore_added_or_edited_as_secret_is_listed_to_admins_only(simcord_env, table, engine):
+    channel, maya, _, admin = table
+    await maya.slash(channel, "game start", world="lighthouse")
+    added = await admin.slash(channel, "lore add", keys="oilcan", content="The oilcan hides the key.", secret=True)
+    assert "(secret" in added.response.content
+    await admin.slash(channel, "lore add", keys="gull", content="Gulls nest on the gallery.")
+    seen = (await maya.slash(channel, "lore list")).response.content
+    assert "oilcan" not in seen and "`gull`" in seen and "1 more, marked secret" in seen
+    assert "`oilcan` [oilcan] (secret)" in (await admin.slash(channel, "lore list")).response.content
+
+    await admin.slash(channel, "lore edit", entry="gull", secret=True)
+    await admin.slash(channel, "lore edit", entry="oilcan", secret=False)
+    seen = (await maya.slash(channel, "lore list")).response.content
+    assert "`oilcan`" in seen and "`gull`" not in seen
+    game = await engine.current_game(f"discord:{channel.id}")
+    contents = {i.entry.id: (i.entry.content, i.entry.secret) for i in await engine.lore(game.id)}
+    assert contents["gull"] == ("Gulls nest on the gallery.", True), "only the flag changed"

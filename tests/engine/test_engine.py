@@ -112,8 +112,9 @@ async def test_an_action_of_exactly_the_limit_is_played(engine: Engine):
 async def test_a_failing_model_keeps_the_action_and_the_next_turn_answers_it(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     scripted.enqueue(RuntimeError("decode failed"))
-    with pytest.raises(ModelFailed, match="your action is saved"):
+    with pytest.raises(ModelFailed, match="your action is saved") as failed:
         await engine.act(game.id, "maya", "I light the lamp.")
+    assert failed.value.turn == 1, "the turn the action is stored at, which a Retry answers"
     assert (await engine.store.game(game.id)).turn == 0
     result = await engine.act(game.id, "maya", "I try again.")
     assert result.turn == 1

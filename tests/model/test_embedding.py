@@ -154,3 +154,11 @@ def test_queries_and_stored_passages_get_their_markers_and_long_texts_are_cut():
     marked.embed(["x" * 5000])
     assert marked.seen[0] == "q: where is the key"
     assert marked.seen[1].startswith("d: x") and len(marked.seen[1]) == 3 + 2000
+
+
+def test_gm_n_threads_unset_gives_the_embedding_model_the_physical_cores(real_embedder):
+    """As the chat model: llama.cpp's own default, half the CPUs, is one thread on a 2-core host."""
+    from bot.model.llama import physical_cores
+
+    threads = physical_cores()
+    assert real_embedder._llama.n_threads == threads and f"{threads} thread" in real_embedder.placement
