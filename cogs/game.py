@@ -27,6 +27,7 @@ from cogs.access import (
     server_of,
     user_key,
 )
+from cogs.buttons import JoinButton, LegacyButtons, RetryButton, join_view, retry_view
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
 
 log = logging.getLogger(__name__)
@@ -45,122 +46,6 @@ def world_choices(engine: Engine, current: str, server: str | None) -> list[app_
     worlds = engine.worlds_for(server)
     names = [n for n in sorted(worlds) if current.lower() in n.lower()]
     return [app_commands.Choice(name=worlds[n].title[:100], value=n) for n in names[:25]]
-
-
-# A button's custom id names the game (and the turn) it belongs to, so a button left from an earlier turn or
-# game says so and changes nothing; ids survive restarts, as discord.py's dynamic items are matched by pattern.
-LEGACY_IDS = ("gm:retry", "gm:join")  # buttons posted before ids named their game
-STALE = "That button belongs to an earlier {what}; nothing was changed. {instead}"
-
-
-class RetryButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:retry:(?P<game>\d+):(?P<turn>\d+)"):
-    """Retry under a turn the GM did not answer: it answers that turn of that game, or says it is stale."""
-
-    def __init__(self, game_id: int, turn: int) -> None:
-        super().__init__(
-            discord.ui.Button(label="Retry", emoji="🔁", style=discord.ButtonStyle.primary,
-                              custom_id=f"gm:retry:{game_id}:{turn}")
-        )  # fmt: skip
-        self.game_id, self.turn = game_id, turn
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> RetryButton:
-        return cls(int(match["game"]), int(match["turn"]))
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
-        try:
-            await cog.check_access(interaction, "retry")
-            game = await cog.game_here(interaction)
-            if game.id != self.game_id or self.turn not in {e.turn for e in await cog.engine.unanswered(game.id)}:
-                await _stale(interaction, "turn", "Use /retry to write the last reply again.")
-                return
-            await cog.answer_again(interaction)
-        except (app_commands.CheckFailure, UserError) as refused:  # told to the presser, as for /retry
-            await interaction.client.on_app_command_error(interaction, refused)
-            return
-        await _take_buttons_off(interaction)  # answered: the button has done its work
-
-
-class JoinButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:join:(?P<game>\d+)"):
-    """Join under a game's opening: it asks for a name, as /join does, while that game is the channel's."""
-
-    def __init__(self, game_id: int) -> None:
-        super().__init__(
-            discord.ui.Button(label="Join", emoji="🎲", style=discord.ButtonStyle.success,
-                              custom_id=f"gm:join:{game_id}")
-        )  # fmt: skip
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> JoinButton:
-        return cls(int(match["game"]))
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
-        try:
-            await cog.check_access(interaction, "join")
-            game = await cog.game_here(interaction)  # a game ended since: say so rather than ask for a name
-        except (app_commands.CheckFailure, UserError) as refused:
-            await interaction.client.on_app_command_error(interaction, refused)
-            return
-        if game.id != self.game_id:
-            await _stale(interaction, "game", "Join this one with /join, or the button under its opening.")
-            return
-        await interaction.response.send_modal(JoinForm())
-
-
-class LegacyButtons(discord.ui.View):
-    """Buttons posted before their ids named a game: they say to use the command, and change nothing."""
-
-    def __init__(self) -> None:
-        super().__init__(timeout=None)
-
-    @discord.ui.button(label="Retry", custom_id=LEGACY_IDS[0])
-    async def retry(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
-        await _stale(interaction, "version of the bot", "Use /retry.")
-
-    @discord.ui.button(label="Join", custom_id=LEGACY_IDS[1])
-    async def join(self, interaction: discord.Interaction, _button: discord.ui.Button) -> None:
-        await _stale(interaction, "version of the bot", "Use /join.")
-
-
-async def _stale(interaction: discord.Interaction, what: str, instead: str) -> None:
-    await interaction.response.send_message(STALE.format(what=what, instead=instead), ephemeral=True)
-
-
-async def _take_buttons_off(interaction: discord.Interaction) -> None:
-    try:
-        await interaction.message.edit(view=None)
-    except discord.HTTPException:
-        log.info("Could not take the buttons off message %s", interaction.message.id)
-
-
-def retry_view(game_id: int, turn: int) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(RetryButton(game_id, turn))
-    return view
-
-
-def join_view(game_id: int) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    view.add_item(JoinButton(game_id))
-    return view
-
-
-class JoinForm(discord.ui.Modal, title="Join the game"):
-    character = discord.ui.TextInput(label="Your character's name", custom_id="character", max_length=40)
-    about = discord.ui.TextInput(
-        label="A few words about them", custom_id="about", style=discord.TextStyle.paragraph, required=False,
-        max_length=300,
-    )  # fmt: skip
-
-    async def on_submit(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
-        try:
-            await cog.join_as(interaction, self.character.value, self.about.value or "")
-        except (app_commands.CheckFailure, UserError) as refused:
-            await interaction.client.on_app_command_error(interaction, refused)
 
 
 def unanswered_notice(name: str | None) -> str:
