@@ -21,7 +21,7 @@ import cogs
 from bot.access import COMMANDS
 from bot.engine import MODEL_UNAVAILABLE, Engine, ModelUnavailable
 from bot.errors import UserError
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from cogs.rendering import without_host_paths
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def mark_guild_only(tree: discord.app_commands.CommandTree) -> None:
 
 
 class GameMasterBot(commands.AutoShardedBot):
-    def __init__(self, engine: Engine, settings: Settings, *, force_sync: bool = False):
+    def __init__(self, engine: Engine, settings: ProcessSettings, *, force_sync: bool = False):
         intents = discord.Intents.default()
         intents.message_content = settings.message_content
         intents.members = settings.members_intent  # a member who leaves is heard at once, not found when next needed
@@ -126,7 +126,7 @@ class GameMasterBot(commands.AutoShardedBot):
         log.info("Connected as %s to %d servers", self.user, len(self.guilds))
 
 
-async def serve(engine: Engine, settings: Settings) -> None:
+async def serve(engine: Engine, settings: ProcessSettings) -> None:
     """Serve Discord until the connection fails for good, or SIGTERM or SIGINT (``docker stop``, Ctrl-C).
 
     On a signal: no new turn is taken, a reply being written gets ``GM_STOP_SECONDS`` to finish, then the
@@ -161,7 +161,7 @@ async def serve(engine: Engine, settings: Settings) -> None:
     log.info("Stopped cleanly")
 
 
-def privileged_intents_refused(settings: Settings) -> str:
+def privileged_intents_refused(settings: ProcessSettings) -> str:
     """What to do when Discord refuses the privileged intents the settings ask for."""
     asked = [
         (name, setting)
@@ -179,7 +179,7 @@ def privileged_intents_refused(settings: Settings) -> str:
     )
 
 
-async def sync(engine: Engine, settings: Settings) -> None:
+async def sync(engine: Engine, settings: ProcessSettings) -> None:
     """Log in, send the slash commands to Discord whatever was synced before, and log out."""
     bot = GameMasterBot(engine, settings, force_sync=True)
     try:

@@ -160,7 +160,3 @@ class ProcessSettings(BaseSettings):
     @classmethod
     def _level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
-
-
-# The name the Discord client, the cogs and the tests import.
-Settings = ProcessSettings

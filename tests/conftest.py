@@ -131,9 +131,9 @@ async def engine(store: Store, worker: ModelWorker, worlds_dir: Path):
 @pytest.fixture
 def simcord_bot(engine: Engine):
     from bot.discord_client import GameMasterBot
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
-    return GameMasterBot(engine, Settings(discord_token="simulated", dev_guild_id=None, gm_role="Game Master"))
+    return GameMasterBot(engine, ProcessSettings(discord_token="simulated", dev_guild_id=None, gm_role="Game Master"))
 
 
 @pytest.fixture

@@ -6,9 +6,9 @@ import functools
 
 from bot.model.embedding import LlamaEmbedder
 from bot.model.minilm import NAME, bundled_gguf
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 
 
 @functools.cache
 def bundled_embedder() -> LlamaEmbedder:
-    return LlamaEmbedder(bundled_gguf(Settings(_env_file=None).models_dir), name=NAME)
+    return LlamaEmbedder(bundled_gguf(ProcessSettings(_env_file=None).models_dir), name=NAME)

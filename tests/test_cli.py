@@ -254,13 +254,13 @@ def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, bot_env, comman
 
 
 def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
     for name in ("DISCORD_TOKEN", "GM_DISCORD_TOKEN", "GM_REPLY_TOKENS"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / ".env").write_text("DISCORD_TOKEN=abc.def\nGM_REPLY_TOKENS=77\n")
     monkeypatch.chdir(tmp_path)
-    settings = Settings()
+    settings = ProcessSettings()
     assert settings.discord_token == "abc.def" and settings.reply_tokens == 77
 
 
@@ -360,7 +360,7 @@ def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, b
 
 def test_sampling_and_reply_length_follow_the_models_size_unless_set():
     from bot.model.llama import LlamaConfig, Sampling
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
     from bot.startup import settle_for_model
 
     class Sized:
@@ -370,11 +370,11 @@ def test_sampling_and_reply_length_follow_the_models_size_unless_set():
 
     small, large = Sized(135 * 10**6), Sized(7 * 10**9)
     for model in (small, large):
-        settle_for_model(Settings(), model)
+        settle_for_model(ProcessSettings(), model)
     assert (small.config.sampling.temperature, small.config.sampling.repeat_penalty) == (0.7, 1.18)
     assert (large.config.sampling.temperature, large.config.sampling.repeat_penalty) == (0.8, 1.1)
     chosen = Sized(135 * 10**6)
-    settings = Settings(temperature=1.0, reply_tokens=80)
+    settings = ProcessSettings(temperature=1.0, reply_tokens=80)
     settle_for_model(settings, chosen)
     assert chosen.config.sampling.temperature == 1.0 and settings.reply_tokens == 80
 

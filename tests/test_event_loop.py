@@ -51,10 +51,10 @@ async def test_a_big_world_upload_never_stalls_the_loop(simcord_env, table, engi
 async def test_starting_with_many_server_worlds_never_stalls_the_loop(store: Store, worlds_dir: Path):
     valid, broken = big_world(MIB // 2).decode(), big_world(MIB // 2, valid=False).decode()
     for server in range(8):  # each server at its size limit: a world it can play, and one that no longer loads
-        await store.set_setting(
+        await store.set_scope_value(
             server_scope(str(server)), f"{WORLD_PREFIX}cove", valid.replace("id: lighthouse", "id: cove")
         )
-        await store.set_setting(server_scope(str(server)), f"{WORLD_PREFIX}broken", broken)
+        await store.set_scope_value(server_scope(str(server)), f"{WORLD_PREFIX}broken", broken)
     servers = Servers(store, WorldLibrary(worlds_dir))
     async with slow_callbacks() as slow:
         await servers.load()
@@ -69,14 +69,14 @@ async def test_the_engine_starting_with_many_servers_worlds_never_stalls_the_loo
     valid = big_world(MIB // 2).decode().replace("id: lighthouse", "id: cove")
     escaped = "# " + "é" * (MIB - 4096)  # a world left out at once (not a mapping); six stored bytes a character
     for server in range(8):
-        await store.set_setting(server_scope(str(server)), f"{WORLD_PREFIX}cove", valid)
+        await store.set_scope_value(server_scope(str(server)), f"{WORLD_PREFIX}cove", valid)
     for server in range(8, 48):
-        await store.set_setting(server_scope(str(server)), f"{WORLD_PREFIX}notes", escaped)
+        await store.set_scope_value(server_scope(str(server)), f"{WORLD_PREFIX}notes", escaped)
     async with ModelWorker(ScriptedModel()) as worker:
         engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig())
         for server in range(8):
             game = (await engine.start_game(f"chan{server}", "lighthouse")).game
-            await store.set_setting(f"game:{game.id}", "server", str(server))
+            await store.set_scope_value(f"game:{game.id}", "server", str(server))
         async with slow_callbacks() as slow:
             await engine.start()
         assert slow == [], slow

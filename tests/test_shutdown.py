@@ -54,7 +54,7 @@ async def test_a_reply_that_outlasts_the_grace_leaves_its_action_for_a_retry(eng
 
 async def test_sigterm_closes_the_discord_connection_and_returns(engine: Engine, monkeypatch):
     from bot.discord_client import GameMasterBot, serve
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
     async def connected(self, token: str) -> None:  # stands in for the gateway: runs until close()
         while not self.is_closed():
@@ -65,6 +65,6 @@ async def test_sigterm_closes_the_discord_connection_and_returns(engine: Engine,
         engine.stopping = False
         loop = asyncio.get_running_loop()
         loop.call_later(0.2, os.kill, os.getpid(), signum)
-        await asyncio.wait_for(serve(engine, Settings(discord_token="x", stop_seconds=1)), timeout=60)
+        await asyncio.wait_for(serve(engine, ProcessSettings(discord_token="x", stop_seconds=1)), timeout=60)
         assert engine.stopping, "no new turn is taken once the signal came"
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handlers are given back"

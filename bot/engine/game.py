@@ -181,10 +181,10 @@ class Engine:
 
     async def remembered(self, scope: str) -> dict[str, object]:
         """What a front end keeps for itself across restarts under ``scope`` (the commands it last sent)."""
-        return await self.store.settings(scope)
+        return await self.store.scope_values(scope)
 
     async def remember(self, scope: str, key: str, value: object) -> None:
-        await self.store.set_setting(scope, key, value)
+        await self.store.set_scope_value(scope, key, value)
 
     def _check_running(self) -> None:
         if self.stopping:

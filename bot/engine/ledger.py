@@ -159,24 +159,24 @@ class Ledger:
 
     async def buckets(self, game_id: int) -> Buckets:
         """The game's switches: its own, over its server's, over all on."""
-        scope = await self.store.settings(f"game:{game_id}")
+        scope = await self.store.scope_values(f"game:{game_id}")
         server = scope.get("server")
-        inherited = (await self.store.settings(f"server:{server}")).get("buckets", {}) if server else {}
+        inherited = (await self.store.scope_values(f"server:{server}")).get("buckets", {}) if server else {}
         return Buckets.model_validate({**inherited, **scope.get("buckets", {})})
 
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
         _check_bucket(name)
-        own = (await self.store.settings(f"game:{game_id}")).get("buckets", {})
-        await self.store.set_setting(f"game:{game_id}", "buckets", {**own, name: on})
+        own = (await self.store.scope_values(f"game:{game_id}")).get("buckets", {})
+        await self.store.set_scope_value(f"game:{game_id}", "buckets", {**own, name: on})
         return await self.buckets(game_id)
 
     async def reset_bucket(self, game_id: int, name: str) -> Buckets:
         """Take back a game's own switch: the server's (or on) holds again."""
         _check_bucket(name)
-        own = dict((await self.store.settings(f"game:{game_id}")).get("buckets", {}))
+        own = dict((await self.store.scope_values(f"game:{game_id}")).get("buckets", {}))
         if own.pop(name, None) is None:
             raise UserError(f"'buckets.{name}' is not set for this game.")
-        await self.store.set_setting(f"game:{game_id}", "buckets", own)
+        await self.store.set_scope_value(f"game:{game_id}", "buckets", own)
         return await self.buckets(game_id)
 
     async def reset_server_bucket(self, server: str, name: str) -> dict[str, bool]:
@@ -184,16 +184,16 @@ class Ledger:
         buckets = await self.server_buckets(server)
         if buckets.pop(name, None) is None:
             raise UserError(f"'buckets.{name}' is not set for this server.")
-        await self.store.set_setting(f"server:{server}", "buckets", buckets)
+        await self.store.set_scope_value(f"server:{server}", "buckets", buckets)
         return buckets
 
     async def server_buckets(self, server: str) -> dict[str, bool]:
-        return dict((await self.store.settings(f"server:{server}")).get("buckets", {}))
+        return dict((await self.store.scope_values(f"server:{server}")).get("buckets", {}))
 
     async def set_server_bucket(self, server: str, name: str, on: bool) -> dict[str, bool]:
         _check_bucket(name)
         buckets = {**await self.server_buckets(server), name: on}
-        await self.store.set_setting(f"server:{server}", "buckets", buckets)
+        await self.store.set_scope_value(f"server:{server}", "buckets", buckets)
         return buckets
 
     # Pins (F11)

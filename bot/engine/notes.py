@@ -18,7 +18,7 @@ class PlayerNotes:
 
     async def of(self, game_id: int, user_key: str) -> list[str]:
         await self.seats.seated(game_id, user_key)
-        return list((await self.store.settings(_scope(game_id))).get(user_key, []))
+        return list((await self.store.scope_values(_scope(game_id))).get(user_key, []))
 
     async def add(self, game_id: int, user_key: str, text: str) -> list[str]:
         text = " ".join(clean_text(text).split())
@@ -29,7 +29,7 @@ class PlayerNotes:
         notes = await self.of(game_id, user_key)
         if len(notes) >= MAX_NOTES:
             raise UserError(f"You have {MAX_NOTES} notes; remove one first.")
-        await self.store.set_setting(_scope(game_id), user_key, [*notes, text])
+        await self.store.set_scope_value(_scope(game_id), user_key, [*notes, text])
         return [*notes, text]
 
     async def remove(self, game_id: int, user_key: str, number: int) -> str:
@@ -37,7 +37,7 @@ class PlayerNotes:
         if not 1 <= number <= len(notes):
             raise UserError(f"You have no note {number}; /notes lists them.")
         removed = notes.pop(number - 1)
-        await self.store.set_setting(_scope(game_id), user_key, notes)
+        await self.store.set_scope_value(_scope(game_id), user_key, notes)
         return removed
 
 

@@ -126,7 +126,7 @@ class Servers:
         own = self._worlds.get(server, {})
         if world.id not in own and len(own) >= MAX_SERVER_WORLDS:
             raise UserError(f"This server has {len(own)} worlds of its own, the most it may; /world remove one first.")
-        stored = await self.store.settings(server_scope(server))
+        stored = await self.store.scope_values(server_scope(server))
         others = sum(
             len(str(v).encode())
             for k, v in stored.items()
@@ -138,7 +138,7 @@ class Servers:
                 f"{MAX_SERVER_WORLD_BYTES:,} a server may keep; /world remove one first."
             )
         await self._check_total(stored.get(WORLD_PREFIX + world.id), text)
-        await self.store.set_setting(server_scope(server), WORLD_PREFIX + world.id, text)
+        await self.store.set_scope_value(server_scope(server), WORLD_PREFIX + world.id, text)
         self._worlds.setdefault(server, {})[world.id] = world
         log.info("Server %s: world %s added (%d bytes)", server, world.id, len(data))
         return world
@@ -158,7 +158,7 @@ class Servers:
         """Delete a server's own world, or hide a shipped one there; says which it did."""
         own = self._worlds.get(server, {})
         if name in own:
-            await self.store.delete_setting(server_scope(server), WORLD_PREFIX + name)
+            await self.store.delete_scope_value(server_scope(server), WORLD_PREFIX + name)
             del own[name]
             return "removed"
         if name in self.library.worlds and name not in self._hidden.get(server, set()):
@@ -173,20 +173,20 @@ class Servers:
         await self._set_hidden(server, hidden - {name})
 
     async def _set_hidden(self, server: str, names: set[str]) -> None:
-        await self.store.set_setting(server_scope(server), "hidden_worlds", sorted(names))
+        await self.store.set_scope_value(server_scope(server), "hidden_worlds", sorted(names))
         self._hidden[server] = set(names)
 
     def hidden(self, server: str) -> list[str]:
         return sorted(self._hidden.get(server, set()))
 
     async def gm_role(self, server: str) -> int | None:
-        return (await self.store.settings(server_scope(server))).get("gm_role")
+        return (await self.store.scope_values(server_scope(server))).get("gm_role")
 
     async def set_gm_role(self, server: str, role_id: int | None) -> None:
         if role_id is None:
-            await self.store.delete_setting(server_scope(server), "gm_role")
+            await self.store.delete_scope_value(server_scope(server), "gm_role")
         else:
-            await self.store.set_setting(server_scope(server), "gm_role", role_id)
+            await self.store.set_scope_value(server_scope(server), "gm_role", role_id)
 
 
 def _mib(size: int) -> str:

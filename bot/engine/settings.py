@@ -85,18 +85,18 @@ class GameSettings:
         self._logged: set[tuple[int, str, Any]] = set()  # stored values found past a ceiling, logged once each
 
     async def server_of(self, game_id: int) -> str | None:
-        return (await self.store.settings(f"game:{game_id}")).get(SERVER_KEY)
+        return (await self.store.scope_values(f"game:{game_id}")).get(SERVER_KEY)
 
     async def set_server_of(self, game_id: int, server: str) -> None:
-        await self.store.set_setting(f"game:{game_id}", SERVER_KEY, server)
+        await self.store.set_scope_value(f"game:{game_id}", SERVER_KEY, server)
 
     async def own(self, game_id: int) -> dict[str, Any]:
         """What was set for this game itself."""
-        return dict((await self.store.settings(f"game:{game_id}")).get("config", {}))
+        return dict((await self.store.scope_values(f"game:{game_id}")).get("config", {}))
 
     async def server_defaults(self, server: str) -> dict[str, Any]:
         """What a server's admins set for every game there."""
-        return dict((await self.store.settings(f"server:{server}")).get("config", {}))
+        return dict((await self.store.scope_values(f"server:{server}")).get("config", {}))
 
     async def overrides(self, game_id: int) -> dict[str, Any]:
         """Every value that differs from the process's defaults for this game: its server's, then its own."""
@@ -141,7 +141,7 @@ class GameSettings:
         own = await self.own(game_id)
         name, checked = self._check(name, value, {**inherited, **own})
         own[name] = checked
-        await self.store.set_setting(f"game:{game_id}", "config", own)
+        await self.store.set_scope_value(f"game:{game_id}", "config", own)
         return {**inherited, **own}
 
     async def set_for_server(self, server: str, name: str, value: str) -> dict[str, Any]:
@@ -149,7 +149,7 @@ class GameSettings:
         defaults = await self.server_defaults(server)
         name, checked = self._check(name, value, defaults)
         defaults[name] = checked
-        await self.store.set_setting(f"server:{server}", "config", defaults)
+        await self.store.set_scope_value(f"server:{server}", "config", defaults)
         return defaults
 
     def _check(self, name: str, value: str, current: dict[str, Any]) -> tuple[str, Any]:
@@ -190,13 +190,13 @@ class GameSettings:
         own = await self.own(game_id)
         if own.pop(name, None) is None:
             raise UserError(f"{name!r} is not set for this game.")
-        await self.store.set_setting(f"game:{game_id}", "config", own)
+        await self.store.set_scope_value(f"game:{game_id}", "config", own)
 
     async def reset_for_server(self, server: str, name: str) -> None:
         defaults = await self.server_defaults(server)
         if defaults.pop(name, None) is None:
             raise UserError(f"{name!r} is not set for this server.")
-        await self.store.set_setting(f"server:{server}", "config", defaults)
+        await self.store.set_scope_value(f"server:{server}", "config", defaults)
 
 
 def _read(config: MemoryConfig, name: str) -> Any:

@@ -61,8 +61,3 @@ class KeyValueTable(StoreBase):
     async def delete_scope_value(self, scope: str, key: str) -> None:
         async with self.transaction() as db:
             await db.execute("DELETE FROM settings WHERE scope = ? AND key = ?", (scope, key))
-
-    # The names the engine and the Discord client call the table by, after its name in SQL.
-    settings = scope_values
-    set_setting = set_scope_value
-    delete_setting = delete_scope_value

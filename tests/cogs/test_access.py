@@ -210,9 +210,9 @@ class TestWithTheMembersIntent:
     @pytest.fixture
     def simcord_bot(self, engine: Engine):
         from bot.discord_client import GameMasterBot
-        from bot.settings import Settings
+        from bot.settings import ProcessSettings
 
-        return GameMasterBot(engine, Settings(discord_token="simulated", members_intent=True))
+        return GameMasterBot(engine, ProcessSettings(discord_token="simulated", members_intent=True))
 
     async def test_a_player_who_leaves_loses_their_seat_at_once(self, simcord_env, simcord_bot, table, engine):
         assert simcord_bot.intents.members
@@ -232,9 +232,9 @@ async def test_the_members_intent_is_off_unless_asked_for(simcord_env, simcord_b
 
 def test_a_refused_privileged_intent_names_the_setting_to_turn_off():
     from bot.discord_client import privileged_intents_refused
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
-    text = privileged_intents_refused(Settings(discord_token="x", members_intent=True))
+    text = privileged_intents_refused(ProcessSettings(discord_token="x", members_intent=True))
     assert "GM_MEMBERS_INTENT=false" in text and "GM_MESSAGE_CONTENT" not in text
-    both = privileged_intents_refused(Settings(discord_token="x", members_intent=True, message_content=True))
+    both = privileged_intents_refused(ProcessSettings(discord_token="x", members_intent=True, message_content=True))
     assert "GM_MEMBERS_INTENT=false" in both and "GM_MESSAGE_CONTENT=false" in both

@@ -81,8 +81,8 @@ async def test_buttons_posted_before_ids_named_their_game_say_to_use_the_command
     await simcord_bot.get_channel(channel.id).send("⚠️ A notice from an older version.", view=old)
     await simcord_env.settle()
     from bot.discord_client import GameMasterBot
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
-    await simcord_env.restart_bot(GameMasterBot(engine, Settings(discord_token="simulated")))  # the new version
+    await simcord_env.restart_bot(GameMasterBot(engine, ProcessSettings(discord_token="simulated")))  # the new version
     pressed = await maya.click(channel.last_message, label="Retry")
     assert pressed.ephemeral and "Use /retry" in pressed.response.content

@@ -153,9 +153,9 @@ async def test_streamed_reply_edits_at_most_once_a_second_then_shows_the_whole_t
 
 async def test_the_bot_runs_sharded_and_serves_guilds_on_every_shard(simcord_env, engine):
     from bot.discord_client import GameMasterBot
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
-    bot = GameMasterBot(engine, Settings(discord_token="simulated", shard_count=2))
+    bot = GameMasterBot(engine, ProcessSettings(discord_token="simulated", shard_count=2))
     await simcord_env.restart_bot(bot)
     assert isinstance(bot, discord.AutoShardedClient) and bot.shard_count == 2
     for shard, name in ((0, "first"), (1, "second"), (1, "third")):

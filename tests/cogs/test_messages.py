@@ -12,9 +12,9 @@ from bot.store import EntryKind
 @pytest.fixture
 def simcord_bot(engine: Engine):
     from bot.discord_client import GameMasterBot
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
 
-    return GameMasterBot(engine, Settings(discord_token="simulated", message_content=True))
+    return GameMasterBot(engine, ProcessSettings(discord_token="simulated", message_content=True))
 
 
 async def test_plain_messages_are_actions_and_ooc_lines_are_not(simcord_env, table, engine, scripted: ScriptedModel):

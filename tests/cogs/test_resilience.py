@@ -7,7 +7,7 @@ import pytest
 from bot.discord_client import GameMasterBot
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker, ScriptedModel
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
 from cogs.game import OPENING_REFUSED, REFUSED
@@ -25,7 +25,7 @@ async def test_a_game_survives_a_restart_of_the_bot(simcord_env, table, engine: 
     model = ScriptedModel("The stair ends at a locked hatch.")
     async with ModelWorker(model) as worker:
         fresh = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
-        await simcord_env.restart_bot(GameMasterBot(fresh, Settings(discord_token="simulated")))
+        await simcord_env.restart_bot(GameMasterBot(fresh, ProcessSettings(discord_token="simulated")))
         result = await maya.slash(channel, "act", action="I try the hatch.")
         assert not result.ephemeral
         assert channel.last_message.content == "The stair ends at a locked hatch."
@@ -125,7 +125,7 @@ async def test_end_to_end_with_the_real_bundled_model(simcord_env, table, store:
     model = bundled_model(n_ctx=2048, sampling=Sampling(seed=5))
     async with ModelWorker(model) as worker:
         real = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=32))
-        await simcord_env.restart_bot(GameMasterBot(real, Settings(discord_token="simulated")))
+        await simcord_env.restart_bot(GameMasterBot(real, ProcessSettings(discord_token="simulated")))
         await maya.slash(channel, "game start", world="lighthouse")
         await maya.slash(channel, "join", name="Maya")
         before = len(channel.history())

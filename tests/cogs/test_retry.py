@@ -7,7 +7,7 @@ from contextlib import AsyncExitStack
 from bot.discord_client import GameMasterBot
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker, ScriptedModel
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.store import EntryKind, NewEntry, Store
 from bot.worlds import WorldLibrary
 
@@ -127,7 +127,7 @@ async def _restart(simcord_env, engine: Engine, worlds_dir, model: ScriptedModel
     worker = await stack.enter_async_context(ModelWorker(model))
     fresh = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
     stack.push_async_callback(fresh.close)
-    await simcord_env.restart_bot(GameMasterBot(fresh, Settings(discord_token="simulated")))
+    await simcord_env.restart_bot(GameMasterBot(fresh, ProcessSettings(discord_token="simulated")))
     return fresh
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from bot.discord_client import GameMasterBot
 from bot.engine import Engine
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from cogs.game import world_choices
 from tests.conftest import FIXTURES
 
@@ -90,8 +90,8 @@ async def test_a_stored_value_past_a_ceiling_the_host_lowered_is_capped_and_conf
     game = await engine.current_game(f"discord:{channel.id}")
     host_reply = engine.config.reply_tokens
     host_story = (await engine.game_settings(game.id))["budgets.story"]
-    await engine.store.set_setting(f"game:{game.id}", "config", {"reply_tokens": 4000, "budgets.story": 8000})
-    await engine.store.set_setting(f"server:{simcord_env.guild.id}", "config", {"recall_following": 2000})
+    await engine.store.set_scope_value(f"game:{game.id}", "config", {"reply_tokens": 4000, "budgets.story": 8000})
+    await engine.store.set_scope_value(f"server:{simcord_env.guild.id}", "config", {"recall_following": 2000})
     caplog.set_level("WARNING", logger="bot.engine.settings")
     for action in ("I wait.", "I wait again."):
         await maya.slash(channel, "act", action=action)
@@ -170,7 +170,7 @@ async def test_a_world_uploaded_in_one_server_is_played_there_only(
 
     # A new process reads the server's worlds back: the game goes on.
     restarted = Engine(engine.store, engine.worker, engine.worlds, engine.config)
-    await simcord_env.restart_bot(GameMasterBot(restarted, Settings(discord_token="simulated")))
+    await simcord_env.restart_bot(GameMasterBot(restarted, ProcessSettings(discord_token="simulated")))
     await maya.slash(channel, "join", name="Maya")
     scripted.enqueue("Waves on the rocks.")
     await maya.slash(channel, "act", action="I listen.")

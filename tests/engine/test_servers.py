@@ -45,7 +45,7 @@ async def test_a_server_past_its_own_limit_is_refused_at_upload_with_the_sizes(
     )
     await servers.add_world("1", "aa.yaml", world("aa").replace("Gull Rock", "Gull Stack").encode())
     assert servers.own("1") == ["aa", "bb"], "a world replaced by its own id still fits"
-    assert WORLD_PREFIX + "cc" not in await store.settings(server_scope("1"))
+    assert WORLD_PREFIX + "cc" not in await store.scope_values(server_scope("1"))
 
 
 async def test_a_server_past_its_own_limit_at_start_loads_what_fits_and_logs_the_rest(
@@ -53,7 +53,7 @@ async def test_a_server_past_its_own_limit_at_start_loads_what_fits_and_logs_the
 ):
     monkeypatch.setattr("bot.engine.servers.MAX_SERVER_WORLD_BYTES", len(world("aa").encode()) * 5 // 2)
     for name in ("aa", "bb", "cc"):  # stored when the limit was higher
-        await store.set_setting(server_scope("1"), WORLD_PREFIX + name, world(name))
+        await store.set_scope_value(server_scope("1"), WORLD_PREFIX + name, world(name))
     servers = Servers(store, WorldLibrary(worlds_dir))
     with caplog.at_level(logging.WARNING, logger="bot.engine.servers"):
         await servers.load()
@@ -73,7 +73,7 @@ async def test_every_servers_worlds_together_stay_under_the_hosts_ceiling_at_upl
         f"Every server's own worlds together would come to {total:,} bytes, more than the {ceiling:,}"
     )
     assert "(GM_SERVER_WORLDS_MIB); nothing was added." in str(refused.value)
-    assert servers.own("3") == [] and await store.settings(server_scope("3")) == {}
+    assert servers.own("3") == [] and await store.scope_values(server_scope("3")) == {}
     await servers.add_world("2", "bb.yaml", world("bb").replace("Gull Rock", "Gull Stack").encode())
     assert servers.world("2/bb").title == "The Lighthouse at Gull Stack", "a replacement counts once"
 
@@ -82,7 +82,7 @@ async def test_at_start_the_worlds_past_the_hosts_ceiling_are_left_out_and_their
     store: Store, worlds_dir: Path, caplog
 ):
     for server, name in (("1", "aa"), ("2", "bb"), ("3", "cc"), ("3", "dd")):  # stored under a higher ceiling
-        await store.set_setting(server_scope(server), WORLD_PREFIX + name, world(name))
+        await store.set_scope_value(server_scope(server), WORLD_PREFIX + name, world(name))
     servers = Servers(store, WorldLibrary(worlds_dir), max_total_bytes=stored_size("aa") * 5 // 2)
     with caplog.at_level(logging.WARNING, logger="bot.engine.servers"):
         await servers.load()

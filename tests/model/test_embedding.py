@@ -13,7 +13,7 @@ import pytest
 from bot.memory.recall import passages
 from bot.model import minilm
 from bot.model.embedding import Embedder, LlamaEmbedder
-from bot.settings import Settings
+from bot.settings import ProcessSettings
 from bot.startup import load_embedder
 
 
@@ -107,7 +107,7 @@ def test_a_fragment_is_embedded_whole_and_sentence_by_sentence():
 
 @pytest.mark.llm
 def test_gm_embed_model_chooses_the_model_and_one_that_does_not_load_leaves_words_alone(tmp_path: Path):
-    settings = Settings(_env_file=None)
+    settings = ProcessSettings(_env_file=None)
     assert load_embedder(settings.model_copy(update={"embed_model": "none"})) == (None, None)
     default, problem = load_embedder(settings)
     assert isinstance(default, LlamaEmbedder) and default.name == "all-MiniLM-L6-v2" and problem is None

@@ -290,13 +290,13 @@ def start_server_with_embeddings() -> tuple[subprocess.Popen, str]:
 @pytest.mark.llm
 async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, worlds_dir: Path):
     from bot.model.embedding import ServerEmbedder
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
     from bot.startup import load_embedder
     from tests.embedding import bundled_embedder
 
     process, url = start_server_with_embeddings()
     try:
-        settings = Settings(_env_file=None, model_url=url, model_name=NAME, embed_model="server:minilm")
+        settings = ProcessSettings(_env_file=None, model_url=url, model_name=NAME, embed_model="server:minilm")
         chat = ServerModel(url, NAME, timeout=30)
         embedder, problem = load_embedder(settings, chat)
         assert isinstance(embedder, ServerEmbedder) and problem is None
@@ -327,17 +327,17 @@ async def test_recall_by_meaning_through_the_servers_embeddings(tmp_path: Path, 
 
 
 async def test_a_server_without_embeddings_leaves_recall_on_words(tmp_path: Path):
-    from bot.settings import Settings
+    from bot.settings import ProcessSettings
     from bot.startup import load_embedder
     from tests.model.stub_server import StubServer
 
     with StubServer() as stub:
         stub.embeddings_status = 404  # a chat server started without --embedding
-        settings = Settings(_env_file=None, model_url=stub.url, model_name="gm", embed_model="server:nomic")
+        settings = ProcessSettings(_env_file=None, model_url=stub.url, model_name="gm", embed_model="server:nomic")
         embedder, problem = load_embedder(settings, ServerModel(stub.url, "gm", timeout=5))
         assert embedder is None and problem.startswith("the embedding model server:nomic is unavailable")
         stub.embeddings_status = 200
         embedder, problem = load_embedder(settings, ServerModel(stub.url, "gm", timeout=5))
         assert embedder is not None and embedder.dimension == 8 and problem is None
-    embedder, problem = load_embedder(Settings(_env_file=None, embed_model="server:nomic"))
+    embedder, problem = load_embedder(ProcessSettings(_env_file=None, embed_model="server:nomic"))
     assert embedder is None and "GM_MODEL_URL" in problem

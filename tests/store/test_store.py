@@ -123,14 +123,14 @@ async def test_a_player_sits_once(store: Store):
 
 
 async def test_settings_round_trip_per_scope(store: Store):
-    await store.set_setting("global", "pin_cap", 20)
-    await store.set_setting("game:1", "pin_cap", 5)
-    await store.set_setting("game:1", "pin_cap", 8)
-    await store.set_setting("game:1", "buckets", {"glossary": False})
-    assert await store.settings("global") == {"pin_cap": 20}
-    assert await store.settings("game:1") == {"buckets": {"glossary": False}, "pin_cap": 8}
-    await store.delete_setting("game:1", "pin_cap")
-    assert await store.settings("game:1") == {"buckets": {"glossary": False}}
+    await store.set_scope_value("global", "pin_cap", 20)
+    await store.set_scope_value("game:1", "pin_cap", 5)
+    await store.set_scope_value("game:1", "pin_cap", 8)
+    await store.set_scope_value("game:1", "buckets", {"glossary": False})
+    assert await store.scope_values("global") == {"pin_cap": 20}
+    assert await store.scope_values("game:1") == {"buckets": {"glossary": False}, "pin_cap": 8}
+    await store.delete_scope_value("game:1", "pin_cap")
+    assert await store.scope_values("game:1") == {"buckets": {"glossary": False}}
 
 
 async def test_a_failed_transaction_writes_nothing(store: Store):
