@@ -165,6 +165,8 @@ def build_context(
     }
     table = table_line(view.players)
     blocks = [front[name].block() for name in FRONT if name != "private"] + [table, front["private"].block()]
+    if not full_guide:  # a small model reads the players where it was measured with them: the frozen layer's end
+        blocks = [blocks[0], table, *blocks[1:-2], blocks[-1]]
     system = ChatMessage(role="system", content="\n\n".join(b for b in blocks if b))
     bracketed = not full_guide  # a small model reads joins and rolls as it was measured with them
     hot = list(view.hot)
