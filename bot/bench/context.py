@@ -71,7 +71,7 @@ class BenchModel(ScriptedModel):
     def count_tokens(self, text: str) -> int:
         return self._count(text)
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), warmer=0.0):
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
         """The scripted words, cut at ``max_tokens`` as a real model stops there."""
         self._max_tokens = max_tokens
         return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)

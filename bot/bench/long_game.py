@@ -138,7 +138,7 @@ class LongGameModel(ScriptedModel):
         self.rng = random.Random(seed)
         self.turn = 0
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), warmer=0.0):
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
         self.enqueue(gm_reply(self.turn, self.rng))
         return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)
 

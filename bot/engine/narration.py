@@ -33,9 +33,6 @@ SAY_SOMETHING_NEW = (
     "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
     "what happens next, in new words, as the GM, for everyone at the table.)"
 )
-# That try samples this much warmer than the model's temperature: a small model that looped on a sentence, asked
-# again at the same temperature, tends to write the same sentence again.
-WARMER_AGAIN = 0.3
 
 
 @dataclass(frozen=True)
@@ -108,16 +105,13 @@ class Narrator:
             return first
         log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", *request.where)
         waited = time.perf_counter() - began
-        again = await self._try(
-            request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False, warmer=WARMER_AGAIN
-        )
+        again = await self._try(request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
 
     async def _try(
-        self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool,
-        warmer: float = 0.0,
-    ) -> Narration:  # fmt: skip
+        self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool
+    ) -> Narration:
         """One model call, read through the reply rules; ``hold_back``: a reply that said nothing new is not shown
         but returned as such, for the caller to ask once more."""
         shaping = request.shaping
@@ -127,9 +121,8 @@ class Narrator:
         # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
         # they took it out (a reply they left too little of is asked for once more).
         stream = self.worker.stream(
-            request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot,
-            warmer=warmer,
-        )  # fmt: skip
+            request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
+        )
         try:
             async with contextlib.aclosing(aiter(stream)) as pieces:
                 async for piece in pieces:

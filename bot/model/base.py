@@ -89,17 +89,13 @@ class LanguageModel(ABC):
 
     @abstractmethod
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        warmer: float = 0.0,
-    ) -> Iterator[str]:  # fmt: skip
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         """The reply to a chat, piece by piece as it is written.
 
         ``slot`` names whose prompt this is (a game): its state is kept after
         the call and restored before that slot's next one, whatever ran in
         between. The reply ends before the first of the ``stop`` strings.
-        ``warmer``: how much above its usual temperature this call samples
-        (a reply asked for again, after one that only repeated itself); a
-        model whose sampling is another's (a server's) may ignore it.
         """
 
     @abstractmethod

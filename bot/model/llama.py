@@ -43,7 +43,6 @@ class LlamaConfig(BaseModel):
     cache_bytes: int | None = None  # None: room for GAMES_KEPT games' states at full context (see state_cache_bytes)
 
 
-MAX_TEMPERATURE = 1.5  # a call asked to sample warmer (see LanguageModel.stream) never goes past this
 GAMES_KEPT = 4  # games whose model state the default cache holds at full context
 
 
@@ -275,13 +274,12 @@ class LlamaModel(LanguageModel):
         return result["choices"][0]["message"]["content"] or ""
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        warmer: float = 0.0,
-    ) -> Iterator[str]:  # fmt: skip
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         self._llama.begin(slot=slot, stop=self.stop)
         chunks = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
-            **self._sampling(warmer),
+            **self._sampling(),
         )  # fmt: skip
         try:
             for chunk in chunks:
@@ -327,13 +325,10 @@ class LlamaModel(LanguageModel):
             return 0
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 
-    def _sampling(self, warmer: float = 0.0) -> dict:
+    def _sampling(self) -> dict:
         # With a seed set, every call samples from it: the same prompt gets the same reply, whatever ran before
         # (llama-cpp-python otherwise derives each call's seed from the last one's).
-        sampling = self.config.sampling.model_dump(exclude_none=True)
-        if warmer:
-            sampling["temperature"] = min(MAX_TEMPERATURE, sampling.get("temperature", 0.8) + warmer)
-        return sampling
+        return self.config.sampling.model_dump(exclude_none=True)
 
 
 def _as_dicts(messages: Messages) -> list[dict]:

@@ -35,7 +35,6 @@ class Call:
     max_tokens: int
     schema: dict | None = None
     slot: str | None = None
-    warmer: float = 0.0
 
     @property
     def prompt_text(self) -> str:
@@ -86,10 +85,9 @@ class ScriptedModel(LanguageModel):
         return self._answer(Call("generate", list(messages), max_tokens))
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        warmer: float = 0.0,
-    ) -> Iterator[str]:  # fmt: skip
-        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot, warmer=warmer))
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
+        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot))
         cuts = [text.find(s) for s in stop if s in text]
         text = text[: min(cuts)] if cuts else text  # as a model ends at a stop string
         for start in range(0, len(text), self.chunk_chars):

@@ -145,9 +145,8 @@ class ServerModel(LanguageModel):
         return answer["choices"][0]["message"].get("content") or ""
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        warmer: float = 0.0,  # the server samples as it is set to: not ours to raise
-    ) -> Iterator[str]:  # fmt: skip
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
+    ) -> Iterator[str]:
         body = self._body(messages, max_tokens, stream=True, stop=stop)
         started = time.perf_counter()
         first: float | None = None

