@@ -514,13 +514,16 @@ def test_a_small_model_reads_the_prompt_it_was_measured_with():
         NpcScene("wren", "Wren Tally", turns=(0, 1), seen=("GM: Wren mends a net.",)),
         NpcScene("keeper", "Old Keeper", turns=(0, 1), seen=("GM: Wren mends a net.",)),
     ]
-    view = MemoryView(hot=hot, scene=scene)
+    view = MemoryView(players=[MAYA, TOM], hot=hot, scene=scene)
     small = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words, full_guide=False)
+    system = small.messages[0].content
+    assert system.index("Players: Maya") < system.index(HEADERS["secrets"]), "the players end the frozen layer"
     final = small.messages[-1].content
     assert "[Maya rolls 1d20: 12]" in final and "[Tom joined]" in final
     assert "Wren Tally is here." in final and "Old Keeper is here." in final
     assert "When log-book happens, tell one player alone" in small.messages[0].content
     full = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words)
+    assert full.messages[0].content.index("Players: Maya") > full.messages[0].content.index(HEADERS["secrets"])
     final = full.messages[-1].content
     assert "Maya rolls 1d20: 12." in final and "[" not in final.replace("[[to", "")
     assert "Wren Tally and Old Keeper are here. Each witnessed turns 0-1" in final
