@@ -27,8 +27,10 @@ CLUE_NOTE = (
 SHORT_CLUE_NOTE = "When {0} happens, tell one player alone with [[to Name: ...]]: {1}"
 
 
-def world_brief(world: World, chapter_index: int, reply_words: int, *, full: bool = True) -> str:
-    """The frozen layer: how to run the game, and the public world (the same for every game of the world).
+def world_brief(
+    world: World, chapter_index: int, players: Sequence[Player], reply_words: int, *, full: bool = True
+) -> str:
+    """The frozen layer: how to run the game, and the public world.
 
     ``full`` (a model of 1B parameters or more): how to answer an action, and one example reply. A small model
     gets the short guide: measured with bench quality, the 135M bundled model copied the example and lost the
@@ -69,21 +71,16 @@ def world_brief(world: World, chapter_index: int, reply_words: int, *, full: boo
         parts.append("Every chapter is done: bring the story to a satisfying end, or follow where the players lead.")
     if world.npcs:
         parts.append("Characters you voice:\n" + "\n".join(f"- {npc.name}: {npc.description}" for npc in world.npcs))
+    if players:
+        parts.append(
+            "Players: " + "; ".join(f"{p.name} ({p.description})" if p.description else p.name for p in players) + "."
+        )
     return "\n\n".join(parts)
-
-
-def table_line(players: Sequence[Player]) -> str:
-    """Who plays this game. It follows the world's secrets and the summaries in the system message, so that
-    another game of the same world, with other players, shares all that comes before it (its model state is
-    reused: see bot.model.llamacpp)."""
-    if not players:
-        return ""
-    return "Players: " + "; ".join(f"{p.name} ({p.description})" if p.description else p.name for p in players) + "."
 
 
 def frozen_tokens(world: World, count: CountTokens, reply_words: int, *, full: bool = True) -> int:
     """The frozen layer's size at its largest (the chapter with the most beats), before any player joins."""
-    return max(count(world_brief(world, i, reply_words, full=full)) for i in range(len(world.chapters)))
+    return max(count(world_brief(world, i, (), reply_words, full=full)) for i in range(len(world.chapters)))
 
 
 def world_secrets(world: World, chapter_index: int = 0, *, full: bool = True) -> list[MemoryItem]:

@@ -4,12 +4,9 @@ A prompt is built so that the next one begins with all of it, and llama.cpp
 reads only what is new. The front (the system message) holds what stays put
 between compactions:
 
-    frozen (rules, world, chapter) -> GM-only secrets -> completed chapters
-    -> pinned facts -> glossary -> story summary -> short-term summary ->
-    the players -> each player's private memory (GM-only)
-
-(everything before the players is the same for a new game of the world,
-whoever plays it, so its first turn starts from another game's state).
+    frozen (rules, world, players, chapter) -> GM-only secrets -> completed
+    chapters -> pinned facts -> glossary -> story summary -> short-term
+    summary -> each player's private memory (GM-only)
 
 Then come the recent turns in full (the hot window). What a turn adds for
 the GM, the lore that fired, fragments recalled from earlier and the NPCs
@@ -37,7 +34,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, table_line, world_brief, world_secrets
+from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, world_brief, world_secrets
 from bot.memory.layers import (
     FOLLOWING,
     FRONT,
@@ -151,7 +148,7 @@ def build_context(
     front = {
         "frozen": _Layer(
             "frozen",
-            [MemoryItem("world", world_brief(world, view.chapter_index, reply_words, full=full_guide))],
+            [MemoryItem("world", world_brief(world, view.chapter_index, view.players, reply_words, full=full_guide))],
         ),
         "secrets": _cap(
             "secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count_tokens
@@ -163,11 +160,7 @@ def build_context(
         "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
         "private": _cap("private", view.threads, budget.private, count_tokens),
     }
-    table = table_line(view.players)
-    blocks = [front[name].block() for name in FRONT if name != "private"] + [table, front["private"].block()]
-    if not full_guide:  # a small model reads the players where it was measured with them: the frozen layer's end
-        blocks = [blocks[0], table, *blocks[1:-2], blocks[-1]]
-    system = ChatMessage(role="system", content="\n\n".join(b for b in blocks if b))
+    system = ChatMessage(role="system", content="\n\n".join(b for name in FRONT if (b := front[name].block())))
     bracketed = not full_guide  # a small model reads joins and rolls as it was measured with them
     hot = list(view.hot)
     held = {e.id: tuple(view.notes[e.id]) for e in hot if view.notes.get(e.id)}
@@ -200,7 +193,7 @@ def build_context(
     notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)
     messages = _assemble(system, kept, held, action, added, bracketed)
     tokens = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
-    trace = _trace(front, table, kept, dropped, held, added, action, tokens, budget, count_tokens, overflow)
+    trace = _trace(front, kept, dropped, held, added, action, tokens, budget, count_tokens, overflow)
     return Context(messages=messages, trace=trace, notes=notes)
 
 
@@ -260,7 +253,6 @@ def _trim_added(added: dict[str, _Layer], too_big: Callable[[], bool]) -> None:
 
 def _trace(
     front: dict[str, _Layer],
-    table: str,
     kept: Sequence[LogEntry],
     dropped: Sequence[LogEntry],
     held: Mapping[int, Sequence[TurnNote]],
@@ -272,7 +264,7 @@ def _trace(
     overflow: str | None,
 ) -> ContextTrace:
     shown = [note for e in kept for note in held.get(e.id, ())]
-    front_tokens = sum(count(layer.block()) + 2 for layer in front.values() if layer.items) + count(table)
+    front_tokens = sum(count(layer.block()) + 2 for layer in front.values() if layer.items)
     layers = []
     for name in LAYERS:
         if name in front:

@@ -92,6 +92,7 @@ def test_layers_are_traced_in_order_and_placed_where_the_cache_can_reuse_them():
     assert system.role == "system"
     markers = [
         'You are the game master (GM) of "The Lighthouse at Gull Rock"',  # frozen
+        "Players: Maya (a diver); Tom.",  # frozen
         HEADERS["secrets"],
         "The keeper is alive",
         HEADERS["chapters"],
@@ -104,7 +105,6 @@ def test_layers_are_traced_in_order_and_placed_where_the_cache_can_reuse_them():
         "STORYSUMMARY",
         HEADERS["short"],
         "SHORTSUMMARY",
-        "Players: Maya (a diver); Tom.",  # after all that a new game of the world shares, whoever plays it
     ]
     positions = [system.content.find(marker) for marker in markers]
     assert -1 not in positions, dict(zip(markers, positions, strict=True))
@@ -514,16 +514,13 @@ def test_a_small_model_reads_the_prompt_it_was_measured_with():
         NpcScene("wren", "Wren Tally", turns=(0, 1), seen=("GM: Wren mends a net.",)),
         NpcScene("keeper", "Old Keeper", turns=(0, 1), seen=("GM: Wren mends a net.",)),
     ]
-    view = MemoryView(players=[MAYA, TOM], hot=hot, scene=scene)
+    view = MemoryView(hot=hot, scene=scene)
     small = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words, full_guide=False)
-    system = small.messages[0].content
-    assert system.index("Players: Maya") < system.index(HEADERS["secrets"]), "the players end the frozen layer"
     final = small.messages[-1].content
     assert "[Maya rolls 1d20: 12]" in final and "[Tom joined]" in final
     assert "Wren Tally is here." in final and "Old Keeper is here." in final
     assert "When log-book happens, tell one player alone" in small.messages[0].content
     full = build_context(WORLD, view, act(4, "I greet them."), ROOMY, words)
-    assert full.messages[0].content.index("Players: Maya") > full.messages[0].content.index(HEADERS["secrets"])
     final = full.messages[-1].content
     assert "Maya rolls 1d20: 12." in final and "[" not in final.replace("[[to", "")
     assert "Wren Tally and Old Keeper are here. Each witnessed turns 0-1" in final
@@ -540,8 +537,9 @@ def test_no_opener_when_the_history_starts_with_a_player_and_roles_alternate():
     assert context.messages[2].content == "Gulls cry.\nThe tide turns."
 
 
-def test_a_new_game_of_the_world_with_other_players_shares_everything_before_the_players():
-    """Its first turn then starts from the first game's model state and reads only what differs."""
+def test_a_new_game_of_the_world_with_other_players_shares_its_whole_frozen_layer():
+    """Its first turn then starts from the first game's model state: the world's rules and text are not read
+    again, only what follows its players."""
     budget = Budget(n_ctx=4096, reply_tokens=256)
     first = build_context(WORLD, MemoryView(players=[MAYA, TOM]), act(1, "I climb the stair."), budget, words)
     other = Player(id=9, game_id=2, user_key="u9", name="Rook", description="a smuggler", joined_at=NOW)
@@ -549,5 +547,5 @@ def test_a_new_game_of_the_world_with_other_players_shares_everything_before_the
     a, b = first.messages[0].content, second.messages[0].content
     shared = len(os.path.commonprefix([a, b]))
     assert a[shared:].startswith("Maya") and b[shared:].startswith("Rook")
-    assert a[:shared].rstrip().endswith("Players:"), "the world's rules, text and secrets all come before"
-    assert HEADERS["secrets"] in a[:shared]
+    assert a[:shared].rstrip().endswith("Players:"), "the world's rules and text all come before the players"
+    assert "Characters you voice:" in a[:shared]
