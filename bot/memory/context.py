@@ -119,13 +119,14 @@ def _best_matches(items: Sequence[MemoryItem]) -> set[str]:
 
 
 def _bring_back(layer: _Layer, recall: Sequence[MemoryItem], held: Mapping[int, Sequence[TurnNote]],
-                kept: Sequence[LogEntry]) -> None:  # fmt: skip
+                kept: Sequence[LogEntry], dropped: Sequence[LogEntry]) -> None:  # fmt: skip
     """Best matches left out of this turn's additions because an earlier turn's note held them, where that turn
     has just been cut from the prompt: added again, in their place by relevance, so they are never in neither."""
     shown = {note.ref for entry in kept for note in held.get(entry.id, ())}
+    lost = {note.ref for entry in dropped for note in held.get(entry.id, ())} - shown
     have = {item.ref for item in layer.items}
     best = _best_matches(recall)
-    back = [item for item in recall if item.ref in best and item.ref not in shown and item.ref not in have]
+    back = [item for item in recall if item.ref in best and item.ref in lost and item.ref not in have]
     if not back:
         return
     order = {item.ref: n for n, item in enumerate(recall)}
@@ -187,7 +188,7 @@ def build_context(
         hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens, bracketed
     )
     if own is None and dropped:
-        _bring_back(added["recall"], view.recall, held, kept)
+        _bring_back(added["recall"], view.recall, held, kept, dropped)
     if total(kept) > limit:
         _trim_added(added, lambda: total(kept) > limit)
     notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)
