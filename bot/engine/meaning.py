@@ -41,6 +41,7 @@ RETRY_SECONDS = 30.0  # after the embedding model failed, before trying again
 IDLE_SECONDS = 60.0  # the background task looks at the queue at least this often
 QUERIES_KEPT = 256
 ROWS_ON_THE_LOOP = 500  # vector rows read into memory on the event loop; more are read in a thread
+READ_BLOCK = 5000  # vector rows fetched at once when a game's vectors are read
 TEXTS_KEPT = 4096  # texts compared whole (lore, the world's secrets, a reply's sentences) whose vectors are kept
 # A fragment is found by its closest part (a clue told in one sentence of a long reply), plus this much of the
 # whole's closeness, so that of two fragments with an equally close sentence the one that is about the question
@@ -312,34 +313,38 @@ class MeaningIndex:
             vectors.remove(row_id)
         if game_id in self._dirty:
             self._dirty.discard(game_id)
-            rows = await self.store.vector_rows(game_id, self.model, after_id=vectors.last_id)
-            if len(rows) > ROWS_ON_THE_LOOP:  # a whole game read at start: never on the loop
-                await asyncio.to_thread(self._read_rows, vectors, rows)
-            else:
-                self._read_rows(vectors, rows)
+            # A whole game (read at start) comes in blocks, each added in a thread: never long on the loop.
+            pending = None
+            while True:
+                rows = await self.store.vector_rows(game_id, self.model, after_id=vectors.last_id, limit=READ_BLOCK)
+                if len(rows) > ROWS_ON_THE_LOOP:
+                    pending = await asyncio.to_thread(self._read_rows, vectors, rows, pending)
+                else:
+                    pending = self._read_rows(vectors, rows, pending)
+                if len(rows) < READ_BLOCK:
+                    break
+            if pending is not None:
+                vectors.add(*pending)
         self._games[game_id] = vectors
         self._games.move_to_end(game_id)
         while len(self._games) > GAMES_KEPT:
             self._games.popitem(last=False)
         return vectors
 
-    def _read_rows(self, vectors: _GameVectors, rows: Sequence) -> None:
+    def _read_rows(self, vectors: _GameVectors, rows: Sequence, pending: tuple | None) -> tuple | None:
         """Add a game's new rows to its vectors, a fragment with all its parts; a fragment whose first part is
-        damaged is left out whole, a damaged later part alone."""
-        fragment = None  # (first row id, row, its parts) of the fragment being read
+        damaged is left out whole, a damaged later part alone. ``pending``: the fragment the last block ended in
+        (its parts may go on in this one), as this block's last is returned, to be added by the caller."""
         for row_id, row in rows:
             vectors.last_id = max(vectors.last_id, row_id)
             vector = self._vector_of(row.ref, row.vector)
             if row.part == 0:
-                if fragment is not None:
-                    vectors.add(fragment[0], fragment[1].ref, fragment[1].turn, fragment[1].text,
-                                fragment[1].audience, fragment[2])  # fmt: skip
-                fragment = None if vector is None else (row_id, row, [vector])
-            elif fragment is not None and row.ref == fragment[1].ref and vector is not None:
-                fragment[2].append(vector)
-        if fragment is not None:
-            vectors.add(fragment[0], fragment[1].ref, fragment[1].turn, fragment[1].text, fragment[1].audience,
-                        fragment[2])  # fmt: skip
+                if pending is not None:
+                    vectors.add(*pending)
+                pending = None if vector is None else (row_id, row.ref, row.turn, row.text, row.audience, [vector])
+            elif pending is not None and row.ref == pending[1] and vector is not None:
+                pending[5].append(vector)
+        return pending
 
     def _vector_of(self, ref: str, blob: bytes) -> np.ndarray | None:
         """A stored vector, or ``None`` (logged once) for a damaged row: the wrong size, or not finite."""

@@ -110,12 +110,15 @@ class VectorStore(KeyValueTable):
                 games.append(todo.game_id)
         return games
 
-    async def vector_rows(self, game_id: int, model: str, *, after_id: int = 0) -> list[tuple[int, VectorRow]]:
-        """A game's vectors made by ``model`` (those written after ``after_id``), with their row ids."""
+    async def vector_rows(
+        self, game_id: int, model: str, *, after_id: int = 0, limit: int = -1
+    ) -> list[tuple[int, VectorRow]]:
+        """A game's vectors made by ``model`` (those written after ``after_id``, at most ``limit``: -1 for all),
+        with their row ids."""
         rows = await self._all(
             "SELECT id, ref, part, turn, audience, text, vector FROM vectors"
-            " WHERE game_id = ? AND model = ? AND id > ? ORDER BY id",
-            (game_id, model, after_id),
+            " WHERE game_id = ? AND model = ? AND id > ? ORDER BY id LIMIT ?",
+            (game_id, model, after_id, limit),
         )
         return [
             (r["id"], VectorRow(r["ref"], r["part"], r["turn"], _audience(r["audience"]), r["text"], r["vector"]))

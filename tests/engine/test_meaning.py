@@ -327,9 +327,9 @@ async def test_an_edit_leaves_the_meaning_index_at_once_and_no_game_is_read_agai
         reads = []
         rows = store.vector_rows
 
-        async def counted(game_id, model_name, *, after_id=0):
+        async def counted(game_id, model_name, *, after_id=0, **more):
             reads.append((game_id, after_id))
-            return await rows(game_id, model_name, after_id=after_id)
+            return await rows(game_id, model_name, after_id=after_id, **more)
 
         store.vector_rows = counted
         north, south = games
@@ -379,3 +379,33 @@ async def test_another_players_whisper_told_in_other_words_is_stopped_even_befor
         again = await engine.act(game.id, "tom", "I search the keeper's cottage again.")
         assert again.draft is not None and "plank" not in again.text
         await engine.close()
+
+
+async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, monkeypatch, real_embedder):
+    """A fragment's parts that a block boundary splits are put back together: nothing lost, nothing doubled."""
+    import numpy as np
+
+    from bot.engine import meaning
+    from bot.store.vectors import VectorTodo
+
+    monkeypatch.setattr(meaning, "READ_BLOCK", 7)
+    monkeypatch.setattr(meaning, "ROWS_ON_THE_LOOP", 3)  # blocks in a thread, as a big game's are
+    game = await store.create_game("chan", "lighthouse")
+    index = meaning.MeaningIndex(store, None, real_embedder)
+    rng = np.random.default_rng(1)
+    fragments = []
+    for n in range(20):
+        parts = [rng.normal(size=real_embedder.dimension).astype(np.float32) for _ in range(1 + n % 4)]
+        fragments.append((VectorTodo(n + 1, game.id, f"entry:{n + 1}", n, None, f"fragment {n}"), parts))
+    async with store.transaction() as db:
+        await db.executemany(
+            "INSERT INTO vectors (game_id, ref, part, model, dim, turn, audience, text, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+            [(t.game_id, t.ref, i, index.model, real_embedder.dimension, t.turn, t.text if i == 0 else "", v.tobytes())
+             for t, parts in fragments for i, v in enumerate(parts)],
+        )  # fmt: skip
+    vectors = await index._vectors(game.id)
+    assert vectors.refs == [t.ref for t, _ in fragments]
+    assert len(vectors.matrix) == sum(len(parts) for _, parts in fragments)
+    for (_, parts), start, end in zip(fragments, vectors.starts, vectors.ends(), strict=True):
+        assert np.array_equal(vectors.matrix[start:end], np.vstack(parts))
