@@ -146,21 +146,7 @@ def build_context(
     full_guide: bool = True,
 ) -> Context:
     """The prompt messages for the GM's next reply, the trace of what went in, and this turn's notes."""
-    front = {
-        "frozen": _Layer(
-            "frozen",
-            [MemoryItem("world", world_brief(world, view.chapter_index, view.players, reply_words, full=full_guide))],
-        ),
-        "secrets": _cap(
-            "secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count_tokens
-        ),
-        "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
-        "pins": _Layer("pins", list(view.pins), budget=budget.pins),
-        "glossary": _cap("glossary", view.glossary, budget.glossary, count_tokens),
-        "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
-        "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
-        "private": _cap("private", view.threads, budget.private, count_tokens),
-    }
+    front = _front(world, view, budget, count_tokens, reply_words, full_guide)
     system = ChatMessage(role="system", content="\n\n".join(b for name in FRONT if (b := front[name].block())))
     bracketed = not full_guide  # a small model reads joins and rolls as it was measured with them
     hot = list(view.hot)
@@ -196,6 +182,23 @@ def build_context(
     tokens = sum(count_tokens(m.content) + TEMPLATE_TOKENS_PER_MESSAGE for m in messages)
     trace = _trace(front, kept, dropped, held, added, action, tokens, budget, count_tokens, overflow)
     return Context(messages=messages, trace=trace, notes=notes)
+
+
+def _front(
+    world: World, view: MemoryView, budget: Budget, count: CountTokens, reply_words: int, full_guide: bool
+) -> dict[str, _Layer]:
+    """The system message's layers: what stays put from turn to turn, between compactions."""
+    brief = world_brief(world, view.chapter_index, view.players, reply_words, full=full_guide)
+    return {
+        "frozen": _Layer("frozen", [MemoryItem("world", brief)]),
+        "secrets": _cap("secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count),
+        "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
+        "pins": _Layer("pins", list(view.pins), budget=budget.pins),
+        "glossary": _cap("glossary", view.glossary, budget.glossary, count),
+        "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
+        "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
+        "private": _cap("private", view.threads, budget.private, count),
+    }
 
 
 def _new_notes(
