@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from bot.cleantext import clean_tree
-from bot.errors import UserError
+from bot.errors import UserError, shortened
 from bot.userfiles import MAX_WORLD_BYTES, UnreadableFile, read_text
 from bot.words import content_words
 
@@ -377,8 +377,7 @@ class WorldLibrary:
             if name in (error.path.stem, error.world_id):
                 raise error
         choices = ", ".join(self.names()) or "none"
-        shown = name if len(name) <= 60 else name[:59] + "…"
-        raise UserError(f"Unknown world {shown!r}. Worlds here: {choices}.")
+        raise UserError(f"Unknown world {shortened(name)!r}. Worlds here: {choices}.")
 
     def add_file(self, path: Path) -> World:
         """Load a world file named on the command line and add it to the library."""

@@ -15,7 +15,7 @@ import json
 import logging
 from pathlib import Path
 
-from bot.errors import UserError
+from bot.errors import UserError, shortened
 from bot.store import Store
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import World, WorldFileError, WorldLibrary, world_from_text
@@ -96,8 +96,7 @@ class Servers:
                 raise UserError(f"The world {name!r} is hidden in this server; an admin can /world restore it.")
         if server is not None and name not in self.library.worlds:
             choices = ", ".join(sorted(self.visible(server))) or "none"
-            shown = name if len(name) <= 60 else name[:59] + "…"
-            raise UserError(f"Unknown world {shown!r}. Worlds here: {choices}.")
+            raise UserError(f"Unknown world {shortened(name)!r}. Worlds here: {choices}.")
         world = self.library.get(name)
         return world.id, world
 
