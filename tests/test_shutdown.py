@@ -28,7 +28,9 @@ async def _a_held_turn(engine: Engine, scripted: ScriptedModel):
 async def test_stopping_lets_the_running_reply_finish_and_takes_no_new_turn(engine: Engine, scripted: ScriptedModel):
     game, turn = await _a_held_turn(engine, scripted)
     draining = asyncio.create_task(engine.drain(seconds=600))
-    await asyncio.sleep(0.1)
+    while not engine.stopping:  # the drain has begun
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.06)  # past one of its checks for running turns
     assert not draining.done(), "it waits for the reply being written"
     with pytest.raises(UserError, match="restarting"):
         await engine.act(game.id, "u:maya", "I climb the stair.")
