@@ -409,3 +409,58 @@ async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, m
     assert len(vectors.matrix) == sum(len(parts) for _, parts in fragments)
     for (_, parts), start, end in zip(fragments, vectors.starts, vectors.ends(), strict=True):
         assert np.array_equal(vectors.matrix[start:end], np.vstack(parts))
+
+
+class HeldEmbedder(Embedder):
+    """Vectors from each text's hash; its first background call waits until the test lets it go."""
+
+    name, dimension, placement = "held", 8, "in the test"
+
+    def __init__(self):
+        import threading
+
+        self.hold = threading.Event()  # set: the next call waits for ``go``
+        self.started, self.go = threading.Event(), threading.Event()
+
+    def _embed(self, texts):
+        import numpy as np
+
+        if self.hold.is_set():
+            self.hold.clear()
+            self.started.set()
+            self.go.wait(10)
+        return np.array([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
+
+
+async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_after(store, worlds_dir, model):
+    """The background embeds at the lowest priority: a turn that arrives while a batch runs is served after the
+    fragment being embedded, and the batch runs again afterwards; nothing is left unembedded."""
+    import asyncio
+
+    embedder = HeldEmbedder()
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, embedder)
+        notify, engine.meaning.notify = engine.meaning.notify, lambda: None  # a backlog first
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        for n in range(4):
+            model.enqueue(" ".join(FILLER[(n + i) % len(FILLER)] for i in range(3)))
+            await engine.act(game.id, "maya", f"I look around the tower, step {n}.")
+            await engine.memory.idle(game.id)
+        engine.meaning.notify = notify
+        embedder.hold.set()
+        engine.meaning.notify()
+        await asyncio.to_thread(embedder.started.wait, 10)  # a batch of the backlog is running
+
+        model.enqueue("Gulls wheel over the rocks as the tide turns. What now?")
+        turn = asyncio.create_task(engine.act(game.id, "maya", "I climb the stair."))
+        await asyncio.sleep(0.2)
+        assert not turn.done(), "the fragment being embedded is finished first"
+        embedder.go.set()
+        result = await asyncio.wait_for(turn, 10)
+        assert result.text.startswith("Gulls wheel")
+        assert worker.interruptions >= 1, "the batch stopped for the turn"
+        await engine.memory.idle(game.id)
+        await engine.meaning.idle()
+        assert await store.vectors_waiting() == 0, "and was done afterwards"
+        await engine.close()
