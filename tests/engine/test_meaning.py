@@ -432,7 +432,7 @@ class HeldEmbedder(Embedder):
         return np.array([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
 
 
-async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_after(store, worlds_dir, model):
+async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_after(store, worlds_dir, model, caplog):
     """The background embeds at the lowest priority: a turn that arrives while a batch runs is served after the
     fragment being embedded, and the batch runs again afterwards; nothing is left unembedded."""
     import asyncio
@@ -449,8 +449,12 @@ async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_aft
             await engine.memory.idle(game.id)
         engine.meaning.notify = notify
         embedder.hold.set()
-        engine.meaning.notify()
-        await asyncio.to_thread(embedder.started.wait, 10)  # a batch of the backlog is running
+        with caplog.at_level(logging.INFO, logger="bot.engine.meaning"):
+            engine.meaning.notify()
+            await asyncio.to_thread(embedder.started.wait, 10)  # a batch of the backlog is running
+        assert "fragments in the background with held/8 (in the test)" in caplog.text, "the backlog, in the log"
+        status = await engine.memory_status(game.id)
+        assert status.meaning.waiting > 0 and f"{status.meaning.waiting} waiting" in reports.status_text(status)
 
         model.enqueue("Gulls wheel over the rocks as the tide turns. What now?")
         turn = asyncio.create_task(engine.act(game.id, "maya", "I climb the stair."))
