@@ -24,11 +24,25 @@ _SENTENCE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
 
 
 def _stem(word: str) -> str:
-    """A lowercased word without its usual ending; ``content_words`` has taken off the possessive."""
+    """A lowercased word without its usual ending; ``content_words`` has taken off the possessive.
+
+    A word of five letters in "-ed" loses it too: "waxed" is "wax" and "asked" "ask", and where the three left
+    are consonant, vowel, consonant (not w, x or y) the word had an "e" of its own ("hated" is "hate", not
+    "hat"), and one in "-ied" was a "-y" ("tried" is "try"). A doubled "e" is no ending ("bleed", "speed")."""
+    if len(word) == 5 and word.endswith("ed") and word[2] != "e":
+        base = word[:3]
+        if base[2] == "i":
+            return base[:2] + "y"  # "tried", "cried": "try", "cry"
+        if base[0] not in _VOWELS and base[1] in _VOWELS and base[2] not in _VOWELS + "wxy":
+            return base + "e"
+        return base
     for suffix, keep in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
             return word[: -len(suffix)]
     return word
+
+
+_VOWELS = "aeiou"
 
 
 def content_words(text: str) -> list[tuple[str, str]]:

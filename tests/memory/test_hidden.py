@@ -144,6 +144,24 @@ def test_a_run_of_a_secret_that_one_public_sentence_says_whole_is_no_leak_but_a_
     assert "truth:hidden-stair" in refs(guard().candidates("The Atlas of the Fens opens the way, you realise."))
 
 
+def test_a_run_said_whole_by_a_public_sentence_in_another_form_of_its_words_is_no_leak():
+    """Ember Road's lore says "the third cask is sealed with red wax" and its opening "the one sealed with red
+    wax": the truth's "red-waxed third cask" tells nothing more (Qwen2.5 1.5B's reply naming the cask was stopped
+    and written again). "Waxed" and "wax" are one word to the guard; the cocoon inside still is a leak."""
+    road = load_world(PROJECT / "worlds" / "ember-road.yaml")
+    g = Guard(guarded_world_secrets(road, 0, (), ""), world_public_runs(road), world_public_sentences(road))
+    assert not g.candidates("Marrow pats the red-waxed third cask and moves on down the wagon.")
+    assert "truth:cocoon-in-the-cask" in refs(g.candidates("The red-waxed third cask hides a moth cocoon."))
+
+
+def test_five_letter_words_lose_ed_and_keep_their_own_e():
+    from bot.words import stems
+
+    assert stems("waxed asked armed boxed bowed tried") == stems("wax ask arm box bow try")
+    assert stems("hated hoped cared") == stems("hate hope care") == frozenset({"hate", "hope", "care"})
+    assert stems("bleed speed") == frozenset({"bleed", "speed"})
+
+
 def test_key_phrases_and_close_paraphrases_of_a_truth_are_caught():
     g = guard()
     assert "truth:ashby-poisoned-silas" in refs(g.candidates("Everyone knows Ashby poisoned the brandy."))
