@@ -412,9 +412,12 @@ async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, m
 
 
 class HeldEmbedder(Embedder):
-    """Vectors from each text's hash; its first background call waits until the test lets it go."""
+    """Vectors drawn from each text's digest; its first background call waits until the test lets it go.
 
-    name, dimension, placement = "held", 8, "in the test"
+    Sixty-four dimensions and a digest, not ``hash()``: with eight, the random vectors of one run in a few were
+    close enough for the guard by meaning to stop the test's reply as a leak, by the process's hash seed."""
+
+    name, dimension, placement = "held", 64, "in the test"
 
     def __init__(self):
         import threading
@@ -429,7 +432,10 @@ class HeldEmbedder(Embedder):
             self.hold.clear()
             self.started.set()
             self.go.wait(10)
-        return np.array([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=8) for t in texts])
+        import hashlib
+
+        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "big") for t in texts]
+        return np.array([np.random.default_rng(seed).normal(size=self.dimension) for seed in seeds])
 
 
 async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_after(store, worlds_dir, model, caplog):
@@ -452,7 +458,7 @@ async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_aft
         with caplog.at_level(logging.INFO, logger="bot.engine.meaning"):
             engine.meaning.notify()
             await asyncio.to_thread(embedder.started.wait, 10)  # a batch of the backlog is running
-        assert "fragments in the background with held/8 (in the test)" in caplog.text, "the backlog, in the log"
+        assert "fragments in the background with held/64 (in the test)" in caplog.text, "the backlog, in the log"
         status = await engine.memory_status(game.id)
         assert status.meaning.waiting > 0 and f"{status.meaning.waiting} waiting" in reports.status_text(status)
 
