@@ -28,8 +28,9 @@ def _stem(word: str) -> str:
 
     A word of five letters in "-ed" loses it too: "waxed" is "wax" and "asked" "ask", and where the three left
     are consonant, vowel, consonant (not w, x or y) the word had an "e" of its own ("hated" is "hate", not
-    "hat"), and one in "-ied" was a "-y" ("tried" is "try"). A doubled "e" is no ending ("bleed", "speed")."""
-    if len(word) == 5 and word.endswith("ed") and word[2] != "e":
+    "hat"), and one in "-ied" was a "-y" ("tried" is "try"). A doubled "e" is no ending ("bleed", "speed"), nor
+    is one left without a vowel ("shred")."""
+    if len(word) == 5 and word.endswith("ed") and word[2] != "e" and any(c in _VOWELS for c in word[:3]):
         base = word[:3]
         if base[2] == "i":
             return base[:2] + "y"  # "tried", "cried": "try", "cry"
