@@ -27,7 +27,7 @@ import numpy as np
 
 from bot.memory.recall import passages
 from bot.model.base import Interrupted
-from bot.model.embedding import Embedder
+from bot.model.embedding import Embedder, NonFiniteVector
 from bot.model.worker import ModelWorker, Priority
 from bot.store import RecallHit, Store
 from bot.store.vectors import VectorTodo
@@ -220,23 +220,31 @@ class MeaningIndex:
                 reported = time.monotonic()
                 log.info("Embedding: %d fragments left", await self.store.vectors_waiting())
 
-    def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray | None]:
         """In the worker's thread: each fragment's parts (see ``passages``), one fragment at a time, stopping
-        when a player's turn is waiting."""
-        done = []
+        when a player's turn is waiting; ``None`` for a fragment the model gives no finite vector."""
+        done: list[np.ndarray | None] = []
         for text in texts:
             stop = self.worker.model.stop
             if stop is not None and stop.is_set():
                 raise Interrupted
-            done.append(self.embedder.embed(passages(text)))
+            try:
+                done.append(self.embedder.embed(passages(text)))
+            except NonFiniteVector:
+                done.append(None)
         return done
 
-    async def _save(self, todo: Sequence[VectorTodo], vectors: Sequence[np.ndarray]) -> None:
+    async def _save(self, todo: Sequence[VectorTodo], vectors: Sequence[np.ndarray | None]) -> None:
+        """Store each fragment's vectors; one without a finite vector leaves the queue with none (it is still
+        recalled by words), said in the log."""
         dim = self.embedder.dimension
-        done = [
-            (item, [row.astype(np.float32).tobytes() for row in parts])
-            for item, parts in zip(todo, vectors, strict=True)
-        ]
+        done = []
+        for item, parts in zip(todo, vectors, strict=True):
+            if parts is None:
+                log.warning("%s got not a finite vector from %s; it is recalled by words alone", item.ref, self.model)
+                done.append((item, []))
+            else:
+                done.append((item, [row.astype(np.float32).tobytes() for row in parts]))
         for game_id in await self.store.save_vectors(self.model, dim, done):
             self._dirty.add(game_id)
         self.embedded += len(done)
@@ -284,8 +292,10 @@ class MeaningIndex:
             similar = matrix @ query.vector
             # Each fragment by its closest part, and a little by the whole (see WHOLE_WEIGHT).
             closest = np.maximum.reduceat(similar, starts) + WHOLE_WEIGHT * similar[starts]
-            scores = np.where(allowed, closest, -np.inf)
-            k = min(limit, int(allowed.sum()))
+            # Only what the turn may see, and only a number: NaN would rank anywhere, masked fragments first.
+            ranked = allowed & np.isfinite(closest)
+            scores = np.where(ranked, closest, -np.inf)
+            k = min(limit, int(ranked.sum()))
             if k <= 0:
                 return []
             top = np.argpartition(-scores, k - 1)[:k]

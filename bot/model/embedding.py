@@ -32,6 +32,11 @@ MAX_EMBED_CHARS = 2000
 WINDOW = 512  # tokens an in-process embedding model reads of one text
 
 
+class NonFiniteVector(ValueError):
+    """The model answered NaN or infinity for a text (a GGUF that overflows on some input, a server writing
+    ``NaN`` in its JSON): no vector of it is used, as a query or stored."""
+
+
 class Embedder(ABC):
     """Turns texts into unit vectors; synchronous and possibly slow: called from a thread."""
 
@@ -47,13 +52,20 @@ class Embedder(ABC):
         """Raw vectors, one row a text."""
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        """Unit vectors for ``texts`` (stored fragments; ``query``: what is searched for), shape (n, dimension)."""
+        """Unit vectors for ``texts`` (stored fragments; ``query``: what is searched for), shape (n, dimension).
+
+        Raises :class:`NonFiniteVector` when a vector is not finite: every comparison with it would be NaN, and
+        NaN ranks as no number does (a search by it once put the fragments a turn may not see first)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         prefix = self.query_prefix if query else self.document_prefix
         vectors = np.asarray(self._embed([prefix + t[:MAX_EMBED_CHARS] for t in texts]), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.where(norms == 0, 1.0, norms)
+        with np.errstate(over="ignore", invalid="ignore"):
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            vectors = vectors / np.where(norms == 0, 1.0, norms)
+        if not np.isfinite(vectors).all():
+            raise NonFiniteVector(f"the embedding model gave a vector that is not finite for {len(texts)} text(s)")
+        return vectors
 
 
 class LlamaEmbedder(Embedder):

@@ -3,6 +3,7 @@ messages kept to their witnesses, lore and the leak guard by meaning, and faults
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -411,13 +412,27 @@ async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, m
         assert np.array_equal(vectors.matrix[start:end], np.vstack(parts))
 
 
-class HeldEmbedder(Embedder):
-    """Vectors drawn from each text's digest; its first background call waits until the test lets it go.
+class DigestEmbedder(Embedder):
+    """Vectors drawn from each text's digest: the same text, the same vector, in any process.
 
     Sixty-four dimensions and a digest, not ``hash()``: with eight, the random vectors of one run in a few were
-    close enough for the guard by meaning to stop the test's reply as a leak, by the process's hash seed."""
+    close enough for the guard by meaning to stop a test's reply as a leak, by the process's hash seed."""
 
-    name, dimension, placement = "held", 64, "in the test"
+    name, dimension, placement = "digest", 64, "in the test"
+
+    def _embed(self, texts):
+        import hashlib
+
+        import numpy as np
+
+        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "big") for t in texts]
+        return np.array([np.random.default_rng(seed).normal(size=self.dimension) for seed in seeds])
+
+
+class HeldEmbedder(DigestEmbedder):
+    """A digest embedder whose first background call waits until the test lets it go."""
+
+    name = "held"
 
     def __init__(self):
         import threading
@@ -426,16 +441,11 @@ class HeldEmbedder(Embedder):
         self.started, self.go = threading.Event(), threading.Event()
 
     def _embed(self, texts):
-        import numpy as np
-
         if self.hold.is_set():
             self.hold.clear()
             self.started.set()
             self.go.wait(10)
-        import hashlib
-
-        seeds = [int.from_bytes(hashlib.sha256(t.encode()).digest()[:8], "big") for t in texts]
-        return np.array([np.random.default_rng(seed).normal(size=self.dimension) for seed in seeds])
+        return super()._embed(texts)
 
 
 async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_after(store, worlds_dir, model, caplog):
@@ -473,4 +483,81 @@ async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_aft
         await engine.memory.idle(game.id)
         await engine.meaning.idle()
         assert await store.vectors_waiting() == 0, "and was done afterwards"
+        await engine.close()
+
+
+POISON = "overflow"
+
+
+class PoisonedEmbedder(DigestEmbedder):
+    """A digest embedder that answers NaN for any text with ``POISON`` in it, as a GGUF that overflows on some
+    input or a server that writes ``NaN`` in its JSON would."""
+
+    name = "poisoned"
+
+    def _embed(self, texts):
+        import numpy as np
+
+        vectors = super()._embed(texts)
+        vectors[[POISON in t for t in texts]] = np.nan
+        return vectors
+
+
+async def _whispered(engine: Engine, model: ScriptedModel) -> tuple[int, str]:
+    """A game where Maya whispers a secret among a few public turns, all embedded; the secret's text."""
+    secret = "I slip the brass key into my boot."
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    model.enqueue("Nobody sees the key vanish. What do you do?")
+    await engine.whisper(game.id, "maya", secret)
+    for turn in range(3):
+        model.enqueue(" ".join(FILLER[(turn + i) % len(FILLER)] for i in range(3)))
+        await engine.act(game.id, "tom", "I wait by the window.")
+        await engine.memory.idle(game.id)
+    await engine.meaning.idle()
+    return game.id, secret
+
+
+async def test_a_query_that_embeds_to_nan_is_no_query_and_never_ranks_a_private_message(store, worlds_dir, model):
+    """With a non-finite query every score is NaN; ranked as numbers, the masked fragments (other players'
+    whispers) came first. Such a query is no query, and only allowed, finite scores are ever ranked."""
+    import numpy as np
+
+    from bot.engine.meaning import Query
+
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, PoisonedEmbedder())
+        game_id, secret = await _whispered(engine, model)
+        assert await engine.meaning.query(f"I ask Tom about the {POISON}.") is None
+
+        nan = Query("anything", np.full(PoisonedEmbedder.dimension, np.nan, dtype=np.float32), 0.0)
+        found = await engine.meaning.search(game_id, nan, 50)
+        assert not any(secret in hit.text for hit in found), "a private message ranked for the channel"
+        assert found == [], "no score of a NaN query is a ranking"
+
+        whisper = next(e for e in await store.log(game_id) if e.content == secret)
+        context = await engine.preview(game_id, "Tom", f"I ask Maya about the {POISON} and her boots.")
+        assert f"entry:{whisper.id}" not in context.trace.layer("recall").items
+        await engine.close()
+
+
+async def test_a_fragment_that_embeds_to_nan_is_never_stored_and_the_backlog_goes_on(
+    store, worlds_dir, model, caplog
+):
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, PoisonedEmbedder())
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        for reply in (f"The lamp flares and dies: an {POISON} of oil.", "Gulls wheel above the rocks."):
+            model.enqueue(reply)
+            await engine.act(game.id, "maya", "I look around.")
+            await engine.memory.idle(game.id)
+        with caplog.at_level(logging.WARNING, logger="bot.engine.meaning"):
+            await asyncio.wait_for(engine.meaning.idle(), 10)
+        assert await store.vectors_waiting() == 0, "a fragment without a finite vector leaves the queue"
+        stored = [row.text for _, row in await store.vector_rows(game.id, engine.meaning.model) if row.part == 0]
+        assert any("Gulls wheel" in text for text in stored)
+        assert not any(POISON in text for text in stored), "a NaN vector was stored"
+        assert "not a finite vector" in caplog.text
         await engine.close()
