@@ -542,9 +542,7 @@ async def test_a_query_that_embeds_to_nan_is_no_query_and_never_ranks_a_private_
         await engine.close()
 
 
-async def test_a_fragment_that_embeds_to_nan_is_never_stored_and_the_backlog_goes_on(
-    store, worlds_dir, model, caplog
-):
+async def test_a_fragment_that_embeds_to_nan_is_never_stored_and_the_backlog_goes_on(store, worlds_dir, model, caplog):
     async with ModelWorker(model) as worker:
         engine = await _engine(store, worker, worlds_dir, PoisonedEmbedder())
         game = (await engine.start_game("chan", "lighthouse")).game
