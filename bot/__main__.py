@@ -75,18 +75,21 @@ async def open_app(
             unavailable = None
             if embedder is None:
                 embedder, unavailable = await asyncio.to_thread(load_embedder, settings, model)
-            async with ModelWorker(model) as worker:
-                engine = Engine(
-                    store, worker, worlds, engine_config(settings), embedder=embedder,
-                    embedder_unavailable=unavailable,
-                )  # fmt: skip
-                await engine.start()
-                try:
-                    yield App(settings, store, worker, engine)
-                finally:
-                    await engine.close()
-                    if backups is not None:
-                        backups.cancel()
+            try:
+                async with ModelWorker(model) as worker:
+                    engine = Engine(
+                        store, worker, worlds, engine_config(settings), embedder=embedder,
+                        embedder_unavailable=unavailable,
+                    )  # fmt: skip
+                    await engine.start()
+                    try:
+                        yield App(settings, store, worker, engine)
+                    finally:
+                        await engine.close()
+                        if backups is not None:
+                            backups.cancel()
+            finally:  # the games' model states, for the first turns after the next start
+                await asyncio.to_thread(model.flush_states)
         finally:
             await store.close()
 
@@ -108,6 +111,8 @@ async def play(
     async with open_app(settings, worlds=worlds) as app:
         game, world, notices, recap = await _choose_game(app, worlds, world_name, new=new, game_id=game_id)
         terminal = TerminalGame(app.engine, game, world, log_file=log_file)
+        if app.worker.model.origin:
+            terminal.say(app.worker.model.origin)
         for line in notices:
             terminal.say(line)
         await terminal.show_entries(recap)
@@ -211,10 +216,11 @@ async def sync_discord(settings: ProcessSettings) -> None:
 
 
 def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
-    from bot.model.catalog import CATALOG, EMBEDDING_CATALOG, HubFile, pull
+    from bot.model.catalog import CATALOG, DEFAULT_MODEL, EMBEDDING_CATALOG, HubFile
+    from bot.model.fetch import fetch
 
     if args.model_command == "pull":
-        path = pull(args.name, settings.models_dir)
+        path = fetch(args.name, settings.models_dir)
         if args.name in EMBEDDING_CATALOG:
             print(f"{path} is ready: GM_EMBED_MODEL={args.name} (in .env, or GM_EMBED_MODEL={args.name} make play)")
         else:
@@ -224,9 +230,11 @@ def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
     def here(repo: str, file: str) -> str:
         return "downloaded" if HubFile(repo, file).local_path(settings.models_dir).is_file() else ""
 
-    print("Chat models (GM_MODEL):")
+    print("Chat models (GM_MODEL; tiny is the bundled SmolLM2-135M, for tests):")
     for m in CATALOG.values():
         print(f"  {m.name:<22} {m.size_gb:>5.2f} GB  {m.context // 1024:>4}k  {m.licence:<40} {here(m.repo, m.file)}")
+        if m.name == DEFAULT_MODEL:
+            print(f"  {'':<22} the default when GM_MODEL is empty: {m.title}, from {m.source}, SHA-256 {m.sha256}")
     print("Embedding models, for recall by meaning (GM_EMBED_MODEL; the bundled all-MiniLM-L6-v2 needs none):")
     for e in EMBEDDING_CATALOG.values():
         print(f"  {e.name:<22} {e.size_gb:>5.2f} GB  {e.dimension:>5}d  {e.languages:<40} {here(e.repo, e.file)}")

@@ -62,10 +62,12 @@ class ProcessSettings(BaseSettings):
         default=8, ge=0, le=600, description="On SIGTERM or SIGINT, how long running replies may take to finish."
     )
 
-    # The model (F22). An empty path means the bundled SmolLM2 GGUF.
-    model_path: Path | None = None
+    # The model (F22, F35). With neither set, the default model (fetched once); GM_MODEL=tiny: the bundled SmolLM2.
+    model_path: Path | None = Field(default=None, description="A GGUF file to play (GM_MODEL wins if both are set).")
     model: str | None = Field(
-        default=None, description="A catalog name, hf:OWNER/REPO/FILE.gguf, or a path (python -m bot model list)."
+        default=None,
+        description="A catalog name, hf:OWNER/REPO/FILE.gguf, a path, or tiny (the bundled model); empty: the "
+        "default model (python -m bot model list).",
     )
     models_dir: Path = Field(default=PROJECT_ROOT / "data" / "models")
     # A model server instead of the in-process model (F27): an OpenAI-compatible API.
@@ -96,6 +98,10 @@ class ProcessSettings(BaseSettings):
         le=1024 * 1024,
         description="Memory for games' saved model states; empty: four full states; 0: none.",
     )
+    state_disk_mib: int = Field(
+        default=2048, ge=0, le=1024 * 1024,
+        description="Disk for games' model states kept across restarts, under data/states/; 0: none kept.",
+    )  # fmt: skip
 
     # Turns.
     prompt_guide: Literal["short", "full"] | None = Field(

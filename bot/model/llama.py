@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import CallStats, LanguageModel, Messages
+from bot.model.base import CallStats, Interrupted, LanguageModel, Messages
 from bot.model.bundled import package_files
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,8 @@ class LlamaConfig(BaseModel):
     chat_format: str | None = None
     sampling: Sampling = Field(default_factory=Sampling)
     cache_bytes: int | None = None  # None: room for GAMES_KEPT games' states at full context (see state_cache_bytes)
+    states_dir: Path | None = None  # where games' states are kept on disk across restarts (None: not kept)
+    states_disk_bytes: int = 2 * 2**30
 
 
 GAMES_KEPT = 4  # games whose model state the default cache holds at full context
@@ -207,19 +209,51 @@ class LlamaModel(LanguageModel):
             raise UserError(f"Model file {path} could not be loaded: {exc}") from None
         self.placement = self._placement()
         self.cache_bytes = config.cache_bytes if config.cache_bytes is not None else state_cache_bytes(self)
-        self.states = self._llama.states = GameStates(self.cache_bytes)
+        self.states = self._llama.states = GameStates(self.cache_bytes, self._state_folder())
         log.info(
             "Model %s loaded in %.2fs: n_ctx %d, %s; a game's state is up to %d MB, %d MB kept for them",
             self.name, time.perf_counter() - started, config.n_ctx, self.placement,
             self.state_bytes // 2**20, self.cache_bytes // 2**20,
         )  # fmt: skip
 
+    def _state_folder(self):
+        """Where games' states are kept across restarts, if anywhere (:mod:`bot.model.statefiles`)."""
+        from bot.model.statefiles import StateFolder, model_key
+
+        config = self.config
+        if config.states_dir is None or config.states_disk_bytes <= 0 or not self.cache_bytes:
+            return None
+        return StateFolder(config.states_dir, model_key(config.model_path, config.n_ctx), config.states_disk_bytes)
+
     def forget(self) -> None:
-        """Drop every saved game state and what the context holds (for measuring from cold)."""
+        """Drop every saved game state, in memory and on disk, and what the context holds (for measuring from
+        cold)."""
         from bot.model.llamacpp import GameStates
 
-        self.states = self._llama.states = GameStates(self.cache_bytes)
+        if self.states.disk is not None:
+            for slot in self.states.disk.slots():
+                self.states.disk.drop(slot)
+        self.states = self._llama.states = GameStates(self.cache_bytes, self.states.disk)
         self._llama.reset()
+
+    def prefill(self, messages: Messages, *, slot: str) -> None:
+        """Read a prompt into ``slot``'s state without answering it, so that its turn reads only what follows;
+        stopped (its progress kept) when a player's turn is waiting; the state is written to disk at once."""
+        self._llama.begin(slot=slot, stop=self.stop)
+        try:
+            self._llama.create_chat_completion(messages=_as_dicts(messages), max_tokens=1, **self._sampling())
+        except Interrupted:
+            self._llama.keep_state()  # what was read so far: the next try, or the turn, goes on from it
+            raise
+        finally:
+            self._finish()
+        self.states.keep(slot)
+
+    def drop_state(self, slot: str) -> None:
+        self.states.drop(slot)
+
+    def flush_states(self) -> int:
+        return self.states.flush()
 
     @property
     def n_ctx(self) -> int:

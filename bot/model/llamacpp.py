@@ -19,6 +19,7 @@ Imported only by :class:`bot.model.llama.LlamaModel`, since importing
 from __future__ import annotations
 
 import ctypes
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -29,6 +30,9 @@ import llama_cpp
 import numpy as np
 
 from bot.model.base import Interrupted
+from bot.model.statefiles import SavedState, StateFolder
+
+log = logging.getLogger(__name__)
 
 # Prompt tokens read between two checks of the stop event, for calls that may be interrupted: at
 # about 250 tokens a second on two cores, a player waits at most a quarter of a second.
@@ -51,45 +55,117 @@ class Reading:
 
 
 class GameStates:
-    """One saved model state per slot (a game), least recently used first out, within a byte budget."""
+    """One saved model state per slot (a game), least recently used first out, within a byte budget; with a
+    :class:`~bot.model.statefiles.StateFolder`, also on disk: a state the memory lets go, and every state at
+    :meth:`flush` (the bot's stop), is written there, and a slot not in memory is looked for there."""
 
-    def __init__(self, capacity_bytes: int):
+    def __init__(self, capacity_bytes: int, disk: StateFolder | None = None):
         self.capacity_bytes = capacity_bytes
+        self.disk = disk if disk is not None and disk.on else None
         self._states: OrderedDict[str, llama_cpp.LlamaState] = OrderedDict()
+        self._unwritten: set[str] = set()  # slots whose state in memory is newer than their file
+        self._lock = threading.RLock()  # the worker's thread saves and loads; the loop drops a game's
         self.saved = 0
         self.restored = 0
         self.evicted = 0
 
     @property
     def size(self) -> int:
-        return sum(state.llama_state_size for state in self._states.values())
+        with self._lock:
+            return sum(state.llama_state_size for state in self._states.values())
 
     def get(self, slot: str) -> llama_cpp.LlamaState | None:
-        state = self._states.get(slot)
-        if state is not None:
-            self._states.move_to_end(slot)
-        return state
+        with self._lock:
+            state = self._states.get(slot)
+            if state is not None:
+                self._states.move_to_end(slot)
+                return state
+        return self._from_disk(slot)
 
     def nearest(self, tokens: Sequence[int]) -> llama_cpp.LlamaState | None:
         """The saved state whose tokens begin like ``tokens`` for longest (at least :data:`MIN_SHARED` of them):
         another game of the same world has read the same frozen layer already."""
         wanted = np.asarray(tokens, dtype=np.intc)
-        best, best_length = None, MIN_SHARED - 1
-        for state in self._states.values():
-            length = shared_prefix(state.input_ids[: state.n_tokens], wanted)
-            if length > best_length:
-                best, best_length = state, length
-        return best
+        best, best_length, best_slot = None, MIN_SHARED - 1, None
+        with self._lock:
+            for state in self._states.values():
+                length = shared_prefix(state.input_ids[: state.n_tokens], wanted)
+                if length > best_length:
+                    best, best_length = state, length
+            on_disk = self.disk.slots() if self.disk is not None else {}
+            for slot, ids in on_disk.items():
+                if slot not in self._states and (length := shared_prefix(ids, wanted)) > best_length:
+                    best, best_length, best_slot = None, length, slot
+        return self._from_disk(best_slot) if best_slot is not None else best
 
     def put(self, slot: str, state: llama_cpp.LlamaState) -> None:
-        self._states.pop(slot, None)
-        if state.llama_state_size > self.capacity_bytes:
-            return
-        self._states[slot] = state
-        self.saved += 1
-        while self.size > self.capacity_bytes:
-            self._states.popitem(last=False)
-            self.evicted += 1
+        with self._lock:
+            self._states.pop(slot, None)
+            if state.llama_state_size > self.capacity_bytes:
+                self._unwritten.discard(slot)
+                if self.disk is not None:
+                    self.disk.write(slot, _saved(state))
+                return
+            self._states[slot] = state
+            self._unwritten.add(slot)
+            self.saved += 1
+            while self.size > self.capacity_bytes:
+                old_slot, old = self._states.popitem(last=False)
+                self.evicted += 1
+                if old_slot in self._unwritten and self.disk is not None:
+                    self.disk.write(old_slot, _saved(old))
+                self._unwritten.discard(old_slot)
+
+    def keep(self, slot: str) -> None:
+        """Write ``slot``'s state to disk now (a world's prefix just read, kept for a restart)."""
+        with self._lock:
+            state = self._states.get(slot)
+            if state is None or self.disk is None or slot not in self._unwritten:
+                return
+            self.disk.write(slot, _saved(state))
+            self._unwritten.discard(slot)
+
+    def flush(self) -> int:
+        """Write every state newer than its file to disk (the bot stops); how many were written."""
+        with self._lock:
+            slots = list(self._unwritten) if self.disk is not None else []
+        for slot in slots:
+            self.keep(slot)
+        return len(slots)
+
+    def drop(self, slot: str) -> None:
+        """Forget ``slot``'s state, in memory and on disk (its game ended)."""
+        with self._lock:
+            self._states.pop(slot, None)
+            self._unwritten.discard(slot)
+            if self.disk is not None:
+                self.disk.drop(slot)
+
+    def _from_disk(self, slot: str) -> llama_cpp.LlamaState | None:
+        if self.disk is None:
+            return None
+        saved = self.disk.read(slot)
+        if saved is None:
+            return None
+        state = llama_cpp.LlamaState(
+            input_ids=saved.input_ids, scores=np.empty((0, 0), dtype=np.single), n_tokens=len(saved.input_ids),
+            llama_state=(ctypes.c_uint8 * len(saved.state)).from_buffer_copy(saved.state),
+            llama_state_size=len(saved.state), seed=saved.seed,
+        )  # fmt: skip
+        with self._lock:
+            if state.llama_state_size <= self.capacity_bytes:
+                self._states[slot] = state  # as written: nothing to write back
+                while self.size > self.capacity_bytes:
+                    old_slot, old = self._states.popitem(last=False)
+                    if old_slot in self._unwritten:
+                        self.disk.write(old_slot, _saved(old))
+                        self._unwritten.discard(old_slot)
+        return state
+
+
+def _saved(state: llama_cpp.LlamaState) -> SavedState:
+    data = memoryview(state.llama_state).cast("B")[: state.llama_state_size]
+    return SavedState(np.asarray(state.input_ids[: state.n_tokens], dtype=np.intc), data, state.seed)
 
 
 def shared_prefix(a: np.ndarray, b: np.ndarray) -> int:
@@ -181,7 +257,11 @@ class GameLlama(llama_cpp.Llama):
         if llama_cpp.llama_state_set_data(self._ctx.ctx, state.llama_state, state.llama_state_size) != (
             state.llama_state_size
         ):
-            raise RuntimeError("llama.cpp did not take the saved state")
+            # Not this model's state after all: the prompt is read from its start, and nothing else is lost.
+            log.warning("llama.cpp did not take a saved state of %d tokens; the prompt is read cold", state.n_tokens)
+            self._ctx.kv_cache_clear()
+            self.reset()
+            return
         self.input_ids[: state.n_tokens] = state.input_ids
         self.n_tokens = state.n_tokens
         self._requires_eval = True  # the logits are not saved: the last token is read again before sampling

@@ -30,7 +30,7 @@ def found_nothing(messages: list[ChatMessage]) -> str | None:
 
 @dataclass(frozen=True)
 class Call:
-    kind: str  # "generate", "stream" or "json"
+    kind: str  # "generate", "stream", "json" or "prefill"
     messages: list[ChatMessage]
     max_tokens: int
     schema: dict | None = None
@@ -71,6 +71,8 @@ class ScriptedModel(LanguageModel):
         self.block.set()
         self._cached = ""
         self._slots: dict[str, str] = {}
+        self.prefilled: list[Call] = []  # prompts read ahead of a turn (see bot.engine.warmup)
+        self.dropped: list[str] = []  # slots whose state was dropped (their game ended)
 
     def last(self, kind: str = "stream") -> Call:
         """The latest call of one kind ("stream" is a GM turn), whatever background jobs asked since."""
@@ -102,14 +104,32 @@ class ScriptedModel(LanguageModel):
         # Deterministic and close to real tokenizers for English prose.
         return (len(text) + 3) // 4
 
-    def _answer(self, call: Call) -> str:
+    def prefill(self, messages: Messages, *, slot: str) -> None:
+        """Held by ``block`` like any call; recorded in ``prefilled`` (not ``calls``), and kept as the slot's
+        state, as a real model keeps what it read."""
         started = time.perf_counter()
+        self._wait()
+        call = Call("prefill", list(messages), 0, slot=slot)
         with self._lock:
-            self.started.append(call)
+            self.prefilled.append(call)
+        self._remember(call, "", started)
+
+    def drop_state(self, slot: str) -> None:
+        with self._lock:
+            self._slots.pop(slot, None)
+            self.dropped.append(slot)
+
+    def _wait(self) -> None:
         while not self.block.wait(0.005):
             if self.stop is not None and self.stop.is_set():
                 self.interrupted += 1
                 raise Interrupted()
+
+    def _answer(self, call: Call) -> str:
+        started = time.perf_counter()
+        with self._lock:
+            self.started.append(call)
+        self._wait()
         with self._lock:
             self.calls.append(call)
             reply = self._replies.popleft() if self._replies else self.default

@@ -36,8 +36,9 @@ class Priority(IntEnum):
 
     PLAYER = 0
     PRIVATE = 1
-    MAINTENANCE = 2
-    EMBEDDING = 3  # recall by meaning's background: after every other job
+    PREFILL = 2  # a new game's prompt read ahead of its first turn: before the memory's upkeep, after any player
+    MAINTENANCE = 3
+    EMBEDDING = 4  # recall by meaning's background: after every other job
 
 
 @dataclass(order=True)

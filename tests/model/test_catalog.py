@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -12,7 +11,7 @@ import pytest
 
 from bot.errors import UserError
 from bot.model.catalog import CATALOG, catalog_table, hub_file, model_file, pull, sha256_of
-from tests.conftest import PROJECT
+from tests.conftest import PROJECT, bot_environment
 from tests.model.hub import FakeHub
 from tests.test_cli import run_bot
 
@@ -99,7 +98,7 @@ def test_a_full_disk_is_said_before_and_during_a_download_and_no_half_file_is_us
     models = tmp_path / "models"
     with FakeHub({"test/tiny/tiny.gguf": big}) as hub:
         env = {**bot_env, "HF_ENDPOINT": hub.url, "GM_MODELS_DIR": str(models)}
-        environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")} | env
+        environment = bot_environment() | env
         full = subprocess.run(
             [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300
         )

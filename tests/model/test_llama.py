@@ -257,3 +257,53 @@ def test_asking_for_every_layer_on_the_gpu_says_where_they_went(caplog):
     else:  # a CPU build, as CI has: said at start, not hidden
         assert "asks for a GPU, but this llama.cpp build sees none" in model.placement
         assert "sees no GPU: the model runs on the CPU" in caplog.text
+
+
+def _turn(model: LlamaModel, chat: list[ChatMessage], slot: str):
+    "".join(model.stream(chat, max_tokens=8, slot=slot))
+    return model.last_call
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+def test_a_prompt_read_ahead_is_kept_on_disk_and_the_turn_after_a_restart_reads_only_what_is_new(
+    tmp_path: Path, caplog
+):
+    """A game's prompt read ahead is its first turn's, up to the action; its state is written to disk, and the
+    turn after a restart (another model object, nothing in memory) loads it and reads only the new action. A state
+    file that is no good is said once, and that turn is read cold."""
+    import logging
+
+    states = tmp_path / "states"
+    frozen = ChatMessage(role="system", content="You are the game master. " + "The lighthouse is dark. " * 80)
+    opening = [frozen, ChatMessage(role="user", content="(The game begins.)"),
+               ChatMessage(role="assistant", content="The boat bumps the landing stage. What do you do?")]  # fmt: skip
+    first_turn = [*opening, ChatMessage(role="user", content="Maya: I climb the stair.")]
+
+    model = bundled_model(n_ctx=1024, sampling=Sampling(seed=7), states_dir=states)
+    model.prefill([*opening, ChatMessage(role="user", content="Maya: ...")], slot="game:1")
+    read_ahead = model.last_call
+    assert read_ahead.evaluated_tokens > 300 and list((states / model.states.disk.key).iterdir()), "kept on disk"
+    turn = _turn(model, first_turn, "game:1")
+    assert turn.evaluated_tokens < 15, f"only the action is read: {turn}"
+    model.flush_states()
+    del model
+
+    restarted = bundled_model(n_ctx=1024, sampling=Sampling(seed=7), states_dir=states)
+    second = [*first_turn, ChatMessage(role="assistant", content="It creaks."),
+              ChatMessage(role="user", content="Maya: I go in.")]  # fmt: skip
+    after = _turn(restarted, second, "game:1")
+    assert after.state_restored and after.evaluated_tokens < 30, f"only what is new is read: {after}"
+    restarted.flush_states()
+    (file,) = (states / restarted.states.disk.key).iterdir()
+    del restarted
+
+    data = bytearray(file.read_bytes())
+    data[-100] ^= 0xFF  # one byte of the state damaged on disk
+    file.write_bytes(bytes(data))
+    damaged = bundled_model(n_ctx=1024, sampling=Sampling(seed=7), states_dir=states)
+    with caplog.at_level(logging.WARNING):
+        cold = _turn(damaged, [*second, ChatMessage(role="assistant", content="Dark."),
+                               ChatMessage(role="user", content="Maya: I light a match.")], "game:1")  # fmt: skip
+    assert not cold.state_restored and cold.reused_tokens == 0 and cold.evaluated_tokens > 300
+    assert caplog.text.count("do not match their checksum") == 1 and not file.exists()

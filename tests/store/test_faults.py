@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 import signal
 import sqlite3
@@ -20,6 +19,7 @@ from bot.model import ModelWorker
 from bot.store import StorageError, Store
 from bot.store.backup import back_up_every, backup_database, prune
 from bot.worlds import WorldLibrary
+from tests.conftest import bot_environment
 from tests.engine.test_memory import start
 from tests.test_cli import TIMEOUT, run_bot
 
@@ -165,9 +165,8 @@ def _recap_gm_lines(database: str) -> int:
 @pytest.mark.llm
 def test_kill_9_at_random_points_loses_no_acknowledged_action(tmp_path: Path):
     """Five kills of `play` mid-game with the real model; after each, every action the GM answered is stored."""
-    import os
 
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("GM_")}, **_environment(tmp_path)}
+    env = {**bot_environment(), **_environment(tmp_path)}
     rng = random.Random(9)
     answered: list[str] = []
     for round_ in range(5):
@@ -213,7 +212,7 @@ def test_a_full_disk_during_play_is_said_once_and_the_session_does_not_claim_it_
     )
     log = tmp_path / "data" / "play.log"
     log.write_text(log.read_text() + "an older session's line\n" * 2000)  # past the limit: its next line fails
-    environment = {k: v for k, v in os.environ.items() if not k.startswith("GM_")} | env
+    environment = bot_environment() | env
     full = subprocess.run(
         [sys.executable, "-c", script], input="".join(f"Maya: I climb stair {n}.\n" for n in range(6)) + "/quit\n",
         capture_output=True, text=True, cwd=tmp_path, env=environment, timeout=300,

@@ -1,0 +1,101 @@
+"""No cold first turn (F35): a game's prompt is read by the model before anyone acts.
+
+Reading a world's frozen layer (its rules, setting, characters, about 2,000
+tokens) is most of a game's first turn: a minute on two cores for a 1.5B
+model. So as soon as a game exists (``/game start``, the terminal while
+players type their names), and again when a player joins (the players' line
+closes the frozen layer), the prompt its next turn would get is read into
+the game's slot at :attr:`Priority.PREFILL`: after any player's turn, which
+interrupts it, before the memory's upkeep. Its last message carries a
+placeholder where the action goes, so the turn reads only from there on.
+
+A warm-up that would run after a turn of its game is skipped: the turn's own
+state is newer, and the placeholder would only replace it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from bot.engine.prompt import Prompts
+from bot.engine.session import Sessions
+from bot.errors import UserError
+from bot.model.worker import ModelWorker, Priority
+from bot.store import EntryKind, LogEntry, Store
+
+log = logging.getLogger(__name__)
+
+PLACEHOLDER = "..."  # the action's place in the prompt read ahead: the turn reads its own action from there
+
+
+class WarmUps:
+    """The warm-ups of every game, one at a time per game (a newer one replaces one still waiting)."""
+
+    def __init__(self, store: Store, worker: ModelWorker, prompts: Prompts, sessions: Sessions, stopping: Callable):
+        self.store = store
+        self.worker = worker
+        self.prompts = prompts
+        self.sessions = sessions
+        self.stopping = stopping
+        self._tasks: dict[int, asyncio.Task] = {}
+        self.done = 0  # warm-ups that read a prompt (for tests and benches)
+        self.skipped = 0
+
+    def schedule(self, game_id: int) -> None:
+        """Read ``game_id``'s next prompt ahead of its turn, when the model has nothing more urgent to do."""
+        if self.stopping():
+            return
+        earlier = self._tasks.get(game_id)
+        if earlier is not None and not earlier.done():
+            earlier.cancel()  # still queued: it never runs; already reading: it is stopped by the newer one's turn
+        self._tasks[game_id] = asyncio.create_task(self._warm(game_id), name=f"warm-up-{game_id}")
+
+    async def _warm(self, game_id: int) -> None:
+        session = self.sessions[game_id]
+        asked = session.turns_asked
+        try:
+            game = await self.store.game(game_id)
+            players = await self.store.players(game_id)
+            placeholder = LogEntry(
+                id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION,
+                author=players[-1].name if players else "Player", content=PLACEHOLDER, created_at=datetime.now(UTC),
+            )  # fmt: skip
+            context = await self.prompts.build(game, placeholder, remember=False)
+        except (UserError, LookupError) as exc:  # a game gone, a world removed: its turn says so
+            log.debug("Game %d: nothing to read ahead (%s)", game_id, exc)
+            return
+        model = self.worker.model
+
+        def read() -> bool:
+            if session.turns_asked != asked:  # a turn of this game came first: its state is newer
+                return False
+            model.prefill(context.messages, slot=session.slot)
+            return True
+
+        try:
+            read_ahead = await self.worker.run(read, priority=Priority.PREFILL, label=f"prefill {session.slot}",
+                                               interruptible=self.worker.parallel == 1)  # fmt: skip
+        except Exception as exc:  # the turn reads it cold then; nothing else is lost
+            log.warning("Game %d: reading its prompt ahead failed (%s)", game_id, exc)
+            return
+        if read_ahead:
+            self.done += 1
+            log.info("Game %d: its prompt is read ahead of its next turn", game_id)
+        else:
+            self.skipped += 1
+
+    async def idle(self, game_id: int | None = None) -> None:
+        """Wait for the warm-ups of a game (of every game, ``None``) to end (tests and benches)."""
+        tasks = [t for g, t in self._tasks.items() if game_id is None or g == game_id]
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._tasks.clear()
