@@ -4,7 +4,7 @@ python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
 python -m bot games                python -m bot backup PATH
 python -m bot check [PATH ...]
 python -m bot run
-python -m bot bench context|locomo|leaks|turns|quality|recall
+python -m bot bench context|locomo|leaks|turns|quality|recall|start
 """
 
 from __future__ import annotations
@@ -283,6 +283,13 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--turns must be at least 1.")
         quality.run(settings, args.turns, sys.stdout)
         return 0
+    if args.bench == "start":
+        from bot.bench import start
+
+        if args.turns < 3:
+            raise UserError("--turns must be at least 3: a game's first turn, and later ones to set beside it.")
+        start.run(settings, args.turns, sys.stdout)
+        return 0
     if args.bench == "turns":
         from bot.bench import turns
 
@@ -416,6 +423,10 @@ def build_parser() -> argparse.ArgumentParser:
         "recall", help="recall by meaning in a long game, lore by meaning, and search time at 10k and 100k fragments"
     )
     recall_parser.add_argument("--turns", type=int, default=300, help="turns of the long game (default 300)")
+    start_parser = benches.add_parser(
+        "start", help="a game's first turn cold, read ahead and after a restart, beside a later turn"
+    )
+    start_parser.add_argument("--turns", type=int, default=4, help="turns of each game (default 4)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     return parser

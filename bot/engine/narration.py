@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
-from bot.engine.shaping import ReplyShaper, Shaped, says_enough
+from bot.engine.shaping import ReplyShaper, Shaped, only_restates, says_enough
 from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
@@ -133,7 +133,8 @@ class Narrator:
                         break  # leaving the stream stops the model (closing it waits for that)
             written = stream.stats.generated_tokens if stream.stats else 0
             rest = shaper.finish(cut_by_length=written >= request.max_tokens)
-            if hold_back and (shaper.said_nothing_new or reading.says_nothing(rest)):  # not shown: asked once more
+            if hold_back and (shaper.said_nothing_new or reading.says_nothing(rest) or reading.only_restates(rest)):
+                # not shown: asked once more
                 return Narration(rest, reading.first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
             await reading.take(rest)
             if reading.short is not None and shaper.shaped.dropped:  # the rules left too little of it: once more
@@ -225,6 +226,10 @@ class _Try:
         if not self.hold_until_enough or empty:
             return empty
         return not split_reply(self.text + rest, self.shaping.names)[0].strip()
+
+    def only_restates(self, rest: str) -> bool:
+        """Whether the reply, held back for the channel as too short, only restates its action in other words."""
+        return self.short is not None and only_restates(self.short + rest, self.shaping.actions, self.shaping.names)
 
     async def show_short(self) -> None:
         """A short reply as the model meant it: shown whole, once the call is done."""

@@ -47,6 +47,10 @@ OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
 ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's,
 ECHO_COVER = 0.8  # and that holds nearly all of the action's, restates it
 ECHO_MIN_WORDS = 4
+# A whole reply that says too little that is new and holds this share of an action's content words (of at least
+# LOOSE_MIN_WORDS) restates it in other words: asked for again (see only_restates).
+LOOSE_COVER = 0.6
+LOOSE_MIN_WORDS = 3
 RECENT_REPLIES = 3
 # A public reply with fewer content words than this that are not its actions' own says too little to stand as a
 # GM's answer ('Dessa: "Rook, you're late."'): it is asked for once more. bench quality counts such a reply thin.
@@ -280,6 +284,23 @@ def restates(sentence: set[str], action: set[str]) -> bool:
         return False
     shared = len(sentence & action)
     return shared >= ECHO_COVER * len(action) and shared >= ECHO_SHARE * len(sentence)
+
+
+def only_restates(text: str, actions: Sequence[str], names: Sequence[str] = ()) -> bool:
+    """Whether a whole reply only says an action again in other words ("Maya leans close and smells the
+    candles." for "I lean close and sniff the candles."): it says too little that is new (see
+    :func:`says_enough`) and holds most of the action's content words, the players' names left aside. Such a
+    reply is asked for again, as an echo is; a short reply about something else ("The door is locked." for "I try
+    the door.") stands."""
+    if says_enough(text, actions):
+        return False
+    named = set().union(*(stems(name) for name in names)) if names else set()
+    said = stems(text) - named
+    for action in actions:
+        words = stems(action) - named
+        if len(words) >= LOOSE_MIN_WORDS and len(said & words) >= LOOSE_COVER * len(words):
+            return True
+    return False
 
 
 def says_enough(text: str, actions: Sequence[str] = ()) -> bool:

@@ -171,6 +171,32 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     assert "in new words" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
 
 
+async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for_again(
+    engine: Engine, scripted: ScriptedModel
+):
+    """What Qwen2.5 1.5B wrote as GM of a long game, asked about a pinned fact: the action again, in the third
+    person and another verb. The rules let it through; it is asked for again, as an echo is."""
+    game = await _game_with(engine, "chan", "Maya")
+    restated = "Maya leans close and smells the candles."
+    answer = "The wax gives off a faint smell of bitter almonds: someone has doctored these candles."
+    scripted.enqueue(restated, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "I lean close and sniff the candles.", on_text=shown.append)
+    assert result.text == answer and "".join(shown) == answer, "the restatement never reached the screen"
+    assert "Write what happens next, in new words" in scripted.last().prompt_text
+
+
+def test_a_short_reply_about_something_else_is_no_restatement():
+    from bot.engine.shaping import only_restates
+
+    assert only_restates("Maya leans close and smells the candles.", ["I lean close and sniff the candles."], ["Maya"])
+    assert only_restates("You pick up the brass key from the desk.", ["I take the brass key from the desk."])
+    assert not only_restates("The door is locked.", ["I try the door."])
+    assert not only_restates("Nobody answers; the hall is silent.", ["I knock on the study door and call out."])
+    long = "You lean close to the candles: the wax smells of bitter almonds, and a thread of smoke curls up."
+    assert not only_restates(long, ["I lean close and sniff the candles."]), "it says enough that is new"
+
+
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     rolled = await engine.roll(game.id, "maya", "1d20+5")

@@ -1,0 +1,178 @@
+"""``bench start``: a game's first turn, cold, read ahead, and after a restart, beside a later turn (F35).
+
+One run, one model file, the configured model (the default GM model unless
+told otherwise), a shipped world, the same players and actions:
+
+- **cold**: nothing kept anywhere (no state in memory or on disk, no read
+  ahead): the first turn reads the world's whole frozen layer;
+- **read ahead**: another game, nothing kept, but its prompt is read ahead
+  while its players join, as ``/game start`` and the terminal do; then the
+  first action;
+- **restart**: that game, after its second turn the process stops (the
+  states written to disk) and starts again (another model object, another
+  engine, the same database): the next action;
+- **later**: the turns after the first of both games, in the same process.
+
+The memory's upkeep is held back while the turns are timed (it would run
+between turns and is measured by ``bench turns``), so each figure is the
+model reading and answering one action. What a player sees is the time to
+the first text shown, as ``bench turns`` counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from bot.engine import Engine
+from bot.model.base import LanguageModel
+from bot.model.worker import ModelWorker
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_model
+from bot.store import Store
+from bot.worlds import WorldLibrary
+
+BENCH_SEED = 7
+WORLD = "hollow-manor"
+PLAYERS = ("Maya", "Tom")
+ACTIONS = (
+    "I knock on the study door and call out to Silas.",
+    "I ask Mrs. Crane who else is staying in the house tonight.",
+    "I kneel and look through the keyhole of the study.",
+    "I ask Meg Wren who keeps the key to the study.",
+)
+
+
+@dataclass
+class Timed:
+    case: str
+    turn: int
+    first_text: float
+    reply: float
+    prompt: int
+    read: int  # prompt tokens the model actually read
+    restored: bool
+
+
+async def _act(engine: Engine, game_id: int, n: int, case: str) -> Timed:
+    shown: list[float] = []
+    began = time.perf_counter()
+    result = await engine.act(
+        game_id, PLAYERS[n % len(PLAYERS)].lower(), ACTIONS[n % len(ACTIONS)], on_text=lambda _: shown.append(
+            time.perf_counter())
+    )  # fmt: skip
+    ended = time.perf_counter()
+    stats = result.model
+    return Timed(
+        case, result.turn, (shown[0] if shown else ended) - began, ended - began,
+        stats.prompt_tokens if stats else 0, stats.evaluated_tokens if stats else 0,
+        bool(stats and stats.state_restored),
+    )  # fmt: skip
+
+
+async def _session(
+    model: LanguageModel, settings: ProcessSettings, database: Path, play: Callable, *, read_ahead: bool
+) -> object:
+    """An engine over ``database`` and ``model``, running ``play(engine)``; the memory's upkeep held back."""
+    store = await Store.open(database)
+    try:
+        async with ModelWorker(model) as worker:
+            engine = Engine(store, worker, WorldLibrary(settings.worlds_dir), engine_config(settings))
+            engine.memory.hold()
+            if not read_ahead:
+                engine.warmups.schedule = lambda game_id: None
+            try:
+                return await play(engine)
+            finally:
+                await engine.close()
+    finally:
+        await store.close()
+        model.flush_states()
+
+
+async def _new_game(engine: Engine, channel: str) -> int:
+    game = (await engine.start_game(channel, WORLD)).game
+    for name in PLAYERS:
+        await engine.join(game.id, name.lower(), name)
+    return game.id
+
+
+def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
+    if settings.seed is None:
+        settings = settings.model_copy(update={"seed": BENCH_SEED})
+    with tempfile.TemporaryDirectory() as tmp:
+        database = Path(tmp) / "data" / "gm.sqlite3"
+        database.parent.mkdir()
+        settings = settings.model_copy(update={"database": database})  # its states go under that data/, not yours
+        model = load_model(settings)
+        out.write(
+            f"{model.origin}\nbench start: {model.name}, {model.placement}, world {WORLD}, {turns} turns a game\n"
+        )
+        timed: list[Timed] = []
+        reading: dict[str, float] = {}
+
+        async def cold(engine: Engine) -> int:
+            game_id = await _new_game(engine, "bench-start:cold")
+            for n in range(turns):
+                timed.append(await _act(engine, game_id, n, "cold" if n == 0 else "later"))
+            return game_id
+
+        async def ahead(engine: Engine) -> int:
+            began = time.perf_counter()
+            game_id = await _new_game(engine, "bench-start:ahead")
+            await engine.warmups.idle()  # the players type their names meanwhile
+            reading["read ahead"] = time.perf_counter() - began
+            for n in range(2):
+                timed.append(await _act(engine, game_id, n, "read ahead" if n == 0 else "later"))
+            return game_id
+
+        model.forget()
+        asyncio.run(_session(model, settings, database, cold, read_ahead=False))
+        model.forget()  # nothing of the first game's world is kept: the read-ahead starts from nothing too
+        game_id = asyncio.run(_session(model, settings, database, ahead, read_ahead=True))
+        del model  # the process stops: what it kept is on disk
+
+        restarted = load_model(settings)
+
+        async def after_restart(engine: Engine) -> None:
+            timed.append(await _act(engine, game_id, 2, "restart"))
+            for n in range(3, turns + 1):
+                timed.append(await _act(engine, game_id, n, "later"))
+
+        asyncio.run(_session(restarted, settings, database, after_restart, read_ahead=False))
+    return _report(timed, reading, out)
+
+
+def _report(timed: list[Timed], reading: dict[str, float], out: TextIO) -> dict[str, float]:
+    out.write(
+        f"\n{'case':<12} {'turn':>4} {'first text (s)':>15} {'reply (s)':>10} {'prompt':>7} {'read':>6} restored\n"
+    )
+    for t in timed:
+        out.write(
+            f"{t.case:<12} {t.turn:>4} {t.first_text:>15.2f} {t.reply:>10.2f} {t.prompt:>7} {t.read:>6}"
+            f"{'  (state restored)' if t.restored else ''}\n"
+        )
+    later = statistics.median(t.first_text for t in timed if t.case == "later")
+    figures = {
+        "first_text_cold": next(t.first_text for t in timed if t.case == "cold"),
+        "first_text_prefilled": next(t.first_text for t in timed if t.case == "read ahead"),
+        "first_text_restart": next(t.first_text for t in timed if t.case == "restart"),
+        "first_text_later": later,
+    }
+    ratios = ", ".join(
+        f"{case} {figures[name] / later:.1f}x"
+        for case, name in (("cold", "first_text_cold"), ("read ahead", "first_text_prefilled"),
+                           ("after a restart", "first_text_restart"))
+    )  # fmt: skip
+    out.write(
+        f"\nThe read-ahead took {reading['read ahead']:.1f} s while the players joined. Against a later turn's first "
+        f"text (median {later:.2f} s): {ratios}\n"
+    )
+    out.write(" ".join(f"{name}={value:.2f}" for name, value in figures.items()) + "\n")
+    return figures
