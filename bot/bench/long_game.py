@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from dataclasses import dataclass
 
 from bot.engine import Engine
@@ -100,8 +101,72 @@ LOCATION_LATE = (150, "Tom carried the brass key down to the cellar and left it 
 LOCATION_QUESTION = "Where is the little metal key kept these days?"
 
 
+# Topical filler: the same people, places and objects as the clues, none of their facts. In a game whose every
+# turn talks about the stables, the cellar or the captain's watch, a question finds its clue's turn only by what
+# the clue says, not by what it is about (the topical game, and the GM's answers from memory).
+TOPICAL_FILLER = (
+    "Pip the groom is mucking out the stables, whistling off key.", "A horse stamps in its stall in the stables.",
+    "The stable yard is churned to mud by hooves.", "The cliff path is steep, and the gorse scratches at your legs.",
+    "Gorse rattles in the wind along the clifftop.", "Mrs Ashdown bustles past with a tray of tea.",
+    "The cellar door is heavy oak, swollen with damp.", "Mrs Ashdown complains about the price of candles.",
+    "The captain checks his pocket watch and frowns at the hour.", "The captain's watch ticks loudly in the quiet.",
+    "The ledger on the desk is full of cramped figures.", "Saltmere's fishing boats are out past the point.",
+    "The lamp room smells of oil and brass polish.", "The beacon's great lens is smeared with salt.",
+    "The lifeboat sits in its cradle under a tarpaulin.", "Gulls perch along the lifeboat's gunwale.",
+    "Doctor Penhale's gig rattles along the coast road toward Brightwater.", "The captain coughs into his sleeve.",
+    "An old chart of the coast hangs framed in the hall.", "The headland is black against the sky.",
+    "Wren Tally mends a net by the kitchen stove.", "Wren talks about the weather and the price of fish.",
+    "The kitchen stove ticks as it cools.", "A brass lamp hangs from a hook in the cellar stair.",
+)  # fmt: skip
+
+
 def _filler(rng: random.Random, sentences: int) -> str:
     return " ".join(rng.sample(FILLER, sentences))
+
+
+def topical_reply(turn: int, rng: random.Random) -> str:
+    """A GM turn of the topical game: one or two short sentences, as a table's quick turns are; a planted turn
+    says its clue after one sentence on the same subjects."""
+    planted = {clue.turn: clue.text for clue in CLUES} | dict([LOCATION_EARLY, LOCATION_LATE])
+    if turn in planted:
+        return f"{rng.choice(TOPICAL_FILLER)} {planted[turn]}"
+    return " ".join(rng.sample(TOPICAL_FILLER + FILLER[:6], rng.randint(1, 2)))
+
+
+@dataclass(frozen=True)
+class Question:
+    """Something a player asks or does late in the game, whose answer the GM was told early."""
+
+    kind: str  # "same words", "in part", "other words", "changed later", "pinned"
+    player: str
+    text: str
+    answers: tuple[str, ...]  # a reply with any of these words says the answer
+    evidence: tuple[str, ...]  # texts that carry it: one in the GM's prompt, memory delivered it
+
+
+PIN = "The chapel candles are laced with arsenic: their smoke smells of bitter almonds."
+PIN_TURN = 10
+QUESTIONS = (
+    Question("same words", "maya", "What did Pip the groom swear he saw at midnight?", ("rider", "riding"),
+             (CLUES[0].text,)),
+    Question("in part", "tom", "I check the thorns along the cliff path. Is anything caught on them?",
+             ("wool", "scrap"), (CLUES[1].text,)),
+    Question("other words", "maya", "Which servant carries the key to the wine vault?", ("Ashdown",),
+             (CLUES[2].text,)),
+    Question("other words", "tom", "What bird is etched in the old sailor's timepiece?", ("heron",),
+             (CLUES[3].text,)),
+    Question("in part", "maya", "Where was the ledger bought?", ("Saltmere",), (CLUES[4].text,)),
+    Question("other words", "tom", "Was the fuel for the beacon tampered with?", ("water", "diluted", "watered"),
+             (CLUES[5].text,)),
+    Question("same words", "maya", "I look at the lifeboat's oars. What is wrong with them?", ("sawn", "sawed", "cut"),
+             (CLUES[6].text,)),
+    Question("other words", "tom", "Which physician looked after the skipper when he was sick?", ("Penhale",),
+             (CLUES[7].text,)),
+    Question("changed later", "maya", "Where is the brass key now?", ("cellar", "barrel"),
+             (LOCATION_LATE[1], "brass key, location: in the cellar")),
+    Question("pinned", "maya", "I lean close and sniff the chapel candles.", ("almond", "almonds", "arsenic",
+             "poison", "poisoned"), (PIN,)),
+)  # fmt: skip
 
 
 def gm_reply(turn: int, rng: random.Random) -> str:
@@ -131,30 +196,86 @@ def background(messages: list[ChatMessage]) -> str:
 
 
 class LongGameModel(ScriptedModel):
-    """GM replies from :func:`gm_reply` in turn order (a reply asked for again repeats); the rest lossy."""
+    """GM replies from :func:`gm_reply` (``topical``: :func:`topical_reply`) in turn order (a reply asked for
+    again repeats); the rest lossy."""
 
-    def __init__(self, seed: int = 5):
+    def __init__(self, seed: int = 5, *, topical: bool = False):
         super().__init__(default=background)
         self.rng = random.Random(seed)
         self.turn = 0
+        self.reply = topical_reply if topical else gm_reply
 
     def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
-        self.enqueue(gm_reply(self.turn, self.rng))
+        self.enqueue(self.reply(self.turn, self.rng))
         return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)
 
 
-async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300) -> int:
-    """Play ``turns`` turns of two players; returns the game's id."""
+async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300, *, pin: bool = False) -> int:
+    """Play ``turns`` turns of two players (``pin``: Maya pins :data:`PIN` at turn :data:`PIN_TURN`); returns the
+    game's id."""
     game = (await engine.start_game("long", LONG_GAME_WORLD.id)).game
     for name in ("Maya", "Tom"):
         await engine.join(game.id, name.lower(), name)
     actions = ["I look around.", "I walk on.", "I listen to the sea.", "I wait and watch.", "I go on carefully."]
     for turn in range(1, turns + 1):
         model.turn = turn
+        if pin and turn == PIN_TURN:
+            await engine.pin(game.id, PIN, "Maya")
         await engine.act(game.id, ("maya", "tom")[turn % 2], actions[turn % len(actions)])
         await engine.memory.idle(game.id)
     await engine.meaning.idle()
     return game.id
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: Question
+    reply: str
+    answered: bool  # the reply says the answer
+    in_prompt: bool  # the answer's text was in the GM's prompt: a miss is the model's, not the memory's
+    prompt_tokens: int
+
+    @property
+    def cause(self) -> str:
+        return "" if self.answered else "model miss (in the prompt, not said)" if self.in_prompt else "memory miss"
+
+
+def says(reply: str, words: tuple[str, ...]) -> bool:
+    """Whether ``reply`` holds one of ``words`` (whole words, any case)."""
+    said = {w.lower() for w in re.findall(r"[A-Za-z']+", reply)}
+    return any(word.lower() in said for word in words)
+
+
+async def ask(engine: Engine, game_id: int, questions: tuple[Question, ...] = QUESTIONS) -> list[Answer]:
+    """Each question asked in turn, as its player would: what the GM answered, and whether its prompt held it."""
+    answers = []
+    for question in questions:
+        result = await engine.act(game_id, question.player, question.text)
+        prompt = prompt_text(result.context.messages)
+        answers.append(
+            Answer(question, result.text, says(result.text, question.answers),
+                   any(evidence in prompt for evidence in question.evidence),
+                   result.model.prompt_tokens if result.model else 0)
+        )  # fmt: skip
+    return answers
+
+
+def answers_table(answers: list[Answer]) -> str:
+    lines = [f"{'kind':<14} {'answered':<9} {'prompt':>6}  question / reply / cause"]
+    for a in answers:
+        lines.append(f"{a.question.kind:<14} {'yes' if a.answered else 'NO':<9} {a.prompt_tokens:>6}  "
+                     f"{a.question.text}")  # fmt: skip
+        lines.append(f"{'':<31}GM: {a.reply}")
+        if a.cause:
+            lines.append(f"{'':<31}{a.cause}")
+    answered = sum(a.answered for a in answers)
+    words = [len(a.reply.split()) for a in answers]
+    lines.append(
+        f"answered {answered} of {len(answers)}; misses: {sum(a.cause.startswith('memory') for a in answers)} of "
+        f"memory, {sum(a.cause.startswith('model') for a in answers)} of the model; reply words: median "
+        f"{sorted(words)[len(words) // 2]}, min {min(words)}, max {max(words)}"
+    )
+    return "\n".join(lines)
 
 
 def prompt_text(messages: list[ChatMessage]) -> str:

@@ -76,3 +76,34 @@ async def test_the_facts_extraction_validates_against_its_schema(manor: Engine):
     assert outcomes["fallback"] == 0 and outcomes["first"] + outcomes["retry"] >= 1, dict(outcomes)
     facts = await manor.facts(game.id)
     assert facts and any(result.action.id in fact.sources for fact in facts), facts
+
+
+async def test_the_gm_answers_from_memory_what_a_long_games_first_turns_told(
+    tmp_path: Path, instruct: LlamaModel, real_embedder
+):
+    """A 300-turn game whose every turn talks about the clues' people, places and things (short GM turns, as a
+    quick table's are), the clues told in its first 40 turns, a pin at turn 10, a key moved at turn 150; then
+    the real model, as GM, is asked about each as players ask: in the same words, in part, in other words,
+    where the key is now, and an action the pin answers. Its replies must say the answers. Prints how many, and
+    for each miss whether the answer was in its prompt (the model's miss) or not (the memory's)."""
+    from bot.bench.long_game import LONG_GAME_WORLD, LongGameModel, answers_table, ask, play_long_game
+
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    library = WorldLibrary(tmp_path / "no-worlds")
+    library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
+    scripted = LongGameModel(topical=True)
+    try:
+        async with ModelWorker(scripted) as worker:
+            played = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=real_embedder)
+            game_id = await play_long_game(played, scripted, 300, pin=True)
+            await played.close()
+        async with ModelWorker(instruct) as worker:
+            engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=real_embedder)
+            engine.memory.hold()  # the questions only: the memory's upkeep between them is bench turns' business
+            answers = await ask(engine, game_id)
+            await engine.close()
+    finally:
+        await store.close()
+    table = answers_table(answers)
+    print("\n" + table)
+    assert sum(a.answered for a in answers) >= 8, table
