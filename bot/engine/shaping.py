@@ -47,10 +47,12 @@ OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
 ECHO_SHARE = 0.7  # a sentence whose content words are mostly the action's,
 ECHO_COVER = 0.8  # and that holds nearly all of the action's, restates it
 ECHO_MIN_WORDS = 4
-# A whole reply that says too little that is new and holds this share of an action's content words (of at least
-# LOOSE_MIN_WORDS) restates it in other words: asked for again (see only_restates).
+# A whole reply that adds at most LOOSE_NEW content words to its action's (another verb, say) and holds this share
+# of the action's content words (of at least LOOSE_MIN_WORDS) restates it in other words: asked for again (see
+# only_restates).
 LOOSE_COVER = 0.6
 LOOSE_MIN_WORDS = 3
+LOOSE_NEW = 1
 RECENT_REPLIES = 3
 # A public reply with fewer content words than this that are not its actions' own says too little to stand as a
 # GM's answer ('Dessa: "Rook, you're late."'): it is asked for once more. bench quality counts such a reply thin.
@@ -288,14 +290,17 @@ def restates(sentence: set[str], action: set[str]) -> bool:
 
 def only_restates(text: str, actions: Sequence[str], names: Sequence[str] = ()) -> bool:
     """Whether a whole reply only says an action again in other words ("Maya leans close and smells the
-    candles." for "I lean close and sniff the candles."): it says too little that is new (see
-    :func:`says_enough`) and holds most of the action's content words, the players' names left aside. Such a
-    reply is asked for again, as an echo is; a short reply about something else ("The door is locked." for "I try
-    the door.") stands."""
+    candles." for "I lean close and sniff the candles."): it adds at most one word of its own to the action's
+    and holds most of them, the players' names left aside. Such a reply is asked for again, as an echo is; a short
+    reply that answers ("The door is locked." for "I try the door.", "The log book is soaked. Tom shivers." for
+    "I read the log book.") stands."""
     if says_enough(text, actions):
         return False
     named = set().union(*(stems(name) for name in names)) if names else set()
     said = stems(text) - named
+    new = said - set().union(*(stems(action) for action in actions))
+    if len(new) > LOOSE_NEW:  # "The log book is soaked. Tom shivers.": short, but it answers
+        return False
     for action in actions:
         words = stems(action) - named
         if len(words) >= LOOSE_MIN_WORDS and len(said & words) >= LOOSE_COVER * len(words):

@@ -24,12 +24,14 @@ from datetime import UTC, datetime
 from bot.engine.prompt import Prompts
 from bot.engine.session import Sessions
 from bot.errors import UserError
+from bot.memory.context import Context
 from bot.model.worker import ModelWorker, Priority
-from bot.store import EntryKind, LogEntry, Store
+from bot.store import EntryKind, LogEntry, Store, Visibility
 
 log = logging.getLogger(__name__)
 
 PLACEHOLDER = "..."  # the action's place in the prompt read ahead: the turn reads its own action from there
+SCENE_LAYERS = ("scene", "lore")  # what the scene calls up before any action (recall answers an action)
 
 
 class WarmUps:
@@ -58,13 +60,11 @@ class WarmUps:
         session = self.sessions[game_id]
         asked = session.turns_asked
         try:
-            game = await self.store.game(game_id)
-            players = await self.store.players(game_id)
-            placeholder = LogEntry(
-                id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION,
-                author=players[-1].name if players else "Player", content=PLACEHOLDER, created_at=datetime.now(UTC),
-            )  # fmt: skip
-            context = await self.prompts.build(game, placeholder, remember=False)
+            async with session.turn_lock:  # what a turn stores meanwhile is read first
+                if session.turns_asked != asked:
+                    self.skipped += 1
+                    return
+                context = await self._prompt(game_id)
         except (UserError, LookupError) as exc:  # a game gone, a world removed: its turn says so
             log.debug("Game %d: nothing to read ahead (%s)", game_id, exc)
             return
@@ -87,6 +87,28 @@ class WarmUps:
             log.info("Game %d: its prompt is read ahead of its next turn", game_id)
         else:
             self.skipped += 1
+
+    async def _prompt(self, game_id: int) -> Context:
+        """The prompt the game's next turn would get, up to a placeholder where its action goes.
+
+        What the scene brings into the prompt before any action (the characters present, what they hide and know,
+        the lore the opening calls up), which the first turn would add as its own notes ahead of its action, is
+        written now as the notes of the last join (a message of the players' side), where later prompts show it
+        too: the turn then reads only what its action adds."""
+        game = await self.store.game(game_id)
+        players = await self.store.players(game_id)
+        placeholder = LogEntry(
+            id=0, game_id=game_id, turn=game.turn + 1, kind=EntryKind.ACTION,
+            author=players[-1].name if players else "Player", content=PLACEHOLDER, created_at=datetime.now(UTC),
+        )  # fmt: skip
+        context = await self.prompts.build(game, placeholder, remember=False)
+        scene = [note for note in context.notes if note.layer in SCENE_LAYERS]
+        (last,) = await self.store.recent_log(game_id, 1) or [None]
+        if scene and last is not None and last.kind is EntryKind.SYSTEM and last.visibility is Visibility.PUBLIC:
+            if not (await self.store.turn_notes(game_id, last.id - 1)).get(last.id):
+                await self.store.save_turn_notes(game_id, last.id, scene)
+                context = await self.prompts.build(game, placeholder, remember=False)
+        return context
 
     async def idle(self, game_id: int | None = None) -> None:
         """Wait for the warm-ups of a game (of every game, ``None``) to end (tests and benches)."""

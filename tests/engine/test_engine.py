@@ -192,6 +192,7 @@ def test_a_short_reply_about_something_else_is_no_restatement():
     assert only_restates("Maya leans close and smells the candles.", ["I lean close and sniff the candles."], ["Maya"])
     assert only_restates("You pick up the brass key from the desk.", ["I take the brass key from the desk."])
     assert not only_restates("The door is locked.", ["I try the door."])
+    assert not only_restates("The log book is soaked. Tom shivers.", ["I read the log book."], ["Maya", "Tom"])
     assert not only_restates("Nobody answers; the hall is silent.", ["I knock on the study door and call out."])
     long = "You lean close to the candles: the wax smells of bitter almonds, and a thread of smoke curls up."
     assert not only_restates(long, ["I lean close and sniff the candles."]), "it says enough that is new"
