@@ -286,9 +286,9 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
     if args.bench == "start":
         from bot.bench import start
 
-        if args.turns < 3:
-            raise UserError("--turns must be at least 3: a game's first turn, and later ones to set beside it.")
-        start.run(settings, args.turns, sys.stdout)
+        if args.turns < 3 or args.games < 1:
+            raise UserError("--turns must be at least 3 (a first turn, and later ones beside it), --games at least 1.")
+        start.run(settings, args.turns, args.games, sys.stdout)
         return 0
     if args.bench == "turns":
         from bot.bench import turns
@@ -427,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
         "start", help="a game's first turn cold, read ahead and after a restart, beside a later turn"
     )
     start_parser.add_argument("--turns", type=int, default=4, help="turns of each game (default 4)")
+    start_parser.add_argument("--games", type=int, default=3, help="games of each case (default 3)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     return parser

@@ -5,13 +5,16 @@ told otherwise), a shipped world, the same players and actions:
 
 - **cold**: nothing kept anywhere (no state in memory or on disk, no read
   ahead): the first turn reads the world's whole frozen layer;
-- **read ahead**: another game, nothing kept, but its prompt is read ahead
+- **read ahead**: other games, nothing kept at first, each one's prompt read ahead
   while its players join, as ``/game start`` and the terminal do; then the
   first action;
-- **restart**: that game, after its second turn the process stops (the
+- **restart**: those games, after their second turn the process stops (the
   states written to disk) and starts again (another model object, another
-  engine, the same database): the next action;
-- **later**: the turns after the first of both games, in the same process.
+  engine, the same database): each one's next action;
+- **later**: the turns after the first of every game.
+
+Each case is played in ``--games`` games (each opening with another of the
+script's actions) and the figures are medians.
 
 The memory's upkeep is held back while the turns are timed (it would run
 between turns and is measured by ``bench turns``), so each figure is the
@@ -103,7 +106,7 @@ async def _new_game(engine: Engine, channel: str) -> int:
     return game.id
 
 
-def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
+def run(settings: ProcessSettings, turns: int, games: int, out: TextIO) -> dict[str, float]:
     if settings.seed is None:
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,68 +114,71 @@ def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
         database.parent.mkdir()
         settings = settings.model_copy(update={"database": database})  # its states go under that data/, not yours
         model = load_model(settings)
-        out.write(
-            f"{model.origin}\nbench start: {model.name}, {model.placement}, world {WORLD}, {turns} turns a game\n"
-        )
+        out.write(f"{model.origin}\nbench start: {model.name}, {model.placement}, world {WORLD}, {games} games a case, "
+                  f"{turns} turns a game\n")  # fmt: skip
+        out.flush()
         timed: list[Timed] = []
-        reading: dict[str, float] = {}
+        reading: list[float] = []
 
-        async def cold(engine: Engine) -> int:
-            game_id = await _new_game(engine, "bench-start:cold")
-            for n in range(turns):
-                timed.append(await _act(engine, game_id, n, "cold" if n == 0 else "later"))
-            return game_id
+        async def cold(engine: Engine) -> None:
+            for g in range(games):
+                engine.worker.model.forget()  # nothing kept anywhere, not even the last game's world
+                game_id = await _new_game(engine, f"bench-start:cold:{g}")
+                for n in range(turns):
+                    timed.append(await _act(engine, game_id, g + n, "cold" if n == 0 else "later"))
 
-        async def ahead(engine: Engine) -> int:
-            began = time.perf_counter()
-            game_id = await _new_game(engine, "bench-start:ahead")
-            await engine.warmups.idle()  # the players type their names meanwhile
-            reading["read ahead"] = time.perf_counter() - began
-            for n in range(2):
-                timed.append(await _act(engine, game_id, n, "read ahead" if n == 0 else "later"))
-            return game_id
+        async def ahead(engine: Engine) -> list[int]:
+            ids = []
+            engine.worker.model.forget()  # the first read-ahead starts from nothing; the next find its world read
+            for g in range(games):
+                began = time.perf_counter()
+                game_id = await _new_game(engine, f"bench-start:ahead:{g}")
+                await engine.warmups.idle()  # the players type their names meanwhile
+                reading.append(time.perf_counter() - began)
+                for n in range(2):
+                    timed.append(await _act(engine, game_id, g + n, "read ahead" if n == 0 else "later"))
+                ids.append(game_id)
+            return ids
 
-        model.forget()
         asyncio.run(_session(model, settings, database, cold, read_ahead=False))
-        model.forget()  # nothing of the first game's world is kept: the read-ahead starts from nothing too
-        game_id = asyncio.run(_session(model, settings, database, ahead, read_ahead=True))
+        played = asyncio.run(_session(model, settings, database, ahead, read_ahead=True))
         del model  # the process stops: what it kept is on disk
 
         restarted = load_model(settings)
 
         async def after_restart(engine: Engine) -> None:
-            timed.append(await _act(engine, game_id, 2, "restart"))
-            for n in range(3, turns + 1):
-                timed.append(await _act(engine, game_id, n, "later"))
+            for g, game_id in enumerate(played):
+                timed.append(await _act(engine, game_id, g + 2, "restart"))
+            for g, game_id in enumerate(played):
+                for n in range(3, turns + 1):
+                    timed.append(await _act(engine, game_id, g + n, "later"))
 
         asyncio.run(_session(restarted, settings, database, after_restart, read_ahead=False))
     return _report(timed, reading, out)
 
 
-def _report(timed: list[Timed], reading: dict[str, float], out: TextIO) -> dict[str, float]:
-    out.write(
-        f"\n{'case':<12} {'turn':>4} {'first text (s)':>15} {'reply (s)':>10} {'prompt':>7} {'read':>6} restored\n"
-    )
+def _report(timed: list[Timed], reading: list[float], out: TextIO) -> dict[str, float]:
+    out.write(f"\n{'case':<12} {'turn':>4} {'first text (s)':>15} {'reply (s)':>10} {'prompt':>7} {'read':>6}\n")
     for t in timed:
         out.write(
             f"{t.case:<12} {t.turn:>4} {t.first_text:>15.2f} {t.reply:>10.2f} {t.prompt:>7} {t.read:>6}"
             f"{'  (state restored)' if t.restored else ''}\n"
         )
-    later = statistics.median(t.first_text for t in timed if t.case == "later")
-    figures = {
-        "first_text_cold": next(t.first_text for t in timed if t.case == "cold"),
-        "first_text_prefilled": next(t.first_text for t in timed if t.case == "read ahead"),
-        "first_text_restart": next(t.first_text for t in timed if t.case == "restart"),
-        "first_text_later": later,
-    }
-    ratios = ", ".join(
-        f"{case} {figures[name] / later:.1f}x"
-        for case, name in (("cold", "first_text_cold"), ("read ahead", "first_text_prefilled"),
-                           ("after a restart", "first_text_restart"))
-    )  # fmt: skip
+
+    def median(case: str, field: str = "first_text") -> float:
+        return statistics.median(getattr(t, field) for t in timed if t.case == case)
+
+    cases = {"cold": "cold", "prefilled": "read ahead", "restart": "restart", "later": "later"}
+    figures = {f"first_text_{name}": median(case) for name, case in cases.items()}
+    later = figures["first_text_later"]
     out.write(
-        f"\nThe read-ahead took {reading['read ahead']:.1f} s while the players joined. Against a later turn's first "
-        f"text (median {later:.2f} s): {ratios}\n"
+        f"\nMedians. Tokens read: cold {median('cold', 'read'):.0f}, read ahead {median('read ahead', 'read'):.0f}, "
+        f"after a restart {median('restart', 'read'):.0f}, later {median('later', 'read'):.0f}. The first read-ahead "
+        f"took {reading[0]:.1f} s while the players joined (from nothing; the next, of the same world, "
+        f"{statistics.median(reading[1:] or reading):.1f} s). First text against a later turn's "
+        f"({later:.2f} s): cold {figures['first_text_cold'] / later:.1f}x, read ahead "
+        f"{figures['first_text_prefilled'] / later:.1f}x, after a restart "
+        f"{figures['first_text_restart'] / later:.1f}x\n"
     )
     out.write(" ".join(f"{name}={value:.2f}" for name, value in figures.items()) + "\n")
     return figures
