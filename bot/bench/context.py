@@ -71,10 +71,10 @@ class BenchModel(ScriptedModel):
     def count_tokens(self, text: str) -> int:
         return self._count(text)
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
         """The scripted words, cut at ``max_tokens`` as a real model stops there."""
         self._max_tokens = max_tokens
-        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
 
     def _reply(self, messages: list[ChatMessage]) -> str:
         system = messages[0].content

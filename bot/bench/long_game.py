@@ -205,9 +205,9 @@ class LongGameModel(ScriptedModel):
         self.turn = 0
         self.reply = topical_reply if topical else gm_reply
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=()):
+    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
         self.enqueue(self.reply(self.turn, self.rng))
-        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop)
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
 
 
 async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300, *, pin: bool = False) -> int:

@@ -105,15 +105,17 @@ class Narrator:
             return first
         log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", *request.where)
         waited = time.perf_counter() - began
-        again = await self._try(request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False)
+        again = await self._try(request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False, fresh=True)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
 
     async def _try(
-        self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool
-    ) -> Narration:
+        self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool,
+        fresh: bool = False,
+    ) -> Narration:  # fmt: skip
         """One model call, read through the reply rules; ``hold_back``: a reply that said nothing new is not shown
-        but returned as such, for the caller to ask once more."""
+        but returned as such, for the caller to ask once more; ``fresh``: the model is kept from repeating its
+        context (the try after one that said nothing new)."""
         shaping = request.shaping
         reading = _Try(_Screen(on_text, guard), shaping, hold_until_enough=hold_back and shaping.public)
         shaper = shaping.shaper()
@@ -123,8 +125,9 @@ class Narrator:
         # No stop sequences: the reply rules end a reply at a player's line, a few tokens later, and so know that
         # they took it out (a reply they left too little of is asked for once more).
         stream = self.worker.stream(
-            request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot
-        )
+            request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot,
+            fresh=fresh,
+        )  # fmt: skip
         try:
             async with contextlib.aclosing(aiter(stream)) as pieces:
                 async for piece in pieces:

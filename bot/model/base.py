@@ -90,13 +90,16 @@ class LanguageModel(ABC):
 
     @abstractmethod
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
-    ) -> Iterator[str]:
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
+        fresh: bool = False,
+    ) -> Iterator[str]:  # fmt: skip
         """The reply to a chat, piece by piece as it is written.
 
         ``slot`` names whose prompt this is (a game): its state is kept after
         the call and restored before that slot's next one, whatever ran in
         between. The reply ends before the first of the ``stop`` strings.
+        ``fresh``: the last try said only what the prompt already said; a model that can keeps this one from
+        repeating its context (llama.cpp's DRY sampler).
         """
 
     @abstractmethod

@@ -308,9 +308,12 @@ class LlamaModel(LanguageModel):
         return result["choices"][0]["message"]["content"] or ""
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
-    ) -> Iterator[str]:
-        self._llama.begin(slot=slot, stop=self.stop)
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
+        fresh: bool = False,
+    ) -> Iterator[str]:  # fmt: skip
+        from bot.model.llamacpp import Dry
+
+        self._llama.begin(slot=slot, stop=self.stop, dry=Dry() if fresh else None)
         chunks = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
             **self._sampling(),

@@ -202,18 +202,63 @@ class _SlotCache(llama_cpp.BaseLlamaCache):
         self.states.put(self.slot, value)
 
 
+@dataclass(frozen=True)
+class Dry:
+    """llama.cpp's DRY sampler ("don't repeat yourself"): a token that would extend a run of tokens already in the
+    context by more than ``allowed`` is penalised, ``multiplier * base ** (run - allowed)``: a name said again costs
+    little, a sentence said again a great deal. Over the whole context, prompt included, so that what the earlier
+    replies said is what a reply is kept from saying again."""
+
+    multiplier: float = 0.8
+    base: float = 1.75
+    allowed: int = 2
+    breakers: tuple[str, ...] = ("\n", ":", '"', "*")  # a run does not go on across these
+
+
 class GameLlama(llama_cpp.Llama):
     def __init__(self, *args, states: GameStates, **kwargs):
         super().__init__(*args, **kwargs)
         self.states = states
         self.stop_event: threading.Event | None = None
         self.reading = Reading()
+        self.dry: Dry | None = None
+        self._dry_sampler = None  # the DRY sampler of the call in progress, fed the context at its first token
 
-    def begin(self, *, slot: str | None, stop: threading.Event | None) -> None:
-        """Set up the next call: whose saved state it may use, and whether it may be interrupted."""
+    def begin(self, *, slot: str | None, stop: threading.Event | None, dry: Dry | None = None) -> None:
+        """Set up the next call: whose saved state it may use, whether it may be interrupted, and whether it
+        samples with :class:`Dry` over its whole context."""
         self.cache = _SlotCache(self.states, slot) if slot is not None and self.states.capacity_bytes else None
         self.stop_event = stop
         self.reading = Reading(started=time.perf_counter())
+        self.dry = dry
+
+    def _init_sampler(self, *args, **kwargs):
+        """The stock chain, with :class:`Dry` first when the call asks for it (before the penalties and the
+        sampling, so that it acts on the raw logits)."""
+        sampler = super()._init_sampler(*args, **kwargs)
+        self._dry_sampler = None
+        if self.dry is None or kwargs.get("grammar") is not None:
+            return sampler
+        breakers = (ctypes.c_char_p * len(self.dry.breakers))(*(b.encode() for b in self.dry.breakers))
+        dry = llama_cpp.llama_sampler_init_dry(
+            self._model.vocab, self.dry.multiplier, self.dry.base, self.dry.allowed, self.n_ctx(), breakers,
+            len(self.dry.breakers),
+        )  # fmt: skip
+        chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
+        llama_cpp.llama_sampler_chain_add(chain, dry)
+        while llama_cpp.llama_sampler_chain_n(sampler.sampler) > 0:  # the stock samplers, in their order, after it
+            llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_chain_remove(sampler.sampler, 0))
+        llama_cpp.llama_sampler_free(sampler.sampler)
+        sampler.sampler = chain
+        self._dry_sampler = dry
+        return sampler
+
+    def sample(self, *args, **kwargs):
+        if self._dry_sampler is not None:  # the prompt is read now: DRY learns the context it must not repeat
+            for token in self._input_ids[: self.n_tokens].tolist():
+                llama_cpp.llama_sampler_accept(self._dry_sampler, token)
+            self._dry_sampler = None
+        return super().sample(*args, **kwargs)
 
     def eval(self, tokens: Sequence[int]) -> None:
         step = INTERRUPTIBLE_CHUNK if self.stop_event is not None else self.n_batch

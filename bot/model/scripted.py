@@ -35,6 +35,7 @@ class Call:
     max_tokens: int
     schema: dict | None = None
     slot: str | None = None
+    fresh: bool = False  # asked not to repeat its context
 
     @property
     def prompt_text(self) -> str:
@@ -87,9 +88,10 @@ class ScriptedModel(LanguageModel):
         return self._answer(Call("generate", list(messages), max_tokens))
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
-    ) -> Iterator[str]:
-        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot))
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
+        fresh: bool = False,
+    ) -> Iterator[str]:  # fmt: skip
+        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot, fresh=fresh))
         cuts = [text.find(s) for s in stop if s in text]
         text = text[: min(cuts)] if cuts else text  # as a model ends at a stop string
         for start in range(0, len(text), self.chunk_chars):

@@ -145,8 +145,9 @@ class ServerModel(LanguageModel):
         return answer["choices"][0]["message"].get("content") or ""
 
     def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = ()
-    ) -> Iterator[str]:
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
+        fresh: bool = False,
+    ) -> Iterator[str]:  # fmt: skip
         body = self._body(messages, max_tokens, stream=True, stop=stop)
         started = time.perf_counter()
         first: float | None = None

@@ -203,12 +203,16 @@ class ModelWorker:
         slot: str | None = None,
         label: str = "turn",
         stop: Sequence[str] = (),
+        fresh: bool = False,
     ) -> ModelStream:
         """The reply piece by piece (``async for``). Leaving the loop early stops the model.
 
         ``slot`` names the game: its model state is kept for its next turn. The reply ends before any of ``stop``.
+        ``fresh``: kept from repeating its context (see :meth:`LanguageModel.stream`).
         """
-        return ModelStream(self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop)
+        return ModelStream(
+            self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop, fresh=fresh
+        )
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text``; it may block (a model server's tokenizer is a request): not for the event loop,
@@ -278,10 +282,11 @@ class ModelStream:
 
     def __init__(
         self, worker: ModelWorker, messages: Messages, *, max_tokens: int, priority: Priority, slot: str | None,
-        label: str, stop: Sequence[str] = (),
+        label: str, stop: Sequence[str] = (), fresh: bool = False,
     ):  # fmt: skip
         self.worker = worker
         self.stop = tuple(stop)
+        self.fresh = fresh
         self.messages = messages
         self.max_tokens = max_tokens
         self.priority = priority
@@ -303,7 +308,9 @@ class ModelStream:
 
         def produce() -> None:
             try:
-                written = model.stream(self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop)
+                written = model.stream(
+                    self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop, fresh=self.fresh
+                )
                 try:
                     for piece in written:
                         if stop.is_set():

@@ -184,6 +184,7 @@ async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for
     result = await engine.act(game.id, "maya", "I lean close and sniff the candles.", on_text=shown.append)
     assert result.text == answer and "".join(shown) == answer, "the restatement never reached the screen"
     assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert scripted.last().fresh, "the try after it is kept from repeating its context"
 
 
 def test_a_short_reply_about_something_else_is_no_restatement():

@@ -179,7 +179,7 @@ class EndlessModel(ScriptedModel):
         super().__init__()
         self.closed_at: float | None = None
 
-    def stream(self, messages, *, max_tokens, slot=None, stop=()):
+    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False):
         import time
 
         from bot.model.base import CallStats

@@ -307,3 +307,19 @@ def test_a_prompt_read_ahead_is_kept_on_disk_and_the_turn_after_a_restart_reads_
                                ChatMessage(role="user", content="Maya: I light a match.")], "game:1")  # fmt: skip
     assert not cold.state_restored and cold.reused_tokens == 0 and cold.evaluated_tokens > 300
     assert caplog.text.count("do not match their checksum") == 1 and not file.exists()
+
+
+@pytest.mark.llm
+def test_a_fresh_reply_does_not_say_again_what_the_earlier_replies_said(llama: LlamaModel):
+    """The try after a reply that said nothing new samples with llama.cpp's DRY sampler over the whole context:
+    the bundled model, which copies the sentence it looped on into every reply, writes another."""
+    loop = "The Red Throat, the Glass Bridge and the Smoke Steps are all starting with a double-barreled cart."
+    chat = [
+        ChatMessage(role="system", content="You are the GM."), ChatMessage(role="user", content="I look around."),
+        ChatMessage(role="assistant", content=loop), ChatMessage(role="user", content="I walk on."),
+        ChatMessage(role="assistant", content=loop), ChatMessage(role="user", content="I feed the ox."),
+    ]  # fmt: skip
+    assert loop in "".join(llama.stream(chat, max_tokens=40)), "the model loops, as it did in bench quality"
+    fresh = "".join(llama.stream(chat, max_tokens=40, fresh=True))
+    assert fresh.strip() and loop not in fresh
+    assert loop in "".join(llama.stream(chat, max_tokens=40)), "only the call that asks for it"
