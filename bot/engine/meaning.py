@@ -30,7 +30,7 @@ from bot.model.base import Interrupted
 from bot.model.embedding import Embedder, NonFiniteVector
 from bot.model.worker import ModelWorker, Priority
 from bot.store import RecallHit, Store
-from bot.store.vectors import VectorTodo
+from bot.store.vectors import DAMAGED, VectorTodo
 
 log = logging.getLogger(__name__)
 
@@ -348,6 +348,9 @@ class MeaningIndex:
         for row_id, row in rows:
             vectors.last_id = max(vectors.last_id, row_id)
             vector = self._vector_of(row.ref, row.vector)
+            if row.part == 0 and (not isinstance(row.text, str) or row.audience == DAMAGED):
+                self._said_damaged(row.ref, "its text or its witnesses cannot be read")
+                vector = None  # left out whole: a private fragment is never taken for a public one
             if row.part == 0:
                 if pending is not None:
                     vectors.add(*pending)
@@ -356,18 +359,21 @@ class MeaningIndex:
                 pending[5].append(vector)
         return pending
 
-    def _vector_of(self, ref: str, blob: bytes) -> np.ndarray | None:
-        """A stored vector, or ``None`` (logged once) for a damaged row: the wrong size, or not finite."""
+    def _vector_of(self, ref: str, blob: object) -> np.ndarray | None:
+        """A stored vector, or ``None`` (logged once) for a damaged row: not bytes, the wrong size, or not finite."""
         dim = self.embedder.dimension
-        vector = np.frombuffer(blob, dtype=np.float32) if len(blob) == dim * 4 else None
+        fits = isinstance(blob, bytes) and len(blob) == dim * 4
+        vector = np.frombuffer(blob, dtype=np.float32) if fits else None
         if vector is None or not np.isfinite(vector).all():
-            if ref not in self._damaged:
-                self._damaged.add(ref)
-                log.warning(
-                    "The vector of %s is damaged (%d bytes); it is left out of recall by meaning", ref, len(blob)
-                )
+            size = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}, not bytes"
+            self._said_damaged(ref, size)
             return None
         return vector
+
+    def _said_damaged(self, ref: object, why: str) -> None:
+        if ref not in self._damaged:
+            self._damaged.add(ref)
+            log.warning("The vector of %s is damaged (%s); it is left out of recall by meaning", ref, why)
 
     # Texts compared whole: lore entries, the world's secrets, sentences of a reply (cached, this model's)
 

@@ -13,6 +13,7 @@ is kept in the key-value table, so it builds on :class:`bot.store.keyvalues.KeyV
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ import aiosqlite
 
 from bot.store.base import timestamp
 from bot.store.keyvalues import KeyValueTable
+
+log = logging.getLogger(__name__)
 
 MODEL_SCOPE = "embedding"
 
@@ -83,11 +86,25 @@ class VectorStore(KeyValueTable):
         self._note_removed(await cursor.fetchall())
 
     async def vector_todo(self, limit: int) -> list[VectorTodo]:
-        """What to embed next: the newest first, so a game in play is recalled by meaning before a backlog."""
-        rows = await self._all("SELECT * FROM vector_todo ORDER BY id DESC LIMIT ?", (limit,))
-        return [
-            VectorTodo(r["id"], r["game_id"], r["ref"], r["turn"], _audience(r["audience"]), r["text"]) for r in rows
-        ]
+        """What to embed next: the newest first, so a game in play is recalled by meaning before a backlog. A row
+        that cannot be read as one (its text not text, its witnesses not a list of player ids) leaves the queue,
+        said in the log: the fragment is recalled by words alone."""
+        while True:
+            rows = await self._all("SELECT * FROM vector_todo ORDER BY id DESC LIMIT ?", (limit,))
+            todo, damaged = [], []
+            for r in rows:
+                audience = _audience(r["audience"])
+                if not isinstance(r["text"], str) or not isinstance(r["ref"], str) or audience == DAMAGED:
+                    damaged.append(r)
+                else:
+                    todo.append(VectorTodo(r["id"], r["game_id"], r["ref"], r["turn"], audience, r["text"]))
+            if not damaged:
+                return todo
+            for r in damaged:
+                log.warning("The embedding queue's row %s (%s) is damaged; it is dropped, its fragment recalled by "
+                            "words alone", r["id"], str(r["ref"])[:60])  # fmt: skip
+            async with self.transaction() as db:
+                await db.executemany("DELETE FROM vector_todo WHERE id = ?", [(r["id"],) for r in damaged])
 
     async def save_vectors(self, model: str, dim: int, done: Iterable[tuple[VectorTodo, Sequence[bytes]]]) -> list[int]:
         """Write each queued fragment's vectors (its parts), only if it is still queued as it was read (an edit
@@ -173,5 +190,17 @@ class VectorStore(KeyValueTable):
         return current is not None
 
 
-def _audience(raw: str | None) -> tuple[int, ...] | None:
-    return None if raw is None else tuple(json.loads(raw))
+DAMAGED: tuple[int, ...] = ()  # witnesses that cannot be read: no one's, never everyone's
+
+
+def _audience(raw: object) -> tuple[int, ...] | None:
+    """A fragment's witnesses: ``None`` for a public one; :data:`DAMAGED` (nobody) when they cannot be read."""
+    if raw is None:
+        return None
+    try:
+        audience = json.loads(raw)
+    except (TypeError, ValueError):
+        return DAMAGED
+    if not isinstance(audience, list) or not audience or not all(type(p) is int for p in audience):
+        return DAMAGED
+    return tuple(audience)

@@ -559,3 +559,64 @@ async def test_a_fragment_that_embeds_to_nan_is_never_stored_and_the_backlog_goe
         assert not any(POISON in text for text in stored), "a NaN vector was stored"
         assert "not a finite vector" in caplog.text
         await engine.close()
+
+
+async def test_damaged_vector_rows_are_skipped_and_logged_and_never_make_a_private_one_public(
+    store, worlds_dir, model, caplog
+):
+    """Rows a broken tool or a bad disk left behind: a private fragment whose witnesses are not a JSON list of
+    ints, a vector stored as text, a fragment's text that is not text. Each is skipped (a private one is never
+    taken for public), said once, and every turn and every other fragment goes on."""
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, DigestEmbedder())
+        game_id, secret = await _whispered(engine, model)
+        whisper = next(e for e in await store.log(game_id) if e.content == secret)
+        async with store.transaction() as db:
+            await db.execute("UPDATE vectors SET audience = 'not json' WHERE ref = ?", (f"entry:{whisper.id}",))
+            await db.execute(
+                "UPDATE vectors SET vector = 'text, not bytes' WHERE id = (SELECT min(id) FROM vectors WHERE part = 0"
+                " AND audience IS NULL)"
+            )
+            await db.execute(
+                "UPDATE vectors SET text = x'00ff' WHERE id = (SELECT max(id) FROM vectors WHERE part = 0)"
+            )
+        store.vectors_epoch += 1
+        with caplog.at_level(logging.WARNING):
+            query = await engine.meaning.query(secret)
+            found = await engine.meaning.search(game_id, query, 50)
+            again = await engine.meaning.search(game_id, query, 50)
+            context = await engine.preview(game_id, "Tom", "I ask Maya about her boots.")
+        assert not any(secret in hit.text for hit in found), "a damaged audience is no one's, not everyone's"
+        assert found and [h.ref for h in found] == [h.ref for h in again]
+        assert f"entry:{whisper.id}" not in context.trace.layer("recall").items
+        damaged = [m for m in caplog.messages if "damaged" in m]
+        assert len(damaged) == 3 and len(set(damaged)) == 3, f"each said once: {damaged}"
+        await engine.close()
+
+
+async def test_a_damaged_row_in_the_embedding_queue_is_dropped_and_logged_and_the_backlog_goes_on(
+    store, worlds_dir, model, caplog
+):
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, DigestEmbedder())
+        engine.meaning.notify = lambda: None  # a backlog first
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        for reply in ("Gulls wheel above the rocks.", "Rain drums on the slate roof.", "The stairs creak."):
+            model.enqueue(reply)
+            await engine.act(game.id, "maya", "I look around.")
+            await engine.memory.idle(game.id)
+        async with store.transaction() as db:
+            await db.execute("UPDATE vector_todo SET text = 42 WHERE id = (SELECT max(id) FROM vector_todo)")
+            await db.execute(
+                "UPDATE vector_todo SET audience = '[\"maya\"' WHERE id = (SELECT min(id) FROM vector_todo)"
+            )
+        del engine.meaning.notify
+        with caplog.at_level(logging.WARNING):
+            await asyncio.wait_for(engine.meaning.idle(), 10)
+        assert await store.vectors_waiting() == 0, "the damaged rows left the queue; the rest was embedded"
+        assert engine.meaning.failure is None
+        stored = [row.text for _, row in await store.vector_rows(game.id, engine.meaning.model) if row.part == 0]
+        assert any("Rain drums" in text for text in stored)
+        assert "is damaged" in caplog.text
+        await engine.close()
