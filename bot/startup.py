@@ -136,8 +136,8 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
         if not choice:
             path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
         else:
-            path, entry = model_file(choice, settings.models_dir), EMBEDDING_CATALOG.get(choice)
-            name = entry.name if entry else path.stem
+            path, entry = model_file(choice, settings.models_dir, "GM_EMBED_MODEL"), EMBEDDING_CATALOG.get(choice)
+            name = entry.name if entry else None  # a path's file is named, and told apart, by the embedder
             prefixes = (entry.query_prefix, entry.document_prefix) if entry else ("", "")
         embedder = LlamaEmbedder(
             path, name=name, n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,

@@ -27,7 +27,7 @@ import numpy as np
 
 from bot.memory.recall import passages
 from bot.model.base import Interrupted
-from bot.model.embedding import Embedder, NonFiniteVector
+from bot.model.embedding import DimensionChanged, Embedder, NonFiniteVector
 from bot.model.worker import ModelWorker, Priority
 from bot.store import RecallHit, Store
 from bot.store.vectors import DAMAGED, VectorTodo
@@ -140,18 +140,37 @@ class MeaningIndex:
         self.embedder = embedder
         # Why there is none, when one was asked for: said in the log at start and in /memory-status.
         self.unavailable = unavailable
-        self.model = f"{embedder.name}/{embedder.dimension}" if embedder else None
+        self.model = self._tag() if embedder else None
         self._games: OrderedDict[int, _GameVectors] = OrderedDict()
         self._reading = asyncio.Lock()  # one reader of the games' vectors at a time
         self._dirty: set[int] = set()  # games the background wrote vectors for since their matrix was read
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._adopting: asyncio.Task | None = None  # taking the model's new vector size (see _adopt)
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()  # a text -> its parts' vectors (this model's)
         self._damaged: set[str] = set()
         self._queries: OrderedDict[str, Query] = OrderedDict()
         self.query_seconds: deque[float] = deque(maxlen=1000)  # the cost of each turn's query, for bench turns
         self.embedded = 0  # fragments embedded by this process
         self.failure: str | None = None  # the last background failure, while it lasts
+
+    def _tag(self) -> str:
+        """What this model's vectors are stored under: vectors of two models, or two sizes, are never compared."""
+        return f"{self.embedder.identity or self.embedder.name}/{self.embedder.dimension}"
+
+    async def _adopt(self, changed: DimensionChanged) -> None:
+        """The model now answers vectors of another size (a server restarted with another model under its name):
+        every fragment is embedded again with it; until then recall goes by words, and no turn fails."""
+        if changed.dimension == self.embedder.dimension:  # taken already (by the background, or a turn)
+            return
+        log.warning("%s; every fragment is embedded again, recall by words meanwhile", changed)
+        self.embedder.dimension = changed.dimension
+        self.model = self._tag()
+        self._games.clear()
+        self._texts.clear()
+        self._queries.clear()
+        await self.store.use_embedding_model(self.model)
+        self.notify()
 
     @property
     def on(self) -> bool:
@@ -180,6 +199,9 @@ class MeaningIndex:
             await asyncio.sleep(0.02)
 
     async def close(self) -> None:
+        if self._adopting is not None:
+            with contextlib.suppress(Exception):
+                await self._adopting
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -208,6 +230,9 @@ class MeaningIndex:
                     lambda texts=[t.text for t in todo]: self._embed_batch(texts),
                     priority=Priority.EMBEDDING, label="embed", interruptible=self.worker.parallel == 1,
                 )  # fmt: skip
+            except DimensionChanged as changed:
+                await self._adopt(changed)
+                continue
             except Exception as exc:
                 self.failure = f"embedding failed: {exc}"
                 log.warning("Embedding %d fragments failed (%s); trying again in %.0f s", len(todo), exc, RETRY_SECONDS)
@@ -260,6 +285,10 @@ class MeaningIndex:
         started = time.perf_counter()
         try:
             vector = (await asyncio.to_thread(self.embedder.embed, [text], query=True))[0]
+        except DimensionChanged as changed:  # the background embeds everything again; this turn goes by words
+            if self._adopting is None or self._adopting.done():
+                self._adopting = asyncio.create_task(self._adopt(changed), name="embedding-model-changed")
+            return None
         except Exception as exc:  # recall goes on by words: a turn never fails for the meaning index
             log.warning("Embedding the query failed (%s); this turn recalls by words alone", exc)
             return None
@@ -281,7 +310,7 @@ class MeaningIndex:
         if query is None or self.embedder is None:
             return []
         vectors = await self._vectors(game_id)
-        if not vectors.refs:
+        if not vectors.refs or len(query.vector) != vectors.matrix.shape[1]:  # a query of the model before a change
             return []
         matrix, starts, allowed = vectors.matrix, vectors.starts, vectors.public
         if audience is not None and vectors.private:

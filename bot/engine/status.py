@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -96,6 +97,11 @@ def without_addresses(text: str | None) -> str | None:
     return _ADDRESS.sub("(the model server)", text) if text else text
 
 
+def _member_safe(meaning: MeaningStatus) -> MeaningStatus:
+    """The meaning index's status with no server address in its problem (the log keeps the whole line)."""
+    return dataclasses.replace(meaning, problem=without_addresses(meaning.problem))
+
+
 async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
     store = engine.store
     world = engine.world_of(game)
@@ -144,7 +150,7 @@ async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
         room_filled=trace.fill if trace else None,
         fold_at_percent=config.fold_at_percent,
         last_turn=_last_turn(trace),
-        meaning=await engine.meaning.status(game.id),
+        meaning=_member_safe(await engine.meaning.status(game.id)),
         parked=[
             f"{JOB_NAMES.get(f.job, f.job)}: failed {f.failures} times on the same input since turn {f.parked_at_turn} "
             f"({without_addresses(f.reason)}); tried again in a few turns, or now with /compact"

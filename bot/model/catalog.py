@@ -210,18 +210,18 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def model_file(name: str, models_dir: Path) -> Path:
-    """The GGUF a ``GM_MODEL`` value stands for, which must be there already."""
+def model_file(name: str, models_dir: Path, setting: str = "GM_MODEL") -> Path:
+    """The GGUF a ``GM_MODEL`` (or ``setting``) value stands for, which must be there already."""
     found = hub_file(name)
     path = found.local_path(models_dir) if found else Path(name).expanduser()
     try:
         there = path.is_file()
     except OSError as exc:
-        raise UserError(f"GM_MODEL: no model file there ({exc.strerror}).") from None
+        raise UserError(f"{setting}: no model file there ({exc.strerror}).") from None
     if not there:
         if found:
-            raise UserError(f"{name} is not downloaded yet: python -m bot model pull {name}")
-        raise UserError(f"GM_MODEL: no model file at {path}.")
+            raise UserError(f"{setting}: {name} is not downloaded yet: python -m bot model pull {name}")
+        raise UserError(f"{setting}: no model file at {path}.")
     return path
 
 
@@ -347,6 +347,18 @@ def _room_for(target: Path, file: str, size: int) -> None:
             f"No room for {file} in {target.parent}: it needs {_gb(size)} more and {_gb(free)} is free. "
             "Free some space, or set GM_MODELS_DIR to a bigger disk, and pull again."
         )
+
+
+def file_digest(path: Path, salt: str = "") -> str:
+    """A short digest of a model file, and of ``salt``: its size and its first and last MiB (the whole would take
+    seconds), so that two files of one name, or a file replaced under its name, are told apart."""
+    size = path.stat().st_size
+    digest = hashlib.sha256(f"{size}:{salt}".encode())
+    with path.open("rb") as file:
+        digest.update(file.read(1 << 20))
+        file.seek(max(0, size - (1 << 20)))
+        digest.update(file.read(1 << 20))
+    return digest.hexdigest()[:12]
 
 
 def sha256_of(path: Path) -> str:

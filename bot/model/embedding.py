@@ -24,12 +24,27 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
+from bot.model.catalog import file_digest
 
 log = logging.getLogger(__name__)
 
 # What a fragment may hold for embedding: the start of a long summary says what it is about.
 MAX_EMBED_CHARS = 2000
 WINDOW = 512  # tokens an in-process embedding model reads of one text
+
+
+# Dimensions an embedding model may answer: the largest in use are 4,096 (e5-mistral) and 3,072; a million, from a
+# broken or hostile server, would fill the database and the memory.
+MAX_DIMENSION = 8192
+
+
+class DimensionChanged(UserError):
+    """The model answered vectors of another size than it did at start (a server restarted with another model
+    under the same name): none of them is compared with the stored ones."""
+
+    def __init__(self, embedder: str, before: int, now: int):
+        super().__init__(f"{embedder} answers {now} dimensions, not the {before} it answered at start")
+        self.dimension = now
 
 
 class NonFiniteVector(ValueError):
@@ -41,6 +56,7 @@ class Embedder(ABC):
     """Turns texts into unit vectors; synchronous and possibly slow: called from a thread."""
 
     name: str = "embedder"
+    identity: str = ""  # what vectors are tagged with (the name, and for a file its digest); empty: the name
     dimension: int = 0
     placement: str = ""
     # Some models are trained with a marker before a query and before a stored passage (e5, nomic).
@@ -60,6 +76,12 @@ class Embedder(ABC):
             return np.zeros((0, self.dimension), dtype=np.float32)
         prefix = self.query_prefix if query else self.document_prefix
         vectors = np.asarray(self._embed([prefix + t[:MAX_EMBED_CHARS] for t in texts]), dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(texts):
+            raise UserError(f"{self.name} did not answer one vector per text")
+        if vectors.shape[1] != self.dimension:
+            if not 0 < vectors.shape[1] <= MAX_DIMENSION:
+                raise UserError(f"{self.name} answers {vectors.shape[1]} dimensions; at most {MAX_DIMENSION} are taken")
+            raise DimensionChanged(self.name, self.dimension, vectors.shape[1])
         with np.errstate(over="ignore", invalid="ignore"):
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             vectors = vectors / np.where(norms == 0, 1.0, norms)
@@ -90,9 +112,15 @@ class LlamaEmbedder(Embedder):
             raise UserError(f"The embedding model at {path} does not load: {exc}") from None
         self.name = name or path.stem
         self.dimension = self._llama.n_embd()
+        # A file named by its path alone is told from another of the same name by its digest.
+        self.identity = name or f"{path.stem}@{file_digest(path)}"
         self.placement = f"in process ({path.name}), {self._where(n_gpu_layers)}"
         self.query_prefix, self.document_prefix = query_prefix, document_prefix
         self._lock = threading.Lock()  # one llama context: a player's query and background work take turns
+        try:  # a chat model loads as well, and answers a vector per token: refused now, not every 30 s
+            self.embed(["dimension probe"])
+        except (UserError, ValueError, RuntimeError) as exc:
+            raise UserError(f"{path.name} is not an embedding model ({exc})") from None
 
     def _where(self, n_gpu_layers: int) -> str:
         """On the CPU with how many threads, or on which GPU, as the chat model's placement says it."""
@@ -118,9 +146,14 @@ class ServerEmbedder(Embedder):
     def __init__(self, server, model: str):  # server: bot.model.server.ServerModel, for its HTTP and its retries
         self.server = server
         self.model = model
-        self.name = f"server:{model}"
+        self.name = self.identity = f"server:{model}"
         self.placement = f"on the model server ({model})"
-        self.dimension = len(self._embed(["dimension probe"])[0])
+        probe = self._embed(["dimension probe"])
+        self.dimension = len(probe[0]) if len(probe) else 0
+        if not 0 < self.dimension <= MAX_DIMENSION:
+            raise UserError(
+                f"The server's {model} answers {self.dimension} dimensions; at most {MAX_DIMENSION} are taken"
+            )
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         rows: list[list[float]] = []

@@ -17,7 +17,6 @@ llama.cpp: the caller turns a :class:`SavedState` into llama.cpp's own.
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import logging
 import os
@@ -46,16 +45,12 @@ class SavedState:
 
 
 def model_key(path: Path, n_ctx: int) -> str:
-    """A name for a model file at a context size: its name, size, and a digest of its first and last MiB (a file
+    """A name for a model file at a context size: its name, and a digest of its size and first and last MiB (a file
     replaced under the same name has another key)."""
-    size = path.stat().st_size
-    digest = hashlib.sha256(f"{size}:{n_ctx}".encode())
-    with path.open("rb") as file:
-        digest.update(file.read(1 << 20))
-        file.seek(max(0, size - (1 << 20)))
-        digest.update(file.read(1 << 20))
+    from bot.model.catalog import file_digest
+
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem)[:60]
-    return f"{stem}-{n_ctx}-{digest.hexdigest()[:12]}"
+    return f"{stem}-{n_ctx}-{file_digest(path, str(n_ctx))}"
 
 
 class StateFolder:

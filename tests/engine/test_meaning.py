@@ -620,3 +620,75 @@ async def test_a_damaged_row_in_the_embedding_queue_is_dropped_and_logged_and_th
         assert any("Rain drums" in text for text in stored)
         assert "is damaged" in caplog.text
         await engine.close()
+
+
+TIDE = "The tide turns, and grey water slides over the black rocks below the lamp room."
+SKY = "Gulls wheel and cry under a low sky the colour of pewter, far out over the water."
+
+
+async def test_a_server_whose_embedding_size_changes_costs_no_turn_and_everything_is_embedded_again(
+    store, worlds_dir, model, caplog
+):
+    """The embedding server restarted with another model under the same name: its vectors have another size. Every
+    turn went on failing until the bot restarted; now the turn goes by words, it is said once, and the background
+    embeds every fragment again with the new size."""
+    from bot.model.embedding import ServerEmbedder
+    from bot.model.server import ServerModel
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        embedder = ServerEmbedder(ServerModel(stub.url, "gm", timeout=5), "nomic")
+        async with ModelWorker(model) as worker:
+            engine = await _engine(store, worker, worlds_dir, embedder)
+            game_id, secret = await _whispered(engine, model)
+            assert engine.meaning.model == "server:nomic/8"
+            stub.embedding_dimension = 12
+            replies = []
+            with caplog.at_level(logging.WARNING):
+                for action, reply in (("I look at the sea.", TIDE), ("I look at the sky.", SKY)):
+                    await engine.memory.idle(game_id)
+                    model.enqueue(reply)
+                    replies.append((await engine.act(game_id, "tom", action)).text)
+            assert replies == [TIDE, SKY], "no turn failed"
+            assert caplog.text.count("answers 12 dimensions, not the 8") == 1
+            await asyncio.wait_for(engine.meaning.idle(), 10)
+            assert engine.meaning.model == "server:nomic/12" and await store.vectors_waiting() == 0
+            query = await engine.meaning.query("Gulls wheel above the rocks.")
+            assert query is not None and len(query.vector) == 12
+            assert await engine.meaning.search(game_id, query, 3), "found by meaning again, at the new size"
+            await engine.close()
+
+
+async def test_a_server_answering_a_million_dimensions_is_refused_at_the_probe():
+    from bot.errors import UserError
+    from bot.model.embedding import MAX_DIMENSION, ServerEmbedder
+    from bot.model.server import ServerModel
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        stub.embedding_dimension = 1_000_000
+        with pytest.raises(UserError, match=f"answers 1000000 dimensions; at most {MAX_DIMENSION}"):
+            ServerEmbedder(ServerModel(stub.url, "gm", timeout=5), "nomic")
+
+
+async def test_memory_status_never_shows_members_the_embedding_servers_address(store, worlds_dir, model):
+    from bot.model.embedding import ServerEmbedder
+    from bot.model.server import ServerModel
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        embedder = ServerEmbedder(ServerModel(stub.url, "gm", timeout=5), "nomic")
+        async with ModelWorker(model) as worker:
+            engine = await _engine(store, worker, worlds_dir, embedder)
+            game_id, _ = await _whispered(engine, model)
+            stub.embeddings_status = 500  # the server fails from now on
+            model.enqueue(TIDE)
+            await engine.act(game_id, "tom", "I look at the sea.")
+            for _ in range(200):
+                if engine.meaning.failure:
+                    break
+                await asyncio.sleep(0.05)
+            assert stub.url.split("/v1")[0] in engine.meaning.failure, "the log and the index know where"
+            shown = reports.status_text(await engine.memory_status(game_id))
+            assert "embedding failed" in shown and "127.0.0.1" not in shown and "http" not in shown
+            await engine.close()

@@ -30,6 +30,7 @@ class StubServer:
         self.redirect_to: str | None = None  # answer every request with a 307 to this base URL
         self.pad_bytes = 0  # bytes of padding in each JSON answer: a huge answer
         self.embeddings_status = 200  # 404: a server without embeddings
+        self.embedding_dimension = 8  # another: a server restarted with another model under the same name
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
         self.written_words = 0  # words sent in streamed replies
         stub = self
@@ -62,7 +63,8 @@ class StubServer:
                         self._json({"error": {"message": "no embeddings here"}}, status=stub.embeddings_status)
                         return
                     texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                    data = [{"index": i, "embedding": _vector(text)} for i, text in enumerate(texts)]
+                    size = stub.embedding_dimension
+                    data = [{"index": i, "embedding": _vector(text, size)} for i, text in enumerate(texts)]
                     self._json({"data": data, "model": stub.name})
                 elif body.get("stream"):
                     self._stream(body)

@@ -120,7 +120,35 @@ def test_gm_embed_model_chooses_the_model_and_one_that_does_not_load_leaves_word
     _, reason = load_embedder(
         settings.model_copy(update={"embed_model": "nomic-embed-text-v1.5", "models_dir": tmp_path})
     )
-    assert "model pull nomic-embed-text-v1.5" in reason
+    assert (
+        "model pull nomic-embed-text-v1.5" in reason
+        and "GM_EMBED_MODEL: " in reason
+        and "GM_MODEL" not in (reason.replace("GM_EMBED_MODEL", ""))
+    )
+    _, missing = load_embedder(settings.model_copy(update={"embed_model": str(tmp_path / "missing.gguf")}))
+    assert "GM_EMBED_MODEL: no model file at" in missing, "the setting that names it, not GM_MODEL"
+
+
+@pytest.mark.llm
+def test_a_chat_model_named_as_the_embedding_model_is_refused_when_it_loads_not_every_30_seconds():
+    from bot.model.llama import bundled_model_path
+
+    embedder, reason = load_embedder(ProcessSettings(_env_file=None, embed_model=str(bundled_model_path())))
+    assert embedder is None
+    assert "SmolLM2-135M-Instruct.Q4_1.gguf is not an embedding model (" in reason and "one vector per text" in reason
+
+
+def test_two_model_files_of_one_name_are_two_models(tmp_path: Path):
+    from bot.model.catalog import file_digest
+
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    first, second = tmp_path / "a" / "embed.gguf", tmp_path / "b" / "embed.gguf"
+    first.write_bytes(b"GGUF" + b"\1" * 4096)
+    second.write_bytes(b"GGUF" + b"\2" * 4096)
+    assert file_digest(first) != file_digest(second)
+    third = tmp_path / "copy.gguf"
+    third.write_bytes(first.read_bytes())
+    assert file_digest(third) == file_digest(first), "the same bytes under another name: the same model"
 
 
 def test_a_catalog_embedding_model_knows_its_query_and_document_markers(tmp_path: Path):
