@@ -34,6 +34,10 @@ from bot.worlds import World
 log = logging.getLogger(__name__)
 
 PRIVATE_ENTRIES = 200  # the newest private messages guarded word for word; older ones live on in private memories
+# The guard by meaning's share of a reply, at most: a slow embedding model (a remote server) costs a reply no more,
+# and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
+# (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
+MEANING_SECONDS = 5.0
 
 
 class TurnGuard:
@@ -89,13 +93,22 @@ class TurnGuard:
         ]  # fmt: skip
         if not said:
             return []
-        try:
+
+        async def measure():
             closeness = await self.meaning.closeness(said, [s.text for s in secrets]) if secrets else None
             private = await self.meaning.nearest_private(self.game.id, said, audience)
             public = (
                 (await self.meaning.closeness(said, list(self.public_texts))).max(axis=1)
                 if self.public_texts else np.zeros(len(said))
             )  # fmt: skip
+            return closeness, private, public
+
+        try:  # a slow embedding model never holds a reply longer than this: the words still guard it
+            closeness, private, public = await asyncio.wait_for(measure(), MEANING_SECONDS)
+        except TimeoutError:
+            log.warning("Game %d: the leak guard by meaning took over %.0f s; words alone this time",
+                        self.game.id, MEANING_SECONDS)  # fmt: skip
+            return []
         except Exception as exc:  # the guard by words still stands
             log.warning("Game %d: the leak guard by meaning failed (%s); words alone this time", self.game.id, exc)
             return []

@@ -43,6 +43,9 @@ QUERIES_KEPT = 256
 ROWS_ON_THE_LOOP = 500  # vector rows read into memory on the event loop; more are read in a thread
 READ_BLOCK = 5000  # vector rows fetched at once when a game's vectors are read
 TEXTS_KEPT = 4096  # texts compared whole (lore, the world's secrets, a reply's sentences) whose vectors are kept
+TEXT_BATCH = 64  # parts of such texts embedded in one call
+# What a turn waits for the embedding model (its query, its lore) at most; past it, that turn goes by words.
+TURN_SECONDS = 5.0
 # A fragment is found by its closest part (a clue told in one sentence of a long reply), plus this much of the
 # whole's closeness, so that of two fragments with an equally close sentence the one that is about the question
 # throughout comes first. Measured with bench locomo at 1,000 tokens: 0 gives 0.742, 0.15 0.745, 0.2 0.750,
@@ -284,7 +287,11 @@ class MeaningIndex:
             return known
         started = time.perf_counter()
         try:
-            vector = (await asyncio.to_thread(self.embedder.embed, [text], query=True))[0]
+            embedding = asyncio.to_thread(self.embedder.embed, [text], query=True)
+            vector = (await asyncio.wait_for(embedding, TURN_SECONDS))[0]
+        except TimeoutError:
+            log.warning("Embedding the query took over %.0f s; this turn recalls by words alone", TURN_SECONDS)
+            return None
         except DimensionChanged as changed:  # the background embeds everything again; this turn goes by words
             if self._adopting is None or self._adopting.done():
                 self._adopting = asyncio.create_task(self._adopt(changed), name="embedding-model-changed")
@@ -413,7 +420,15 @@ class MeaningIndex:
         if missing:
 
             def embed() -> list[np.ndarray]:
-                return [self.embedder.embed(passages(text)) for text in missing]
+                # In batches of parts, not a call a text: a world's 100 texts are a few calls to a server, and a
+                # player's query waits for one batch at most.
+                parts = [passages(text) for text in missing]
+                flat = [part for each in parts for part in each]
+                vectors = np.vstack(
+                    [self.embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)]
+                )
+                ends = np.cumsum([len(each) for each in parts])
+                return np.split(vectors, ends[:-1])
 
             self._texts.update(zip(missing, await asyncio.to_thread(embed), strict=True))
             while len(self._texts) > TEXTS_KEPT:
@@ -425,9 +440,9 @@ class MeaningIndex:
         if query is None or self.embedder is None or not texts:
             return [0.0] * len(texts)
         try:
-            vectors = await self.vectors_of(texts)
+            vectors = await asyncio.wait_for(self.vectors_of(texts), TURN_SECONDS)
         except Exception as exc:
-            log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc)
+            log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc or "too slow")
             return [0.0] * len(texts)
         return [float((vectors[t] @ query.vector).max()) for t in texts]
 

@@ -692,3 +692,49 @@ async def test_memory_status_never_shows_members_the_embedding_servers_address(s
             shown = reports.status_text(await engine.memory_status(game_id))
             assert "embedding failed" in shown and "127.0.0.1" not in shown and "http" not in shown
             await engine.close()
+
+
+class SlowEmbedder(DigestEmbedder):
+    """A digest embedder that takes ``seconds`` a call, as a remote server under load does; counts its calls."""
+
+    name = "slow"
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.calls = 0
+
+    def _embed(self, texts):
+        self.calls += 1
+        time.sleep(self.seconds)
+        return super()._embed(texts)
+
+
+async def test_a_slow_embedding_model_embeds_a_worlds_texts_in_batches_and_holds_no_reply_past_the_deadline(
+    store, worlds_dir, model, caplog, monkeypatch
+):
+    """The guard's texts (a world's secrets and public text) went one call each: 107 calls for Hollow Manor, and
+    at 0.5 s a call the first reply waited 27.7 s. Now they go in batches, and the guard by meaning gives up on a
+    reply after its deadline: the words still guard it."""
+    from bot.engine import guard, meaning
+    from bot.memory.leaks import guarded_world_secrets, world_public_texts
+
+    slow = SlowEmbedder(0.05)
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(PROJECT / "worlds"), CONFIG, embedder=slow)
+        world = engine.worlds.get("hollow-manor")
+        texts = [s.text for s in guarded_world_secrets(world, 0, (), "") if s.text] + world_public_texts(world)
+        assert len(texts) > 50
+        await engine.meaning.vectors_of(texts)
+        assert slow.calls <= 1 + len(texts) // 20, f"{slow.calls} calls for {len(texts)} texts"
+
+        monkeypatch.setattr(guard, "MEANING_SECONDS", 0.3)
+        monkeypatch.setattr(meaning, "TURN_SECONDS", 0.3)
+        slow.seconds = 2.0  # the server slows right down
+        game = (await engine.start_game("chan", "hollow-manor")).game
+        await engine.join(game.id, "maya", "Maya")
+        model.enqueue("Rain hammers the windows while Mrs. Crane rattles the locked handle. What do you do?")
+        with caplog.at_level(logging.WARNING):
+            result = await asyncio.wait_for(engine.act(game.id, "maya", "I knock on the study door."), 60)
+        assert result.text.startswith("Rain hammers")
+        assert "took over" in caplog.text, "said in the log: words alone this time"
+        await engine.close()
