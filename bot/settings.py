@@ -98,6 +98,10 @@ class ProcessSettings(BaseSettings):
         le=1024 * 1024,
         description="Memory for games' saved model states; empty: four full states; 0: none.",
     )
+    vectors_mib: int = Field(
+        default=256, ge=1, le=1024 * 1024,
+        description="Memory for the games' vectors (recall by meaning) together; the least recently played go first.",
+    )  # fmt: skip
     state_disk_mib: int = Field(
         default=2048, ge=0, le=1024 * 1024,
         description="Disk for games' model states kept across restarts, under data/states/; 0: none kept.",

@@ -187,6 +187,7 @@ def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
         "full_guide": settings.prompt_guide != "short",
         "memory": fitted(settings.memory, settings.n_ctx),
         "server_worlds_bytes": settings.server_worlds_mib * 2**20,
+        "vectors_bytes": settings.vectors_mib * 2**20,
     }
     fields.update(changes)
     return EngineConfig(**fields)

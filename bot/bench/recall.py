@@ -17,6 +17,7 @@ import asyncio
 import statistics
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 from typing import TextIO
 
@@ -76,13 +77,15 @@ async def _run(embedder: Embedder, turns: int, out: TextIO) -> dict[str, float]:
     )
     out.write(f"search: one game's fragments, {QUERIES} queries each\n")
     for size in SIZES:
-        search, query, first_read, rows = await _search(embedder, size)
+        search, query, first_read, rows, held = await _search(embedder, size)
         figures[f"search_p95_ms_{size}"] = search[1] * 1000
         figures[f"first_read_ms_{size}"] = first_read * 1000
+        figures[f"held_mib_{size}"] = held / 2**20
         figures["query_p50_ms"] = query[0] * 1000
         out.write(
             f"  {size:>7,} fragments ({rows:,} vectors): search p50 {search[0] * 1000:.1f} ms, "
             f"p95 {search[1] * 1000:.1f} ms; reading them the first time {first_read * 1000:.0f} ms; "
+            f"held in memory {held / 2**20:.0f} MiB ({held / size:.0f} bytes a fragment); "
             f"embedding the query p50 {query[0] * 1000:.1f} ms\n"
         )
     return figures
@@ -159,11 +162,12 @@ async def _lore_by_meaning(embedder: Embedder) -> tuple[int, int, int, int]:
     return sum(fired[:about]), about, sum(fired[about:]), len(NOT_ABOUT_THE_LAMP)
 
 
-async def _search(embedder: Embedder, size: int) -> tuple[tuple[float, float], tuple[float, float], float, int]:
+async def _search(embedder: Embedder, size: int) -> tuple[tuple[float, float], tuple[float, float], float, int, int]:
     """Search times over ``size`` fragments of one game, vectors made by ``embedder`` (a few, repeated with
     noise: the search costs the same whatever the vectors say), the time to read the game's vectors the first
-    time, and how many vector rows they are. As in a game, half the fragments are a player's one-sentence action
-    (one vector) and half a GM reply of three sentences (the whole and each sentence: four)."""
+    time, how many vector rows they are, and the bytes the game's vectors hold in memory. As in a game, half the
+    fragments are a player's one-sentence action (one vector) and half a GM reply of three sentences (the whole and
+    each sentence: four)."""
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "search.sqlite3")
         try:
@@ -183,9 +187,12 @@ async def _search(embedder: Embedder, size: int) -> tuple[tuple[float, float], t
             await _fill(store, index.model, embedder.dimension, batch)
             questions = [c.question for c in CLUES] * (QUERIES // len(CLUES))
             searches, queries = [], []
+            tracemalloc.start()
             started = time.perf_counter()
             await index.search(game.id, await index.query("warm-up"), 200)  # reads the game's vectors once
             first_read = time.perf_counter() - started
+            held = tracemalloc.get_traced_memory()[0]
+            tracemalloc.stop()
             for text in questions:
                 started = time.perf_counter()
                 vector = embedder.embed([f"{text} ({len(queries)})"], query=True)[0]
@@ -195,7 +202,7 @@ async def _search(embedder: Embedder, size: int) -> tuple[tuple[float, float], t
                 searches.append(time.perf_counter() - started)
         finally:
             await store.close()
-    return _p50_p95(searches), _p50_p95(queries), first_read, rows
+    return _p50_p95(searches), _p50_p95(queries), first_read, rows, held
 
 
 async def _fill(store: Store, model: str, dim: int, batch) -> None:

@@ -101,7 +101,7 @@ class Engine:
         self.worlds = worlds
         self.settings = GameSettings(store, config.memory, config.reply_tokens)
         self.sessions = Sessions()
-        self.meaning = MeaningIndex(store, worker, embedder, embedder_unavailable)
+        self.meaning = MeaningIndex(store, worker, embedder, embedder_unavailable, config.vectors_bytes)
         self.memory = MemoryKeeper(
             store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
         )

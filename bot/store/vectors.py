@@ -142,6 +142,17 @@ class VectorStore(KeyValueTable):
             for r in rows
         ]
 
+    async def vector_texts(self, row_ids: Sequence[int]) -> dict[int, str]:
+        """The texts of the fragments whose first rows have these ids (those still in the table)."""
+        texts: dict[int, str] = {}
+        for at in range(0, len(row_ids), 500):
+            chunk = list(row_ids[at : at + 500])
+            rows = await self._all(
+                f"SELECT id, text FROM vectors WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk)
+            )
+            texts.update((r["id"], r["text"]) for r in rows if isinstance(r["text"], str))
+        return texts
+
     async def vector_counts(self, game_id: int, model: str) -> tuple[int, int]:
         """Fragments of a game embedded by ``model``, and fragments waiting."""
         done = await self._one(

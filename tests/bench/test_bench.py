@@ -206,6 +206,7 @@ async def test_bench_recalls_search_times_cover_every_vector_of_a_game(real_embe
     """bench recall's search figures: a game of fragments of one vector and of four, read once, then searched."""
     from bot.bench.recall import PARTS, _search
 
-    (search_p50, search_p95), (query_p50, _), first_read, rows = await _search(real_embedder, 300)
+    (search_p50, search_p95), (query_p50, _), first_read, rows, held = await _search(real_embedder, 300)
     assert rows == 150 * sum(PARTS), "half the fragments one vector (an action), half four (a reply)"
     assert 0 < search_p50 <= search_p95 and query_p50 > 0 and first_read > 0
+    assert rows * 384 <= held, "the bytes held in memory: a byte a dimension of each vector, at the least"

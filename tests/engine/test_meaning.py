@@ -407,9 +407,10 @@ async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, m
         )  # fmt: skip
     vectors = await index._vectors(game.id)
     assert vectors.refs == [t.ref for t, _ in fragments]
-    assert len(vectors.matrix) == sum(len(parts) for _, parts in fragments)
-    for (_, parts), start, end in zip(fragments, vectors.starts, vectors.ends(), strict=True):
-        assert np.array_equal(vectors.matrix[start:end], np.vstack(parts))
+    assert vectors.rows == sum(len(parts) for _, parts in fragments)
+    for n, (_, parts) in enumerate(fragments):
+        # Held as int8 with a scale a row: each part comes back within its quantization step, in its place.
+        assert np.allclose(vectors.parts(n), np.vstack(parts), atol=np.abs(np.vstack(parts)).max() / 127)
 
 
 class DigestEmbedder(Embedder):
@@ -738,3 +739,39 @@ async def test_a_slow_embedding_model_embeds_a_worlds_texts_in_batches_and_holds
         assert result.text.startswith("Rain hammers")
         assert "took over" in caplog.text, "said in the log: words alone this time"
         await engine.close()
+
+
+async def test_the_games_vectors_held_in_memory_keep_within_their_byte_cap(store, caplog):
+    """Up to 64 games' vectors were kept, with no cap on their bytes (a 100,000-fragment game took 425 MiB; as
+    int8 it takes 102 MiB). Past the cap the least recently searched game's go, and come back when it is searched."""
+    import numpy as np
+
+    from bot.engine.meaning import MeaningIndex, Query
+
+    embedder = DigestEmbedder()
+    index = MeaningIndex(store, None, embedder, cap_bytes=30_000)
+    games = []
+    for channel in ("north", "south"):
+        game = await store.create_game(channel, "lighthouse")
+        texts = [f"Fact {n} of {channel}." for n in range(200)]
+        async with store.transaction() as db:
+            await db.executemany(
+                "INSERT INTO vectors (game_id, ref, part, model, dim, turn, audience, text, vector)"
+                " VALUES (?, ?, 0, ?, 64, ?, NULL, ?, ?)",
+                [(game.id, f"fact:{game.id}-{n}", index.model, n, text, vector.tobytes())
+                 for n, (text, vector) in enumerate(zip(texts, embedder.embed(texts), strict=True))],
+            )  # fmt: skip
+        games.append(game.id)
+    query = Query("q", embedder.embed(["Fact 3 of north."])[0], 0.0)
+    north, south = games
+    assert (await index.search(north, query, 1))[0].text == "Fact 3 of north."
+    assert index._games[north].nbytes > 15_000
+    await index.search(south, query, 1)
+    assert list(index._games) == [south], "the least recently searched game's vectors went"
+    assert (await index.search(north, query, 1))[0].text == "Fact 3 of north.", "and came back when searched"
+    index.cap_bytes = 1_000
+    with caplog.at_level(logging.WARNING):
+        await index.search(north, query, 1)
+        await index.search(north, query, 1)
+    assert caplog.text.count("more than GM_VECTORS_MIB") == 1
+    assert np.isfinite(query.vector).all()
