@@ -494,7 +494,7 @@ class Ledger:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
                 lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
                 following = await self.store.following_entries(game.id, lead)
-            recall = fragments(hits, exclude, kinds, following, found_by(named))
+            recall = fragments(hits, exclude, kinds, following, found_by(named), query_terms(scene.action))
         return pins, glossary, lore, recall
 
     async def _lore_by_meaning(

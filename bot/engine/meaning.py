@@ -384,13 +384,18 @@ class MeaningIndex:
             if k <= 0:
                 return []
             top = np.argpartition(-scores, k - 1)[:k]
-            return sorted(((int(i), float(scores[i])) for i in top), key=lambda pair: -pair[1])
+            ends = vectors.ends()
+            # Which part was nearest: 0 the whole, then its sentences (the passage an excerpt is cut around).
+            return sorted(
+                ((int(i), float(scores[i]), int(np.argmax(similar[starts[i] : ends[i]]))) for i in top),
+                key=lambda found: -found[1],
+            )
 
         found = await asyncio.to_thread(nearest) if vectors.rows > 5000 else nearest()
-        texts = await self.store.vector_texts([vectors.row_ids[i] for i, _ in found])
+        texts = await self.store.vector_texts([vectors.row_ids[i] for i, _, _ in found])
         return [
-            RecallHit(ref=vectors.refs[i], text=texts[vectors.row_ids[i]], turn=vectors.turns[i], score=s)
-            for i, s in found
+            RecallHit(ref=vectors.refs[i], text=texts[vectors.row_ids[i]], turn=vectors.turns[i], score=s, part=part)
+            for i, s, part in found
             if vectors.row_ids[i] in texts  # gone from the table since (an edit): not found
         ]
 

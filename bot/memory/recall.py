@@ -56,7 +56,8 @@ def fuse(rankings: Sequence[Sequence[RecallHit]], k: int = RANK_CONSTANT) -> lis
     for ranking in rankings:
         for rank, hit in enumerate(ranking):
             scores[hit.ref] = scores.get(hit.ref, 0.0) + 1.0 / (k + rank + 1)
-            best.setdefault(hit.ref, hit)
+            if hit.ref not in best or hit.part and not best[hit.ref].part:  # the index that knows its sentence
+                best[hit.ref] = hit
     order = sorted(scores, key=lambda ref: -scores[ref])
     return [best[ref].model_copy(update={"score": scores[ref]}) for ref in order]
 
@@ -77,12 +78,14 @@ def fragments(
     allowed_kinds: set[str],
     following: dict[int, RecallHit] | None = None,
     sources: Mapping[str, str] | None = None,
+    terms: Sequence[str] = (),
 ) -> list[MemoryItem]:
     """Recalled fragments in rank order, labelled with their turn, leaving out what the prompt holds.
 
     A recalled turn brings the turn after it (``following``, by entry id): what was said is most
     often answered, or completed, by the next message. ``sources`` says which index found each hit
-    (an item brought along as the next turn is marked ``next``).
+    (an item brought along as the next turn is marked ``next``). A long fragment is cut to its passage
+    nearest the question (see :func:`excerpt`; ``terms``: the question's search terms).
     """
     items: list[MemoryItem] = []
     taken = set(exclude)
@@ -91,7 +94,7 @@ def fragments(
         if hit.ref in taken or kind not in allowed_kinds:
             continue
         taken.add(hit.ref)
-        items.append(_item(hit, kind, (sources or {}).get(hit.ref, "")))
+        items.append(_item(hit, kind, (sources or {}).get(hit.ref, ""), terms))
         after = (following or {}).get(_entry_id(hit.ref)) if kind == "entry" else None
         if after is not None and after.ref not in taken:
             taken.add(after.ref)
@@ -99,9 +102,45 @@ def fragments(
     return items
 
 
-def _item(hit: RecallHit, kind: str, source: str = "") -> MemoryItem:
+def _item(hit: RecallHit, kind: str, source: str = "", terms: Sequence[str] = ()) -> MemoryItem:
     label = "fact" if kind == "fact" else f"turn {hit.turn}"
-    return MemoryItem(hit.ref, f"[{label}] {hit.text}", found_by=source)
+    return MemoryItem(hit.ref, f"[{label}] {excerpt(hit.text, terms, hit.part)}", found_by=source)
+
+
+# A recalled fragment longer than this many words is cut to the sentences nearest the question: a clue told in
+# one sentence of a long reply or summary comes back without the rest, so more matches fit the recall budget
+# and each turn adds fewer tokens (what the prompt cache cannot reuse).
+EXCERPT_WORDS = 45
+
+
+def excerpt(text: str, terms: Sequence[str] = (), part: int = 0) -> str:
+    """``text``, or for a long one the sentence nearest the question with its neighbours, within
+    :data:`EXCERPT_WORDS`, marked "…" where cut. The sentence is the one recall by meaning found nearest
+    (``part``, counted from 1), else the one holding most of the question's ``terms``, else the first."""
+    if len(text.split()) <= EXCERPT_WORDS:
+        return text
+    sentences = passages(text)[1:]
+    if len(sentences) < 2:
+        return text
+    if 0 < part <= len(sentences):
+        center = part - 1
+    else:
+        wanted = {term[:5] for term in terms}
+        overlap = [len({w[:5] for w in _WORD.findall(s.lower())} & wanted) for s in sentences]
+        center = max(range(len(sentences)), key=lambda i: (overlap[i], -i)) if any(overlap) else 0
+    start = end = center
+    used = len(sentences[center].split())
+    while True:  # the neighbours, the next one first, while they fit
+        grown = False
+        for side in (end + 1, start - 1):
+            if 0 <= side < len(sentences) and used + len(sentences[side].split()) <= EXCERPT_WORDS:
+                used += len(sentences[side].split())
+                start, end = min(start, side), max(end, side)
+                grown = True
+        if not grown:
+            break
+    cut = " ".join(sentences[start : end + 1])
+    return f"{'… ' if start else ''}{cut}{' …' if end < len(sentences) - 1 else ''}"
 
 
 def _entry_id(ref: str) -> int:

@@ -240,6 +240,7 @@ class RecallHit(_Row):
     text: str
     turn: int
     score: float
+    part: int = 0  # found by meaning: the sentence nearest the question (1 for the first), 0 for the whole
 
 
 class PlayerMemory(_Row):

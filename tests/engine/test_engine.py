@@ -184,7 +184,23 @@ async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for
     result = await engine.act(game.id, "maya", "I lean close and sniff the candles.", on_text=shown.append)
     assert result.text == answer and "".join(shown) == answer, "the restatement never reached the screen"
     assert "Write what happens next, in new words" in scripted.last().prompt_text
-    assert scripted.last().fresh, "the try after it is kept from repeating its context"
+    assert not scripted.last().fresh, "the try after a restatement may use the action's words"
+
+
+async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kept_from_repeating_its_context(
+    engine: Engine, scripted: ScriptedModel
+):
+    """The bundled model loops on one sentence from turn to turn; asked again, it said the same. The try after a
+    repeat is kept from repeating its context (llama.cpp's DRY sampler, where the model has it)."""
+    game = await _game_with(engine, "chan", "Maya")
+    said = "The Red Throat and the Glass Bridge lie ahead, past the double-barreled cart on the black road."
+    new = "Dessa reins in the oxen at a cairn of salt-white stones and points to a camp half a day away."
+    scripted.enqueue(said)
+    await engine.act(game.id, "maya", "I climb onto the lead wagon.")
+    await engine.memory.idle()
+    scripted.enqueue(said, new)
+    result = await engine.act(game.id, "maya", "I ask Dessa how far to the first camp.")
+    assert result.text == new and scripted.last().fresh
 
 
 def test_a_short_reply_about_something_else_is_no_restatement():
