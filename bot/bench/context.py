@@ -27,10 +27,11 @@ from typing import TextIO
 from bot.engine import Engine, EngineConfig
 from bot.memory.context import Budget, MemoryView, build_context, shared_prefix_share
 from bot.model.base import ChatMessage
+from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
-from bot.startup import engine_config, load_model, settle_for_model
+from bot.startup import engine_config, load_embedder, load_model, settle_for_model
 from bot.store import EntryKind, LogEntry, Store
 from bot.worlds import World, WorldLibrary
 
@@ -101,13 +102,16 @@ def _action(rng: random.Random, turn: int) -> str:
     return f"(turn {turn}) " + _prose(rng, rng.randint(8, 30))
 
 
-async def _play_memory(world_dir: Path, config: EngineConfig, model: BenchModel, turns: int, seed: int, world_id: str):
+async def _play_memory(
+    world_dir: Path, config: EngineConfig, model: BenchModel, turns: int, seed: int, world_id: str,
+    embedder: Embedder | None = None,
+):  # fmt: skip
     rng = random.Random(seed + 1)
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "bench.sqlite3")
         try:
             async with ModelWorker(model) as worker:
-                engine = Engine(store, worker, WorldLibrary(world_dir), config)
+                engine = Engine(store, worker, WorldLibrary(world_dir), config, embedder=embedder)
                 started = await engine.start_game("bench", world_id)
                 game_id = started.game.id
                 names = ["Maya", "Tom", "Ines"]
@@ -120,6 +124,7 @@ async def _play_memory(world_dir: Path, config: EngineConfig, model: BenchModel,
                         await engine.roll(game_id, who, "1d20+2")
                     result = await engine.act(game_id, who, _action(rng, turn))
                     await engine.memory.idle(game_id)
+                    await engine.meaning.idle()  # what the turn stored is searchable by meaning at the next
                     tokens[turn] = result.context.tokens
                     trace = result.context.trace
                     if result.context.trace.prefix_reuse is not None:
@@ -170,7 +175,10 @@ def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: 
     world_dir = library.paths[world.id].parent
     config = engine_config(settings)
     model = BenchModel(count, seed)
-    tokens, reuse, status, log, trace = asyncio.run(_play_memory(world_dir, config, model, turns, seed, world.id))
+    embedder, _ = load_embedder(settings)  # recall by meaning, as the bot runs (GM_EMBED_MODEL=none: words alone)
+    tokens, reuse, status, log, trace = asyncio.run(
+        _play_memory(world_dir, config, model, turns, seed, world.id, embedder)
+    )
     played = time.perf_counter() - started
 
     full_tokens, full_reuse = _baseline(world, log, Budget(n_ctx=10**9, reply_tokens=config.reply_tokens), count, turns)
@@ -180,7 +188,8 @@ def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: 
     out.write(
         f"bench context: {turns} turns of {world.title} with {model.name} words and the "
         f"{tokenizer.name} tokenizer; n_ctx {settings.n_ctx}, reply {settings.reply_tokens}, "
-        f"prompt limit {config.budget.limit} tokens\n\n"
+        f"prompt limit {config.budget.limit} tokens; recall "
+        f"{f'by words and by meaning ({embedder.name})' if embedder else 'by words alone'}\n\n"
     )
     out.write(f"{'prompt tokens at turn':<24}" + "".join(f"{t:>10}" for t in checkpoints) + f"{'reuse':>10}\n")
     for label, series, shares in (
