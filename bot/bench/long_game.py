@@ -232,12 +232,19 @@ class Answer:
     question: Question
     reply: str
     answered: bool  # the reply says the answer
-    in_prompt: bool  # the answer's text was in the GM's prompt: a miss is the model's, not the memory's
+    placed: str  # where the prompt held the answer's text: "near" (the front or beside the question), "far", ""
     prompt_tokens: int
 
     @property
     def cause(self) -> str:
-        return "" if self.answered else "model miss (in the prompt, not said)" if self.in_prompt else "memory miss"
+        """A miss's cause: the model's (told beside the question or in the front, and not said), the memory's
+        (not in the prompt, or only far up it, in an older turn's notes beside another action)."""
+        if self.answered:
+            return ""
+        return {
+            "near": "model miss (in the prompt, not said)",
+            "far": "memory miss (only far up the prompt, in an older turn's notes)",
+        }.get(self.placed, "memory miss (not in the prompt)")
 
 
 def says(reply: str, words: tuple[str, ...]) -> bool:
@@ -251,10 +258,12 @@ async def ask(engine: Engine, game_id: int, questions: tuple[Question, ...] = QU
     answers = []
     for question in questions:
         result = await engine.act(game_id, question.player, question.text)
-        prompt = prompt_text(result.context.messages)
+        messages = result.context.messages
+        near = prompt_text([messages[0], messages[-1]])  # the front, and the question with this turn's notes
+        placed = next((where for where, text in (("near", near), ("far", prompt_text(messages)))
+                       if any(evidence in text for evidence in question.evidence)), "")  # fmt: skip
         answers.append(
-            Answer(question, result.text, says(result.text, question.answers),
-                   any(evidence in prompt for evidence in question.evidence),
+            Answer(question, result.text, says(result.text, question.answers), placed,
                    result.model.prompt_tokens if result.model else 0)
         )  # fmt: skip
     return answers

@@ -22,7 +22,7 @@ from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.compaction import in_batches
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import MemoryItem
+from bot.memory.context import BEST_MATCHES, MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, grounded, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
@@ -489,6 +489,7 @@ class Ledger:
             rankings = [searched[id(index)] for index in self.indexes]
             named = {index.name: searched[id(index)] for index in self.indexes}
             hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
+            hits = _meaning_leads(hits, named.get("meaning", ()))
             following = {}
             if config.recall_following:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
@@ -508,6 +509,21 @@ class Ledger:
         scores = await self.meaning.lore_scores([e.content for e in candidates], query)
         matches = [LoreMatch(e, None) for e, score in zip(candidates, scores, strict=True) if score >= e.threshold]
         return sorted(matches, key=lambda match: -match.entry.priority)
+
+
+def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> list[RecallHit]:
+    """``hits`` with the first of them recall by meaning ranked first moved up among the best matches (those that
+    always get room; see BEST_MATCHES), behind the fused ones before it.
+
+    Words count for more in the fusion, so a question asked in other words lost the one fragment that meant what
+    it asked to fragments that shared its words: in a 300-turn game whose every turn talks of the same people
+    and things, recall by meaning put the clue about the captain's watch first, and it came fourteenth fused."""
+    first = next((hit.ref for hit in by_meaning if any(h.ref == hit.ref for h in hits)), None)
+    at = next((n for n, hit in enumerate(hits) if hit.ref == first), None)
+    place = BEST_MATCHES - 1
+    if at is None or at <= place:
+        return hits
+    return [*hits[:place], hits[at], *hits[place:at], *hits[at + 1 :]]
 
 
 def _room_for(present: int, more: int) -> None:

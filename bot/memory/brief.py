@@ -47,7 +47,9 @@ def world_brief(
             'go straight to what happens because of it, speaking to them as "you" or by their characters\' names, '
             "and never write as \"I\" in a player's place. Never decide what a player's character does, says or "
             "feels beyond what their player wrote. Write two to five sentences of story, with no labels, brackets "
-            f"or notes. Keep each reply under {reply_words} words. " + SYNTAX_RULE + "\n\n" + EXAMPLE
+            f"or notes. Keep each reply under {reply_words} words. When a player asks about or returns to something "
+            "from earlier, answer with what the notes from earlier in the game and the pinned facts say, never "
+            "something else. " + SYNTAX_RULE + "\n\n" + EXAMPLE
         )
     else:
         opening += (

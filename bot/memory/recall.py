@@ -89,16 +89,23 @@ def fragments(
     """
     items: list[MemoryItem] = []
     taken = set(exclude)
+    said: set[str] = set()  # a text told again at another turn ("The captain coughs.") is offered once
+
+    def offer(item: MemoryItem, text: str) -> None:
+        if text not in said:
+            said.add(text)
+            items.append(item)
+
     for hit in hits:
         kind = hit.ref.split(":", 1)[0]
         if hit.ref in taken or kind not in allowed_kinds:
             continue
         taken.add(hit.ref)
-        items.append(_item(hit, kind, (sources or {}).get(hit.ref, ""), terms))
+        offer(_item(hit, kind, (sources or {}).get(hit.ref, ""), terms), hit.text)
         after = (following or {}).get(_entry_id(hit.ref)) if kind == "entry" else None
         if after is not None and after.ref not in taken:
             taken.add(after.ref)
-            items.append(_item(after, "entry", FOLLOWING))
+            offer(_item(after, "entry", FOLLOWING), after.text)
     return items
 
 

@@ -85,7 +85,8 @@ async def test_the_gm_answers_from_memory_what_a_long_games_first_turns_told(
     quick table's are), the clues told in its first 40 turns, a pin at turn 10, a key moved at turn 150; then
     the real model, as GM, is asked about each as players ask: in the same words, in part, in other words,
     where the key is now, and an action the pin answers. Its replies must say the answers. Prints how many, and
-    for each miss whether the answer was in its prompt (the model's miss) or not (the memory's)."""
+    for each miss whether the answer was beside the question or in the front (the model's miss), or not in the
+    prompt, or only far up it in an older turn's notes (the memory's)."""
     from bot.bench.long_game import LONG_GAME_WORLD, LongGameModel, answers_table, ask, play_long_game
 
     store = await Store.open(tmp_path / "gm.sqlite3")

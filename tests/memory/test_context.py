@@ -279,7 +279,7 @@ def test_a_best_match_held_by_a_turn_that_is_cut_off_comes_back_with_this_turn()
     action = act(9, "Which way did the stable lad ride?")
     everything_fits = build_context(WORLD, view, action, ROOMY, words)
     assert "entry:100" not in everything_fits.trace.layer("recall").left_out
-    assert everything_fits.messages[-1].content.count("GROOMCLUE") == 0, "shown once, in turn 1's note"
+    assert everything_fits.messages[-1].content.count("GROOMCLUE") == 1, "beside the question: turn 1 is far up"
 
     budget = Budget(n_ctx=everything_fits.trace.total_tokens - 150 + 100, reply_tokens=100)
     context = build_context(WORLD, view, action, budget, words)
@@ -288,6 +288,22 @@ def test_a_best_match_held_by_a_turn_that_is_cut_off_comes_back_with_this_turn()
     assert "entry:100" in context.trace.layer("recall").items
     assert everything(context.messages).count("GROOMCLUE") == 1, "back once, with this turn"
     assert "GROOMCLUE" in context.messages[-1].content
+
+
+def test_a_best_match_only_an_older_turns_note_holds_is_said_again_beside_the_question():
+    """A small model answers from what sits near the question: a clue in a note thirty messages up, beside
+    another action, went unsaid. One held by the last turns' notes is near enough, and not repeated."""
+    hot = [gm(i, f"HOT{i} the lamp flickers.") if i % 2 else act(i, f"HOT{i} I wait.") for i in range(1, 12)]
+    clue, other = "GROOMCLUE the groom rode north at dawn.", "OATHCLUE the groom swore it on his mother's grave."
+    notes = {2: [TurnNote(layer="recall", ref="entry:100", text=clue)],
+             10: [TurnNote(layer="recall", ref="entry:101", text=other)]}  # fmt: skip
+    recall = [MemoryItem("entry:100", clue, found_by="meaning"), MemoryItem("entry:101", other, found_by="words")]
+    context = build_context(WORLD, MemoryView(hot=hot, recall=recall, notes=notes),
+                            act(12, "Which way did the groom ride?"), ROOMY, words)  # fmt: skip
+    last = context.messages[-1].content
+
+    assert "GROOMCLUE" in last and everything(context.messages).count("GROOMCLUE") == 2
+    assert "OATHCLUE" not in last and everything(context.messages).count("OATHCLUE") == 1
 
 
 # Over the total budget
