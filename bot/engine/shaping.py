@@ -74,6 +74,13 @@ _CLOSING = re.compile(r"[\"'”’)\]]*")
 _LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
 _WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
 _EMPTY_ASIDE = re.compile(r"\[\[\s*(?:to|for)\s+[^:\]\n]{1,40}:\s*\]\]", re.IGNORECASE)
+# Narration written as a player writes ("I look at the desk."): outside quotes, a sentence that opens in the first
+# person and speaks to no one ("I hand you the key" is a character talking). The model wrote the player's part.
+_FIRST_PERSON = re.compile(
+    r"^\s*(?:(?:then|so|now|as|when|slowly|carefully)\b[^,]{0,30},\s*)?(?:I|I'm|I've|I'll|I'd)\b(?!\.\.\.|…)"
+)
+_QUOTE_MARKS = re.compile(r"[\"“”]")
+_SCRIPT_LINE = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}\s*:\s")
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:sure|okay|ok|certainly|of course)\b[^\n]{0,40}?[!.,]\s*)?"
     r"(?:here(?:'s| is| are| comes)|continu\w*)\b[^\n]{0,80}:[ \t]*\n",
@@ -98,6 +105,7 @@ class Shaped:
 
     speaks_for_players: bool = False
     echo: bool = False
+    first_person: bool = False
     repeats: bool = False
     cut_off: bool = False
     engine_notes: bool = False
@@ -135,6 +143,8 @@ class ReplyShaper:
         self._line_start = False  # what was let through ended a line
         self._gap = ""  # the space after the last sentence let through, given with the next one
         self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: kept if nothing else came
+        self._quoted = False  # inside a quotation that a sentence before opened
+        self._script = False  # the reply voices characters in the script form ("Meg Wren: ..."): "I" is theirs
 
     def feed(self, piece: str) -> str:
         if not self.enabled:
@@ -236,6 +246,16 @@ class ReplyShaper:
             self.shaped.echo = True
             self.shaped.dropped.append(sentence.strip())
             self._echoed.append(sentence)
+            return ""
+        self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
+        quoted, self._quoted = self._quoted, (self._quoted + len(_QUOTE_MARKS.findall(sentence))) % 2 == 1
+        talking = self._script or re.search(r"\byou\b", sentence, re.I)
+        if not inside_aside and not quoted and _FIRST_PERSON.match(sentence) and not talking:
+            # the player's part, written for them: dropped; a reply that had nothing else is asked for again
+            self.shaped.first_person = True
+            self.shaped.dropped.append(sentence.strip())
+            if not self._started:
+                self._echoed.append(sentence)
             return ""
         if normal and normal in self._said and not inside_aside:
             self.shaped.repeats = True

@@ -53,9 +53,19 @@ def test_an_echo_of_the_action_at_the_start_is_dropped():
     assert shaper.shaped.echo
 
 
+def test_narration_in_the_first_person_is_the_players_part_and_is_dropped():
+    text, shaper = _shape("I look at the desk. There's a brandy glass on it by Silas's hand.")
+    assert text == "There's a brandy glass on it by Silas's hand." and shaper.shaped.first_person
+    text, shaper = _shape("I look around the desk.", actions=["I search the study."])
+    assert shaper.said_nothing_new, "a reply that was only the player's part is asked for again"
+    spoken = 'Meg turns. "I saw him at nine.\nI swear it." I hand you the key, says Pike. "I... I think so."'
+    text, shaper = _shape(spoken)
+    assert text == spoken and not shaper.shaped.first_person, "what characters say, quoted or to someone, stays"
+
+
 def test_a_sentence_said_before_ends_the_reply():
-    text, shaper = _shape("I'm going to get it tomorrow. The shop is shut. I'm going to get it tomorrow. More.")
-    assert text == "I'm going to get it tomorrow. The shop is shut."
+    text, shaper = _shape("Hester will get it tomorrow. The shop is shut. Hester will get it tomorrow. More.")
+    assert text == "Hester will get it tomorrow. The shop is shut."
     assert shaper.shaped.repeats
     recent = ["Outside it rains. The clock strikes nine."]
     text, _ = _shape("The clock strikes nine. A door slams. Outside it rains. You wait.", recent=recent)
