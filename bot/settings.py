@@ -76,11 +76,11 @@ class ProcessSettings(BaseSettings):
     model_api_key: str | None = None
     model_parallel: int = Field(default=4, ge=1, le=64, description="Calls sent to the server at once.")
     model_timeout: float = Field(default=120, gt=0, le=3600, description="Seconds a server call may take.")
-    # Recall by meaning (F31): empty for the bundled all-MiniLM-L6-v2; none; a catalog name, hf:... or a path;
-    # or server:NAME for the model server's /v1/embeddings.
+    # Recall by meaning (F31): empty for the bundled all-MiniLM-L6-v2; e5-small (installed too); none; a catalog
+    # name, hf:... or a path; or server:NAME for the model server's /v1/embeddings.
     embed_model: str | None = Field(
         default=None,
-        description="The embedding model: empty (bundled), none, a catalog name, hf:..., a path, server:NAME.",
+        description="The embedding model: empty (bundled), e5-small, none, a catalog name, hf:..., a path, server:...",
     )
     n_ctx: int = Field(default=4096, ge=512, le=131072)
     n_gpu_layers: int = Field(default=0, ge=-1)

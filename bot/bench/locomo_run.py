@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -26,11 +27,13 @@ from bot.bench.locomo import (
     Question,
     Retrieved,
     bm25_retriever,
+    cross_validate,
     evaluate,
     load_locomo,
     print_results,
 )
 from bot.engine import Engine, EngineConfig
+from bot.engine.ledger import recall_indexes
 from bot.errors import UserError
 from bot.memory.context import Budget, MemoryView, build_context
 from bot.model.base import ChatMessage
@@ -56,6 +59,12 @@ def conversation_world(conv: Conversation) -> World:
         chapters=[Chapter(id="all", title="All sessions", goal="Remember.", beats=[{"id": "end", "description": "-"}])],
         opening=f"{conv.speaker_a} and {conv.speaker_b} begin to talk.",
     )
+
+
+# The settings chosen by cross-validation (leave one conversation out): how many times recall by meaning's
+# ranking counts in the fusion, beside the three by words. HELD_OUT_BUDGET: the budget they are chosen at.
+MEANING_WEIGHTS = (1, 2, 3)
+HELD_OUT_BUDGET = 1000
 
 
 class PlaceholderSummaries(ScriptedModel):
@@ -92,6 +101,7 @@ class MemoryRetriever:
         self.config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
         self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
         self.plain: dict[str, Engine] = {}  # the same games, recalled by words alone
+        self.variants: list[Engine] = []  # the same games, with other settings (weighted)
 
     async def ingest(self, conv: Conversation, worlds_dir: Path) -> None:
         world = conversation_world(conv)
@@ -123,6 +133,21 @@ class MemoryRetriever:
 
     def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
         return self.loop.run_until_complete(self._retrieve(conv, question, budget))
+
+    def weighted(self, weight: int) -> Callable[[Conversation, Question, int], Retrieved]:
+        """The memory with recall by meaning counted ``weight`` times in the fusion (a candidate setting)."""
+        engines: dict[str, Engine] = {}
+
+        def retrieve(conv: Conversation, question: Question, budget: int) -> Retrieved:
+            if conv.id not in engines:
+                engine, _, _ = self.games[conv.id]
+                variant = Engine(self.store, self.worker, engine.worlds, self.config, embedder=self.embedder)
+                variant.memory.ledger.indexes = recall_indexes(self.store, variant.meaning, weight)
+                engines[conv.id] = variant
+                self.variants.append(variant)
+            return self.loop.run_until_complete(self._retrieve(conv, question, budget, engines[conv.id]))
+
+        return retrieve
 
     def words_alone(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
         return self.loop.run_until_complete(self._retrieve(conv, question, budget, self.plain[conv.id]))
@@ -189,8 +214,12 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
             if embedder is not None:
                 retrievers["meaning"] = memory.meaning_alone
             results = evaluate(conversations, retrievers, budgets)
+            held = None
+            if embedder is not None:
+                candidates = {f"meaning x{w}": memory.weighted(w) for w in MEANING_WEIGHTS}
+                held = cross_validate(conversations, candidates, HELD_OUT_BUDGET)
         finally:
-            for engine, _, _ in memory.games.values():
+            for engine in [*(e for e, _, _ in memory.games.values()), *memory.variants]:
                 loop.run_until_complete(engine.close())
             loop.run_until_complete(memory.worker.close())
             loop.run_until_complete(store.close())
@@ -201,8 +230,17 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
         f"{meaning}. 'memory' is this memory's context (hot window and recalled turns), 'memory_words' the same "
         "without the embedding index, 'bm25' plain BM25 over single turns, 'meaning' single turns by meaning alone.\n"
     )
-    print_results(results, out, budgets)
-    return results.figures(budgets)
+    extra = {}
+    if held is not None:
+        out.write(
+            f"\nheld out, {held.budget} tokens: the weight of recall by meaning in the fusion "
+            f"({', '.join(candidates)}) chosen on the other conversations, for each in turn: {held.recall:.3f} "
+            f"(chosen: {', '.join(f'{c} {n}' for c, n in held.chosen.items())}); in sample, {held.best} on all: "
+            f"{held.in_sample:.3f}\n"
+        )
+        extra = {f"insample_recall_{held.budget}": held.in_sample, f"heldout_recall_{held.budget}": held.recall}
+    print_results(results, out, budgets, extra)
+    return results.figures(budgets) | extra
 
 
 async def _start(worker: ModelWorker) -> None:

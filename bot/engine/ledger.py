@@ -132,6 +132,16 @@ class MeaningRecall(RecallIndex):
         return await self.meaning.search(game_id, scene.query, limit, scene.audience)
 
 
+def recall_indexes(store: Store, meaning: MeaningIndex | None, meaning_weight: int = MEANING_WEIGHT) -> list:
+    """The rankings recall fuses: the action's own words count twice (once alone, once with the scene around
+    it), its meaning ``meaning_weight`` times beside them."""
+    action = ActionRecall(store)
+    indexes: list[RecallIndex] = [action, action, FullTextRecall(store)]
+    if meaning is not None and meaning.on:
+        indexes += [MeaningRecall(meaning)] * meaning_weight
+    return indexes
+
+
 class Ledger:
     def __init__(
         self,
@@ -147,13 +157,7 @@ class Ledger:
         self.world_of = world_of
         self.settings = settings
         self.meaning = meaning
-        # The action's own words count twice: once alone, once with the scene around it; its meaning beside them.
-        if indexes is None:
-            action = ActionRecall(store)
-            indexes = [action, action, FullTextRecall(store)]
-            if meaning is not None and meaning.on:
-                indexes += [MeaningRecall(meaning)] * MEANING_WEIGHT
-        self.indexes = list(indexes)
+        self.indexes = list(recall_indexes(store, meaning) if indexes is None else indexes)
 
     # Bucket switches (F20)
 

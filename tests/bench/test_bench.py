@@ -47,6 +47,8 @@ def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path
     assert result.returncode == 0, result.stderr
     numbers = figures(result.stdout)
     assert set(numbers) >= {"recall_60", "recall_400", "bm25_recall_60", "bm25_recall_400", "questions"}
+    assert list(numbers)[-1] == "heldout_recall_1000" and 0 <= numbers["heldout_recall_1000"] <= 1
+    assert "chosen on the other conversations" in result.stdout
     assert numbers["questions"] == 6
     # With room for every turn of these tiny conversations, the memory's context holds all the evidence.
     assert numbers["recall_400"] == 1.0

@@ -16,6 +16,7 @@ from bot.bench.locomo import (
     Retrieved,
     bm25_retrieve,
     bm25_retriever,
+    cross_validate,
     evaluate,
     load_locomo,
     parse_evidence,
@@ -193,6 +194,24 @@ def test_evaluate_computes_recall_per_question_category_and_budget(conversations
     assert score.by_category[2] == 1 and score.by_category[3] == 0 and score.by_category[4] == 1
     assert score.tokens == 5 and score.seconds >= 0
     assert results.score("none", 20).recall == 0
+
+
+def test_a_setting_is_chosen_on_the_other_conversations_and_scored_on_the_one_left_out(conversations):
+    """Two candidates: one finds every answer in conv-a and none in conv-b, the other the reverse. Chosen on the
+    data it is scored on, either looks perfect on its own conversation; held out, each conversation gets the one
+    the other conversation chose, and scores what that one finds there: nothing."""
+
+    def only_in(conv_id):
+        def retrieve(conv, question, budget):
+            return Retrieved(dia_ids=frozenset(question.evidence) if conv.id == conv_id else frozenset(), tokens=1)
+
+        return retrieve
+
+    ids = [conv.id for conv in conversations]
+    held = cross_validate(conversations, {"a": only_in(ids[0]), "b": only_in(ids[1])}, 1000)
+    assert held.chosen == {ids[0]: "b", ids[1]: "a"}
+    assert held.recall == 0
+    assert held.in_sample > 0 and held.best in ("a", "b")
 
 
 def test_print_results_ends_with_one_name_value_line(conversations):
