@@ -26,7 +26,7 @@ from bot.memory.context import BEST_MATCHES, MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, grounded, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
-from bot.memory.recall import found_by, fragments, fuse, query_terms
+from bot.memory.recall import found_by, fragments, fuse, passages, query_terms
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
@@ -490,8 +490,8 @@ class Ledger:
             for index in self.indexes:
                 if id(index) not in searched:
                     searched[id(index)] = await index.search(game.id, scene, config.recall_candidates)
-            rankings = [searched[id(index)] for index in self.indexes]
-            named = {index.name: searched[id(index)] for index in self.indexes}
+            rankings = [_distinct(searched[id(index)]) for index in self.indexes]
+            named = {index.name: _distinct(searched[id(index)]) for index in self.indexes}
             hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
             hits = _meaning_leads(hits, named.get("meaning", ()))
             following = {}
@@ -513,6 +513,25 @@ class Ledger:
         scores = await self.meaning.lore_scores([e.content for e in candidates], query)
         matches = [LoreMatch(e, None) for e, score in zip(candidates, scores, strict=True) if score >= e.threshold]
         return sorted(matches, key=lambda match: -match.entry.priority)
+
+
+_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s*")  # a fragment's "GM: " before its first sentence
+
+
+def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
+    """A ranking with what was found told again at another turn kept at its best place only (for a hit by
+    meaning, the sentence it was found by): a line the GM says every few turns ("The beacon's great lens is
+    smeared with salt.") took the first six places by meaning for a question about the beacon, and the clue that
+    answered it was pushed past them."""
+    seen: set[str] = set()
+    kept = []
+    for hit in ranking:
+        parts = passages(hit.text)
+        found = _SPEAKER.sub("", parts[hit.part], count=1) if 0 < hit.part < len(parts) else hit.text
+        if found not in seen:
+            seen.add(found)
+            kept.append(hit)
+    return kept
 
 
 def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> list[RecallHit]:

@@ -29,3 +29,17 @@ def test_the_first_fragment_recall_by_meaning_ranked_gets_a_place_among_the_best
     already = [h.turn for h in _meaning_leads(fused, [hit(304)])]
     assert already == [h.turn for h in fused], "one that is among the best already stays where it is"
     assert [h.turn for h in _meaning_leads(fused, [])] == [h.turn for h in fused]
+
+
+def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
+    from bot.engine.ledger import _distinct
+
+    lens = "The beacon's great lens is smeared with salt."
+    ranking = [
+        RecallHit(ref="entry:1", text=f"GM: Gulls wheel and cry above the rocks. {lens}", turn=1, score=0.9, part=2),
+        RecallHit(ref="entry:2", text=f"GM: {lens} The stairs creak under your weight.", turn=2, score=0.8, part=1),
+        RecallHit(ref="entry:3", text="GM: The lamp oil has been watered down.", turn=3, score=0.7),
+        RecallHit(ref="entry:4", text="GM: The lamp oil has been watered down.", turn=4, score=0.6),
+        RecallHit(ref="entry:5", text=f"GM: {lens} Tom left the key in the cellar.", turn=5, score=0.5),
+    ]
+    assert [hit.turn for hit in _distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
