@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 # "Maya: I open the door". A known name matches in any case; a new name is
 # one word, or capitalised words, so "I say: hello" is not taken for a name.
-_NAMED = re.compile(r"^\s*([^\W\d_][\w' -]{0,39}?)\s*:\s*(.*)$")
+# A name longer than a character's may be is read as one, for joining to say so.
+_NAMED = re.compile(r"^\s*([^\W\d_][\w' -]{0,79}?)\s*:\s*(.*)$")
 _NEW_NAME = re.compile(r"^(?:[^\W\d_][\w'-]*|[A-Z][\w'-]*(?: [A-Z][\w'-]*){1,3})$")
 
 HELP = """\

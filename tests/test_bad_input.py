@@ -199,6 +199,17 @@ async def test_a_name_too_long_at_the_name_prompt_says_how_long_a_name_may_be(en
     assert [p.name for p in await engine.players(started.game.id)] == ["A" * 40]
 
 
+async def test_a_name_too_long_before_an_action_says_how_long_a_name_may_be(engine: Engine):
+    world = engine.worlds.get("lighthouse")
+    started = await engine.start_game(channel_key(world), world.id)
+    out = io.StringIO()
+    table = TerminalGame(engine, started.game, world, out)
+    assert await table.handle("B" * 41 + ": I look around.")
+    assert "! A character name is at most 40 characters." in out.getvalue()
+    assert "Who is acting" not in out.getvalue()
+    assert await engine.players(started.game.id) == []
+
+
 def test_control_characters_in_an_action_are_taken_out_before_it_is_stored(engine: Engine):
     assert engine.check_action("I dance \x1b[2J\x1b[31mwildly\x07 \x00now.") == "I dance wildly now."
     with pytest.raises(UserError, match="not UTF-8"):
