@@ -127,8 +127,12 @@ class Engine:
 
     @config.setter
     def config(self, config: EngineConfig) -> None:
-        """A new config (a test's, a bench's) takes effect with the next turn."""
+        """A new config (a test's, a bench's) takes effect whole with the next turn: the prompt and turn
+        settings, the memory's defaults and reply length under every game's own settings, and the byte caps."""
         self._config = self.prompts.config = self.turns.config = config
+        self.settings.base, self.settings.reply_tokens = config.memory, config.reply_tokens
+        self.meaning.cap_bytes = config.vectors_bytes
+        self.servers.max_total_bytes = config.server_worlds_bytes
 
     @property
     def ledger(self) -> Ledger:

@@ -215,6 +215,26 @@ def test_a_short_reply_about_something_else_is_no_restatement():
     assert not only_restates(long, ["I lean close and sniff the candles."]), "it says enough that is new"
 
 
+async def test_a_new_config_takes_effect_whole_with_the_next_turn(engine: Engine, scripted: ScriptedModel):
+    """The settings' defaults, the reply's length, the pin cap and the byte caps all follow an assigned config,
+    not only the prompt's budget."""
+    from bot.engine import EngineConfig
+    from bot.memory.config import MemoryConfig
+
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    config = EngineConfig(n_ctx=8192, reply_tokens=64, memory=MemoryConfig(pin_cap=3), vectors_bytes=1 << 20,
+                          server_worlds_bytes=1 << 16)  # fmt: skip
+    engine.config = config
+    scripted.enqueue("The lamp gutters.")
+    await engine.act(game.id, "maya", "I trim the lamp.")
+
+    assert scripted.last("stream").max_tokens <= 64
+    reply_tokens, memory = await engine.settings.resolved(game.id)
+    assert reply_tokens == 64 and memory.pin_cap == 3
+    assert engine.meaning.cap_bytes == 1 << 20 and engine.servers.max_total_bytes == 1 << 16
+
+
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     rolled = await engine.roll(game.id, "maya", "1d20+5")
