@@ -13,11 +13,40 @@ from dataclasses import dataclass, field
 from bot.model.base import ChatMessage
 
 
+class TurnLock:
+    """A game's turn lock that knows which task holds it, so code that needs it held can check, not trust."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._holder: asyncio.Task | None = None
+
+    async def __aenter__(self) -> TurnLock:
+        await self._lock.acquire()
+        self._holder = asyncio.current_task()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        self._holder = None
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def held_here(self) -> bool:
+        """Whether the running task holds the lock."""
+        return self._holder is not None and self._holder is asyncio.current_task()
+
+    def require(self, what: str) -> None:
+        """Raise unless the running task holds the lock: ``what`` changes the game's log in its order."""
+        if not self.held_here():
+            raise RuntimeError(f"{what} needs the game's turn lock, held by the task that calls it")
+
+
 @dataclass(eq=False)
 class GameSession:
     game_id: int
     # One turn, join, roll or edit at a time: the log's order is the story's.
-    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    turn_lock: TurnLock = field(default_factory=TurnLock)
     # One memory job writing summaries at a time (compaction, chapters, rebuilds).
     memory_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # The last GM prompt with the reply that followed it: what the model's cache holds for this game.

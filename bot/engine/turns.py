@@ -56,7 +56,8 @@ class _Table:
 
 
 class Turns:
-    """Stores actions and answers them, one turn of a game at a time (the caller holds the game's lock)."""
+    """Stores actions and answers them, one turn of a game at a time: the caller holds the game's turn lock,
+    and both say so if it does not."""
 
     def __init__(
         self, store: Store, seats: Seats, narrator: Narrator, prompts: Prompts, memory: MemoryKeeper,
@@ -77,6 +78,7 @@ class Turns:
         self, game_id: int, user_key: str, text: str, message_id: str | None, *, private: bool = False
     ) -> tuple[Game, LogEntry]:
         """Log a seated player's action for the coming turn."""
+        self.sessions[game_id].turn_lock.require("Storing an action")
         player = await self.seats.seated(game_id, user_key)
         game = await self.store.game(game_id)
         if game.status != "active":
@@ -102,6 +104,7 @@ class Turns:
         (``private_to``) goes to that player alone, asides included. ``before_id``: the prompt holds the log
         before that entry only (a reply written again).
         """
+        self.sessions[game.id].turn_lock.require("Answering an action")
         context = await self.prompts.build(game, action, before_id=before_id)
         started = time.perf_counter()
         table, request, guard = await self._prepare(game, action, context, private_to)
