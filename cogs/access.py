@@ -88,7 +88,9 @@ class Refused(app_commands.CheckFailure):
 class TableCog(commands.Cog):
     """A cog whose every command goes through the access table first, and that finds the game of a channel."""
 
-    engine: Engine
+    def __init__(self, bot: commands.Bot, engine: Engine):
+        self.bot = bot
+        self.engine = engine
 
     async def interaction_check(self, interaction: discord.Interaction) -> bool:
         await self.check_access(interaction)

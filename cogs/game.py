@@ -57,8 +57,7 @@ class GameCog(TableCog):
     game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
 
     def __init__(self, bot: commands.Bot, engine: Engine):
-        self.bot = bot
-        self.engine = engine
+        super().__init__(bot, engine)
         self._resumed = False
         self._shown: OrderedDict[tuple[int, int], list[discord.Message]] = OrderedDict()
 

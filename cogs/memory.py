@@ -6,7 +6,6 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.engine import Engine
 from bot.errors import UserError
 from cogs.access import TableCog, is_admin, say_embeds, say_pages, user_key
 from cogs.rendering import fit_embed, private_memory_embed, status_embed, trace_embed
@@ -14,10 +13,6 @@ from cogs.rendering import fit_embed, private_memory_embed, status_embed, trace_
 
 class MemoryCog(TableCog):
     chapter = app_commands.Group(name="chapter", description="The story's chapters")
-
-    def __init__(self, bot: commands.Bot, engine: Engine):
-        self.bot = bot
-        self.engine = engine
 
     @app_commands.command(name="pin", description="Keep a fact in every GM prompt")
     @app_commands.describe(fact="The fact to keep")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import discord
 
-from bot.memory.context import GM_ONLY_LAYERS
+from bot.engine import GM_ONLY_LAYERS
 from bot.reports import bar, last_turn, meaning_line, next_compaction, shown_items
 
 # Discord's limits (https://discord.com/developers/docs/resources/message, embed limits).

@@ -6,8 +6,7 @@ import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot.engine import Engine, ServerAdmin
-from bot.engine.settings import setting_names
+from bot.engine import Engine, ServerAdmin, setting_names
 from bot.errors import UserError
 from bot.userfiles import MAX_WORLD_BYTES, over_limit
 from bot.worlds import WorldFileError
@@ -38,10 +37,6 @@ def _keys(text: str | None) -> list[str] | None:
 class WorldsCog(TableCog):
     world = app_commands.Group(name="world", description="The worlds this bot can run")
     lore = app_commands.Group(name="lore", description="This game's world book")
-
-    def __init__(self, bot: commands.Bot, engine: Engine):
-        self.bot = bot
-        self.engine = engine
 
     @world.command(name="list", description="The worlds you can start")
     async def world_list(self, interaction: discord.Interaction) -> None:
@@ -212,10 +207,6 @@ class ConfigCog(TableCog):
     """Settings (F20): a game's own, and a server's defaults for its games (Manage Server)."""
 
     config = app_commands.Group(name="config", description="This game's settings, or this server's defaults")
-
-    def __init__(self, bot: commands.Bot, engine: Engine):
-        self.bot = bot
-        self.engine = engine
 
     @config.command(name="show", description="The settings and where each value comes from")
     @app_commands.describe(scope="This game's settings (default), or this server's defaults")

@@ -52,3 +52,21 @@ def test_the_check_finds_a_reach_past_the_front_door_and_nothing_else():
 def test_cogs_and_the_terminal_use_the_engines_front_door_only():
     offenders = [f"{path.relative_to(PROJECT)}:{hit}" for path in FRONT_ENDS for hit in reaches_past(path.read_text())]
     assert offenders == []
+
+
+def past_the_door(source: str) -> list[str]:
+    """Each import of the engine's or the memory's modules themselves (``bot.engine.settings``,
+    ``bot.memory.context``), as ``line: module``: a front end takes what it needs from ``bot.engine``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        modules += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+        found += [f"{node.lineno}: {m}" for m in modules if m.startswith(("bot.engine.", "bot.memory"))]
+    return found
+
+
+def test_the_front_ends_import_the_engine_and_not_its_modules():
+    sample = "from bot.engine import Engine\nfrom bot.engine.settings import x\nimport bot.memory.context"
+    assert past_the_door(sample) == ["2: bot.engine.settings", "3: bot.memory.context"]
+    offenders = [f"{path.relative_to(PROJECT)}:{hit}" for path in FRONT_ENDS for hit in past_the_door(path.read_text())]
+    assert offenders == []

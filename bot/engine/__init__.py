@@ -12,9 +12,12 @@ from bot.engine.results import (
     TurnResult,
 )
 from bot.engine.server_admin import ServerAdmin
+from bot.engine.settings import setting_names
+from bot.memory.context import GM_ONLY_LAYERS
 from bot.model.base import ModelUnavailable
 
 __all__ = [
+    "GM_ONLY_LAYERS",
     "MODEL_UNAVAILABLE",
     "NO_GAME",
     "Engine",
@@ -27,4 +30,5 @@ __all__ = [
     "RoundState",
     "ServerAdmin",
     "TurnResult",
+    "setting_names",
 ]
