@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+from collections.abc import Callable
 from pathlib import Path
+
+from bot.errors import UserError
 
 
 def package_files(package: str, pattern: str) -> list[Path] | None:
@@ -18,3 +22,28 @@ def package_files(package: str, pattern: str) -> list[Path] | None:
         for path in sorted(Path(location).glob(pattern))
         if path.is_file()
     ]
+
+
+def package_file(package: str, pattern: str, missing: str) -> Path:
+    """The first file matching ``pattern`` in an installed package; ``missing`` says what to do without it."""
+    found = package_files(package, pattern)
+    if found is None:
+        raise UserError(f"{missing} (package {package} is not installed)")
+    if not found:
+        raise UserError(f"The {package} package holds no {pattern}; reinstall it (scripts/install).")
+    return found[0]
+
+
+def written_once(target: Path, write: Callable[[Path], None]) -> Path:
+    """``target``, written by ``write`` the first time it is asked for: whole or not at all (a crash midway
+    leaves only a ``.part``, which the next try writes again)."""
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    part = target.with_name(f"{target.name}.{os.getpid()}.part")
+    try:
+        write(part)
+        part.replace(target)
+    finally:
+        part.unlink(missing_ok=True)
+    return target

