@@ -491,10 +491,10 @@ class Engine:
         return await self.ledger.glossary(game_id)
 
     async def buckets(self, game_id: int) -> Buckets:
-        return await self.ledger.buckets(game_id)
+        return await self.settings.buckets(game_id)
 
     async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
-        return await self.ledger.set_bucket(game_id, name, on)
+        return await self.settings.set_bucket(game_id, name, on)
 
     # A player's own notes (F5)
 
@@ -532,10 +532,7 @@ class Engine:
 
     async def reset_setting(self, game_id: int, name: str) -> None:
         """Take back a game's own value of a setting or a bucket switch (``buckets.NAME``)."""
-        if name.startswith("buckets."):
-            await self.ledger.reset_bucket(game_id, name.removeprefix("buckets."))
-        else:
-            await self.settings.reset(game_id, name)
+        await self.settings.reset(game_id, name)
 
     async def server_of(self, game_id: int) -> str | None:
         """The server a game is played in (its id as a string); ``None`` outside one."""
@@ -545,7 +542,7 @@ class Engine:
 
     def server(self, server: str) -> ServerAdmin:
         """What a server's admins set for its games: worlds, GM role, the defaults of settings and buckets."""
-        return ServerAdmin(server, self.store, self.servers, self.settings, self.ledger)
+        return ServerAdmin(server, self.store, self.servers, self.settings)
 
     def worlds_for(self, server: str | None) -> dict[str, World]:
         """The worlds a server may play (every shipped world outside one), by name."""

@@ -21,7 +21,7 @@ from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
 from bot.memory.compaction import in_batches
-from bot.memory.config import Buckets, MemoryConfig
+from bot.memory.config import MemoryConfig
 from bot.memory.context import BEST_MATCHES, MemoryItem
 from bot.memory.facts import Extraction, extraction_messages, grounded, merge, sources_for, to_new_fact
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
@@ -158,47 +158,6 @@ class Ledger:
         self.settings = settings
         self.meaning = meaning
         self.indexes = list(recall_indexes(store, meaning) if indexes is None else indexes)
-
-    # Bucket switches (F20)
-
-    async def buckets(self, game_id: int) -> Buckets:
-        """The game's switches: its own, over its server's, over all on."""
-        scope = await self.store.scope_values(f"game:{game_id}")
-        server = scope.get("server")
-        inherited = (await self.store.scope_values(f"server:{server}")).get("buckets", {}) if server else {}
-        return Buckets.model_validate({**inherited, **scope.get("buckets", {})})
-
-    async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
-        _check_bucket(name)
-        own = (await self.store.scope_values(f"game:{game_id}")).get("buckets", {})
-        await self.store.set_scope_value(f"game:{game_id}", "buckets", {**own, name: on})
-        return await self.buckets(game_id)
-
-    async def reset_bucket(self, game_id: int, name: str) -> Buckets:
-        """Take back a game's own switch: the server's (or on) holds again."""
-        _check_bucket(name)
-        own = dict((await self.store.scope_values(f"game:{game_id}")).get("buckets", {}))
-        if own.pop(name, None) is None:
-            raise UserError(f"'buckets.{name}' is not set for this game.")
-        await self.store.set_scope_value(f"game:{game_id}", "buckets", own)
-        return await self.buckets(game_id)
-
-    async def reset_server_bucket(self, server: str, name: str) -> dict[str, bool]:
-        _check_bucket(name)
-        buckets = await self.server_buckets(server)
-        if buckets.pop(name, None) is None:
-            raise UserError(f"'buckets.{name}' is not set for this server.")
-        await self.store.set_scope_value(f"server:{server}", "buckets", buckets)
-        return buckets
-
-    async def server_buckets(self, server: str) -> dict[str, bool]:
-        return dict((await self.store.scope_values(f"server:{server}")).get("buckets", {}))
-
-    async def set_server_bucket(self, server: str, name: str, on: bool) -> dict[str, bool]:
-        _check_bucket(name)
-        buckets = {**await self.server_buckets(server), name: on}
-        await self.store.set_scope_value(f"server:{server}", "buckets", buckets)
-        return buckets
 
     # Pins (F11)
 
@@ -464,7 +423,7 @@ class Ledger:
 
         ``glossary_through`` keeps to the terms the prompt's front was fixed with (see FrontSnapshot).
         """
-        buckets = await self.buckets(game.id)
+        buckets = await self.settings.buckets(game.id)
         pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
         terms = await self.store.glossary(game.id) if buckets.glossary else []
         glossary = [
@@ -576,8 +535,3 @@ def _lore_entry(fields: dict) -> LoreEntry:
     except ValidationError as exc:
         problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
         raise UserError("; ".join(problems)) from None
-
-
-def _check_bucket(name: str) -> None:
-    if name not in Buckets.model_fields:
-        raise UserError(f"Unknown memory bucket {name!r}; the buckets are {', '.join(Buckets.model_fields)}.")

@@ -99,7 +99,7 @@ class MemoryKeeper:
         pins, glossary, lore, recall = await self.ledger.layers(
             game, scene, in_prompt, config, glossary_through=state.front.glossary_through
         )
-        buckets = await self.ledger.buckets(game.id)
+        buckets = await self.settings.buckets(game.id)
         notes = _switched_on(await self.store.turn_notes(game.id, state.folded_through), buckets)
         if buckets.facts:
             recall = await self._newer_facts_first(game.id, notes, recall)

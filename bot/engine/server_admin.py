@@ -3,21 +3,19 @@ defaults its games' settings and buckets take (F20, F23). A front end gets it fr
 
 from __future__ import annotations
 
-from bot.engine.ledger import Ledger
 from bot.engine.servers import Servers
-from bot.engine.settings import GameSettings
+from bot.engine.settings import BUCKETS_KIND, GameSettings
 from bot.errors import UserError
 from bot.store import Store
 from bot.worlds import World
 
 
 class ServerAdmin:
-    def __init__(self, server: str, store: Store, servers: Servers, settings: GameSettings, ledger: Ledger):
+    def __init__(self, server: str, store: Store, servers: Servers, settings: GameSettings):
         self.server = server  # the server's id, as a string
         self._store = store
         self._servers = servers
         self._settings = settings
-        self._ledger = ledger
 
     # Worlds
 
@@ -70,14 +68,11 @@ class ServerAdmin:
 
     async def bucket_defaults(self) -> dict[str, bool]:
         """The server's defaults for its games' bucket switches (those it set)."""
-        return await self._ledger.server_buckets(self.server)
+        return await self._settings.server_defaults(self.server, BUCKETS_KIND)
 
     async def set_bucket_default(self, name: str, on: bool) -> dict[str, bool]:
-        return await self._ledger.set_server_bucket(self.server, name, on)
+        return await self._settings.set_server_bucket(self.server, name, on)
 
     async def reset_default(self, name: str) -> None:
         """Take back the server's default of a setting or a bucket switch (``buckets.NAME``)."""
-        if name.startswith("buckets."):
-            await self._ledger.reset_server_bucket(self.server, name.removeprefix("buckets."))
-        else:
-            await self._settings.reset_for_server(self.server, name)
+        await self._settings.reset_for_server(self.server, name)

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.errors import UserError
-from bot.memory.config import Budgets, MemoryConfig
+from bot.memory.config import Buckets, Budgets, MemoryConfig
 from bot.store import Store
 from bot.worlds import format_validation_error
 
@@ -73,6 +73,8 @@ def resolve(
 
 
 SERVER_KEY = "server"  # in a game's scope: the server it is played in, whose defaults it inherits
+BUCKETS_KIND = "buckets"  # in a scope: its bucket switches, beside "config", its settings
+BUCKET_PREFIX = "buckets."  # a bucket switch's name among the settings (/config reset buckets.lore)
 
 
 class GameSettings:
@@ -90,19 +92,47 @@ class GameSettings:
     async def set_server_of(self, game_id: int, server: str) -> None:
         await self.store.set_scope_value(f"game:{game_id}", SERVER_KEY, server)
 
-    async def own(self, game_id: int) -> dict[str, Any]:
-        """What was set for this game itself."""
-        return dict((await self.store.scope_values(f"game:{game_id}")).get("config", {}))
+    # A game's values of a kind (KINDS: its settings, its bucket switches) are its server's defaults with its own
+    # over them, over the process's defaults; written here once for both kinds.
 
-    async def server_defaults(self, server: str) -> dict[str, Any]:
+    async def _scope(self, scope: str, kind: str) -> dict[str, Any]:
+        return dict((await self.store.scope_values(scope)).get(kind, {}))
+
+    async def layered(self, game_id: int, kind: str = "config") -> dict[str, Any]:
+        """Every value of ``kind`` that differs from the process's defaults for this game: its server's, then
+        its own."""
+        own = await self.store.scope_values(f"game:{game_id}")
+        server = own.get(SERVER_KEY)
+        inherited = await self._scope(f"server:{server}", kind) if server else {}
+        return {**inherited, **own.get(kind, {})}
+
+    async def own(self, game_id: int, kind: str = "config") -> dict[str, Any]:
+        """What was set for this game itself."""
+        return await self._scope(f"game:{game_id}", kind)
+
+    async def server_defaults(self, server: str, kind: str = "config") -> dict[str, Any]:
         """What a server's admins set for every game there."""
-        return dict((await self.store.scope_values(f"server:{server}")).get("config", {}))
+        return await self._scope(f"server:{server}", kind)
 
     async def overrides(self, game_id: int) -> dict[str, Any]:
-        """Every value that differs from the process's defaults for this game: its server's, then its own."""
-        server = await self.server_of(game_id)
-        inherited = await self.server_defaults(server) if server else {}
-        return {**inherited, **await self.own(game_id)}
+        """Every setting that differs from the process's defaults for this game: its server's, then its own."""
+        return await self.layered(game_id)
+
+    async def buckets(self, game_id: int) -> Buckets:
+        """The game's bucket switches: its own, over its server's, over all on."""
+        return Buckets.model_validate(await self.layered(game_id, BUCKETS_KIND))
+
+    async def set_bucket(self, game_id: int, name: str, on: bool) -> Buckets:
+        _check_bucket(name)
+        own = await self.own(game_id, BUCKETS_KIND)
+        await self.store.set_scope_value(f"game:{game_id}", BUCKETS_KIND, {**own, name: on})
+        return await self.buckets(game_id)
+
+    async def set_server_bucket(self, server: str, name: str, on: bool) -> dict[str, bool]:
+        _check_bucket(name)
+        buckets = {**await self.server_defaults(server, BUCKETS_KIND), name: on}
+        await self.store.set_scope_value(f"server:{server}", BUCKETS_KIND, buckets)
+        return buckets
 
     async def sources(self, game_id: int) -> dict[str, str]:
         """Where each changed value comes from: "game" or "server"."""
@@ -187,16 +217,28 @@ class GameSettings:
         return name, checked
 
     async def reset(self, game_id: int, name: str) -> None:
-        own = await self.own(game_id)
-        if own.pop(name, None) is None:
-            raise UserError(f"{name!r} is not set for this game.")
-        await self.store.set_scope_value(f"game:{game_id}", "config", own)
+        """Take back a game's own value of a setting or a bucket switch (``buckets.NAME``): its server's, or the
+        process's, holds again."""
+        await self._unset(f"game:{game_id}", name, "this game")
 
     async def reset_for_server(self, server: str, name: str) -> None:
-        defaults = await self.server_defaults(server)
-        if defaults.pop(name, None) is None:
-            raise UserError(f"{name!r} is not set for this server.")
-        await self.store.set_scope_value(f"server:{server}", "config", defaults)
+        """Take back a server's default of a setting or a bucket switch (``buckets.NAME``)."""
+        await self._unset(f"server:{server}", name, "this server")
+
+    async def _unset(self, scope: str, name: str, where: str) -> None:
+        kind, key = "config", name
+        if name.startswith(BUCKET_PREFIX):
+            kind, key = BUCKETS_KIND, name.removeprefix(BUCKET_PREFIX)
+            _check_bucket(key)
+        values = await self._scope(scope, kind)
+        if values.pop(key, None) is None:
+            raise UserError(f"{name!r} is not set for {where}.")
+        await self.store.set_scope_value(scope, kind, values)
+
+
+def _check_bucket(name: str) -> None:
+    if name not in Buckets.model_fields:
+        raise UserError(f"Unknown memory bucket {name!r}; the buckets are {', '.join(Buckets.model_fields)}.")
 
 
 def _read(config: MemoryConfig, name: str) -> Any:

@@ -89,3 +89,36 @@ async def test_at_start_the_worlds_past_the_hosts_ceiling_are_left_out_and_their
     assert (servers.own("1"), servers.own("2"), servers.own("3")) == (["aa"], ["bb"], [])
     logged = [r.getMessage() for r in caplog.records if "GM_SERVER_WORLDS_MIB" in r.getMessage()]
     assert len(logged) == 1 and logged[0].endswith("server 3: cc, dd"), logged
+
+
+async def test_a_games_settings_and_bucket_switches_inherit_through_one_path(engine, monkeypatch):
+    """Game over server over the process's defaults is written once, for settings and switches alike: both read
+    what that one method layers, and a reset of either kind goes through one method too."""
+    game = (await engine.start_game("discord:1", "lighthouse")).game
+    await engine.settings.set_server_of(game.id, "7")
+    await engine.server("7").set_default("pin_cap", "5")
+    await engine.server("7").set_bucket_default("lore", False)
+    await engine.set_bucket(game.id, "glossary", False)
+    await engine.set_setting(game.id, "pin_cap", "6")
+    _, memory = await engine.settings.resolved(game.id)
+    buckets = await engine.buckets(game.id)
+    assert memory.pin_cap == 6 and not buckets.lore and not buckets.glossary
+
+    layered = []
+    original = type(engine.settings).layered
+
+    async def watched(self, game_id, kind="config"):
+        layered.append(kind)
+        return await original(self, game_id, kind)
+
+    monkeypatch.setattr(type(engine.settings), "layered", watched)
+    await engine.settings.resolved(game.id)
+    await engine.buckets(game.id)
+    assert layered == ["config", "buckets"]
+
+    await engine.reset_setting(game.id, "buckets.glossary")
+    await engine.reset_setting(game.id, "pin_cap")
+    _, memory = await engine.settings.resolved(game.id)
+    assert memory.pin_cap == 5 and (await engine.buckets(game.id)).glossary
+    with pytest.raises(UserError, match="'buckets.glossary' is not set for this game"):
+        await engine.reset_setting(game.id, "buckets.glossary")
