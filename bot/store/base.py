@@ -100,6 +100,23 @@ class StoreBase:
         except sqlite3.Error as exc:
             raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
 
+    async def _row(self, table: str, row_id: int, missing: str) -> aiosqlite.Row:
+        """The row of ``table`` with this id, or a :class:`UserError` saying ``missing``."""
+        row = await self._one(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
+        if row is None:
+            raise UserError(missing)
+        return row
+
+    async def _insert(self, sql: str, params: Iterable[Any], taken: str) -> int:
+        """One INSERT in its own transaction: the new row's id, or a :class:`UserError` saying ``taken`` where a
+        rule of the schema (a unique key) refused it."""
+        try:
+            async with self.transaction() as db:
+                cursor = await db.execute(sql, tuple(params))
+                return cursor.lastrowid
+        except sqlite3.IntegrityError:
+            raise UserError(taken) from None
+
     async def _all(self, sql: str, params: Iterable[Any] = ()) -> list[aiosqlite.Row]:
         try:
             async with self._db.execute(sql, tuple(params)) as cursor:

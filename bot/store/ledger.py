@@ -12,7 +12,6 @@ import sqlite3
 
 import aiosqlite
 
-from bot.errors import UserError
 from bot.store.base import timestamp
 from bot.store.models import Fact, GlossaryTerm, NewFact, Pin, RecallHit
 from bot.store.vectors import VectorStore
@@ -41,10 +40,7 @@ class LedgerStore(VectorStore):
         return await self.pin(pin_id)
 
     async def pin(self, pin_id: int) -> Pin:
-        row = await self._one("SELECT * FROM pins WHERE id = ?", (pin_id,))
-        if row is None:
-            raise UserError("There is no such pin.")
-        return Pin.model_validate(dict(row))
+        return Pin.model_validate(dict(await self._row("pins", pin_id, "There is no such pin.")))
 
     async def pins(self, game_id: int) -> list[Pin]:
         rows = await self._all("SELECT * FROM pins WHERE game_id = ? AND removed_at IS NULL ORDER BY id", (game_id,))
@@ -100,10 +96,7 @@ class LedgerStore(VectorStore):
         return [_fact(r) for r in await self._all(sql + " ORDER BY id", (game_id,))]
 
     async def fact(self, fact_id: int) -> Fact:
-        row = await self._one("SELECT * FROM facts WHERE id = ?", (fact_id,))
-        if row is None:
-            raise UserError("There is no such fact.")
-        return _fact(row)
+        return _fact(await self._row("facts", fact_id, "There is no such fact."))
 
     async def checked_through(self, table: str, game_id: int) -> int:
         row = await self._one(f"SELECT through_entry_id FROM {table} WHERE game_id = ?", (game_id,))

@@ -101,23 +101,14 @@ class Store(PrivateStore):
 
     async def create_game(self, channel_key: str, world_id: str, started_by: str | None = None) -> Game:
         now = timestamp()
-        try:
-            async with self.transaction() as db:
-                cursor = await db.execute(
-                    "INSERT INTO games (channel_key, world_id, created_at, updated_at, started_by) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (channel_key, world_id, now, now, started_by),
-                )
-                game_id = cursor.lastrowid
-        except sqlite3.IntegrityError:
-            raise UserError("A game is already running here; end it first.") from None
+        game_id = await self._insert(
+            "INSERT INTO games (channel_key, world_id, created_at, updated_at, started_by) VALUES (?, ?, ?, ?, ?)",
+            (channel_key, world_id, now, now, started_by), "A game is already running here; end it first.",
+        )  # fmt: skip
         return await self.game(game_id)
 
     async def game(self, game_id: int) -> Game:
-        row = await self._one("SELECT * FROM games WHERE id = ?", (game_id,))
-        if row is None:
-            raise UserError(f"There is no game {game_id}.")
-        return Game.model_validate(dict(row))
+        return Game.model_validate(dict(await self._row("games", game_id, f"There is no game {game_id}.")))
 
     async def active_game(self, channel_key: str) -> Game | None:
         row = await self._one("SELECT * FROM games WHERE channel_key = ? AND status = 'active'", (channel_key,))
@@ -162,22 +153,14 @@ class Store(PrivateStore):
     # Players
 
     async def add_player(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
-        try:
-            async with self.transaction() as db:
-                cursor = await db.execute(
-                    "INSERT INTO players (game_id, user_key, name, description, joined_at) VALUES (?, ?, ?, ?, ?)",
-                    (game_id, user_key, name, description, timestamp()),
-                )
-                player_id = cursor.lastrowid
-        except sqlite3.IntegrityError:
-            raise UserError("You have already joined this game.") from None
+        player_id = await self._insert(
+            "INSERT INTO players (game_id, user_key, name, description, joined_at) VALUES (?, ?, ?, ?, ?)",
+            (game_id, user_key, name, description, timestamp()), "You have already joined this game.",
+        )  # fmt: skip
         return await self.player(player_id)
 
     async def player(self, player_id: int) -> Player:
-        row = await self._one("SELECT * FROM players WHERE id = ?", (player_id,))
-        if row is None:
-            raise UserError(f"There is no player {player_id}.")
-        return Player.model_validate(dict(row))
+        return Player.model_validate(dict(await self._row("players", player_id, f"There is no player {player_id}.")))
 
     async def seated_player(self, game_id: int, user_key: str) -> Player | None:
         row = await self._one(
@@ -254,10 +237,7 @@ class Store(PrivateStore):
         return [await self.entry(entry_id) for entry_id in ids]
 
     async def entry(self, entry_id: int) -> LogEntry:
-        row = await self._one("SELECT * FROM turn_log WHERE id = ?", (entry_id,))
-        if row is None:
-            raise UserError(f"There is no log entry {entry_id}.")
-        return entry_from_row(row)
+        return entry_from_row(await self._row("turn_log", entry_id, f"There is no log entry {entry_id}."))
 
     async def recent_log(self, game_id: int, limit: int) -> list[LogEntry]:
         """The last ``limit`` live entries of a game, oldest first."""

@@ -211,3 +211,21 @@ async def test_upgrading_takes_out_what_older_versions_derived_from_private_mess
         assert await store.search_recall(game.id, ["cave"], 5) == []
         assert await store.glossary(game.id) == []
         assert [s.stale for s in await store.summaries(game.id, "recap")] == [True]
+
+
+async def test_one_helper_gets_a_row_or_says_it_is_missing_and_one_inserts_or_says_what_was_taken(store: Store):
+    """The store's get-or-error and insert-or-error shapes are one helper each, used by games, players, entries,
+    pins and facts alike."""
+    game = await store.create_game("chan", "lighthouse")
+    with pytest.raises(UserError, match="There is no game 999"):
+        await store.game(999)
+    with pytest.raises(UserError, match="There is no such pin"):
+        await store.pin(999)
+    with pytest.raises(UserError, match="already running here"):
+        await store.create_game("chan", "lighthouse")
+    assert [g.id for g in await store.games()] == [game.id], "the refused insert left nothing"
+    sql = "INSERT INTO games (channel_key, world_id, created_at, updated_at) VALUES (?, ?, '', '')"
+    with pytest.raises(UserError, match="taken"):
+        await store._insert(sql, ("chan", "lighthouse"), "taken")
+    new = await store._insert(sql, ("other", "lighthouse"), "taken")
+    assert (await store._row("games", new, "missing"))["channel_key"] == "other"
