@@ -1,4 +1,4 @@
-"""Who may do what: one table for every command, read by the Discord layer and printed in the README.
+"""Who may do what: one table for every command, read by the Discord layer and printed in docs/permissions.md.
 
 A member of a server stands in up to three ways towards the game of a
 channel: seated in it (joined with a character), its starter (who typed
@@ -142,7 +142,7 @@ STANDINGS = {
 
 
 def access_table() -> str:
-    """The table as Markdown, for the README (a test keeps the two the same)."""
+    """The table as Markdown, for docs/permissions.md (a test keeps the two the same)."""
     columns = list(STANDINGS)
     lines = [
         "| command | " + " | ".join(columns) + " | notes |",

@@ -73,7 +73,7 @@ SCRIPTS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
 }
 # A second game of a world (``--games 3`` and more) is another table: other players, the same actions. Its
-# first turn shows what is read when a world's game has been played before (only what differs, see the README).
+# first turn shows what is read when a world's game has been played before (only what differs, see docs/models.md).
 OTHER_CASTS = {"hollow-manor": ("Ada", "Bram", "Cleo"), "ember-road": ("Vesk", "Lio")}
 
 

@@ -66,7 +66,7 @@ class CatalogModel:
 
 
 # The model the GM plays when none is named: the best instruct model a machine that reaches only the package
-# index can get (bench quality, README), in Qwen's own Q4_K_M file.
+# index can get (bench quality, docs/models.md), in Qwen's own Q4_K_M file.
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 
 
@@ -401,7 +401,7 @@ def _gb(size: int | None) -> str:
 
 
 def catalog_table() -> str:
-    """The catalog as Markdown, for the README (a test keeps the two the same)."""
+    """The catalog as Markdown, for docs/models.md (a test keeps the two the same)."""
     lines = [
         "| name | file | size | memory (8k, CPU) | context | licence | |",
         "|---|---|---|---|---|---|---|",
@@ -415,7 +415,7 @@ def catalog_table() -> str:
 
 
 def embedding_catalog_table() -> str:
-    """The embedding models of the catalog as Markdown, for the README (a test keeps the two the same)."""
+    """The embedding models of the catalog as Markdown, for docs/memory.md (a test keeps the two the same)."""
     lines = ["| name | file | size | dimension | languages | licence |", "|---|---|---|---|---|---|"]
     for m in EMBEDDING_CATALOG.values():
         lines.append(

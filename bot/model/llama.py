@@ -170,7 +170,7 @@ def placement(requested_layers: int, model_layers: int, threads: int | None, dev
     if not devices:
         return (
             f"{cpu}: GM_N_GPU_LAYERS={requested_layers} asks for a GPU, but this llama.cpp build sees none "
-            "(see the README's GPU section for a CUDA build)"
+            "(see docs/models.md, 'Running on a GPU', for a CUDA build)"
         )
     offloaded = model_layers if requested_layers < 0 else min(requested_layers, model_layers)
     where = str(devices[0]) if len(devices) == 1 else f"{len(devices)} GPUs ({', '.join(map(str, devices))})"

@@ -93,7 +93,7 @@ async def test_the_walk_covers_every_command_the_bot_registers(simcord_env, simc
 
 
 def test_the_readme_shows_the_table_the_code_enforces():
-    assert access_table() in (PROJECT / "README.md").read_text()
+    assert access_table() in (PROJECT / "docs" / "permissions.md").read_text()
 
 
 async def test_non_members_cannot_end_pin_unpin_or_compact_someone_elses_game(simcord_env, table, engine: Engine):

@@ -166,7 +166,7 @@ def test_model_pull_from_the_command_line_and_then_play_with_it(tmp_path: Path, 
 
 
 def test_the_readme_lists_the_catalog_the_code_has():
-    assert catalog_table() in (PROJECT / "README.md").read_text()
+    assert catalog_table() in (PROJECT / "docs" / "models.md").read_text()
 
 
 @pytest.mark.parametrize(

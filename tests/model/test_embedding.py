@@ -157,7 +157,7 @@ def test_a_catalog_embedding_model_knows_its_query_and_document_markers(tmp_path
     nomic = EMBEDDING_CATALOG["nomic-embed-text-v1.5"]
     assert nomic.query_prefix == "search_query: " and nomic.document_prefix == "search_document: "
     assert hub_file("bge-m3").local_path(tmp_path) == tmp_path / "gpustack/bge-m3-GGUF/bge-m3-Q8_0.gguf"
-    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "memory.md").read_text()
     assert embedding_catalog_table() in readme
 
 
