@@ -14,6 +14,7 @@ Two measurements in one run:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import statistics
 import tempfile
 import time
@@ -32,6 +33,7 @@ from bot.bench.long_game import (
     prompt_text,
 )
 from bot.engine import Engine, EngineConfig
+from bot.engine.ledger import Scene
 from bot.engine.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.model.embedding import Embedder
@@ -68,6 +70,22 @@ async def _run(embedder: Embedder, turns: int, out: TextIO) -> dict[str, float]:
             f"{'in' if newer else 'NOT in'} the prompt; mean prefix reuse {reuse:.1%}\n"
         )
         out.flush()
+    out.write(
+        "the topical game: every turn talks of the clues' people, places and things; each clue asked about in "
+        "other words, its turn's rank (0 is first) by words, by meaning and fused, and whether it reached the "
+        "prompt\n"
+    )
+    ranks = await _topical(embedder, turns)
+    for clue, (words, meaning, fused, reached) in zip(CLUES, ranks, strict=True):
+        out.write(f"  {_rank(words):>6} {_rank(meaning):>8} {_rank(fused):>6}  {'yes' if reached else 'NO ':<4} "
+                  f"{clue.question}\n")  # fmt: skip
+    figures["topical_reached"] = sum(r[3] for r in ranks)
+    figures["topical_fused_top3"] = sum(r[2] is not None and r[2] < 3 for r in ranks)
+    out.write(
+        f"  {'words':>6} {'meaning':>8} {'fused':>6}  reached {figures['topical_reached']:.0f}/{len(CLUES)}; "
+        f"fused among the first three {figures['topical_fused_top3']:.0f}/{len(CLUES)}\n"
+    )
+    out.flush()
     right, about, wrong, other = await _lore_by_meaning(embedder)
     figures["lore_fired"], figures["lore_fired_wrongly"] = right / about, wrong / other
     out.write(
@@ -125,6 +143,45 @@ async def _long_game(embedder: Embedder | None, turns: int) -> tuple[int, bool, 
         finally:
             await store.close()
     return found, newer, statistics.fmean(reuse[40:turns]) if len(reuse) > 40 else 0.0
+
+
+def _rank(rank: int | None) -> str:
+    return "-" if rank is None else str(rank)
+
+
+async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int | None, int | None, bool]]:
+    """The topical game (see :func:`bot.bench.long_game.topical_reply`), then each clue asked about in other
+    words: the clue's turn's rank by words (the action's), by meaning and fused, and whether it reached the
+    prompt."""
+    found = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "topical.sqlite3")
+        model = LongGameModel(topical=True)
+        try:
+            async with ModelWorker(model) as worker:
+                library = WorldLibrary(Path(tmp) / "no-worlds")
+                library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
+                config = EngineConfig(n_ctx=4096, reply_tokens=200, shape_replies=False)
+                engine = Engine(store, worker, library, config, embedder=embedder)
+                game_id = await play_long_game(engine, model, turns)
+                engine.memory.hold()  # the questions only
+                for n, clue in enumerate(CLUES):
+                    scene = Scene(action=clue.question, recent=())
+                    scene = dataclasses.replace(scene, query=await engine.meaning.query(scene.meaning))
+                    fused, named = await engine.ledger.ranked(game_id, scene, {"entry", "summary", "fact"}, set(), 400)
+
+                    def rank(hits, clue=clue) -> int | None:
+                        return next((i for i, hit in enumerate(hits) if clue.text in hit.text), None)
+
+                    model.turn = turns + 1 + n
+                    result = await engine.act(game_id, "maya", clue.question)
+                    reached = clue.text in prompt_text(result.context.messages)
+                    found.append((rank(named.get("bm25-action", [])), rank(named.get("meaning", [])), rank(fused),
+                                  reached))  # fmt: skip
+                await engine.close()
+        finally:
+            await store.close()
+    return found
 
 
 # A lore entry that fires by meaning, and actions that are about what it says, or not.

@@ -445,14 +445,7 @@ class Ledger:
             lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
         recall = []
         if kinds:
-            searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
-            for index in self.indexes:
-                if id(index) not in searched:
-                    searched[id(index)] = await index.search(game.id, scene, config.recall_candidates)
-            rankings = [_distinct(searched[id(index)]) for index in self.indexes]
-            named = {index.name: _distinct(searched[id(index)]) for index in self.indexes}
-            hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
-            hits = _meaning_leads(hits, named.get("meaning", ()))
+            hits, named = await self.ranked(game.id, scene, kinds, exclude, config.recall_candidates)
             following = {}
             if config.recall_following:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
@@ -460,6 +453,20 @@ class Ledger:
                 following = await self.store.following_entries(game.id, lead)
             recall = fragments(hits, exclude, kinds, following, found_by(named), query_terms(scene.action))
         return pins, glossary, lore, recall
+
+    async def ranked(
+        self, game_id: int, scene: Scene, kinds: set[str], exclude: set[str], limit: int
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]]]:
+        """Every index's ranking for ``scene`` (by name: ``words``, ``scene``, ``meaning``), and the fused one
+        recall offers from, of ``kinds`` and leaving out ``exclude``."""
+        searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
+        for index in self.indexes:
+            if id(index) not in searched:
+                searched[id(index)] = _distinct(await index.search(game_id, scene, limit))
+        rankings = [searched[id(index)] for index in self.indexes]
+        named = {index.name: searched[id(index)] for index in self.indexes}
+        hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
+        return _meaning_leads(hits, named.get("meaning", ())), named
 
     async def _lore_by_meaning(
         self, entries: Sequence[LoreEntry], fired: Sequence[LoreMatch], query: Query | None
