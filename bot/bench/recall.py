@@ -14,11 +14,13 @@ Two measurements in one run:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import statistics
 import tempfile
 import time
 import tracemalloc
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TextIO
 
@@ -110,39 +112,48 @@ async def _run(embedder: Embedder, turns: int, out: TextIO) -> dict[str, float]:
 
 
 async def _long_game(embedder: Embedder | None, turns: int) -> tuple[int, bool, float]:
+    model = LongGameModel()
+    async with _long_game_engine(model, embedder) as engine:
+        reuse: list[float] = []
+        act = engine.act
+
+        async def measured(*args, **kwargs):
+            result = await act(*args, **kwargs)
+            if result.context.trace.prefix_reuse is not None:
+                reuse.append(result.context.trace.prefix_reuse)
+            return result
+
+        engine.act = measured
+        game_id = await play_long_game(engine, model, turns)
+        found = 0
+        for n, clue in enumerate(CLUES):
+            model.turn = turns + 1 + n
+            result = await engine.act(game_id, "maya", clue.question)
+            await engine.memory.idle(game_id)
+            found += clue.text in prompt_text(result.context.messages)
+        model.turn += 1
+        result = await engine.act(game_id, "maya", LOCATION_QUESTION)
+        newer = "in the cellar" in prompt_text(result.context.messages)
+    return found, newer, statistics.fmean(reuse[40:turns]) if len(reuse) > 40 else 0.0
+
+
+@contextlib.asynccontextmanager
+async def _long_game_engine(model: LongGameModel, embedder: Embedder | None) -> AsyncIterator[Engine]:
+    """An engine for the long game's world on a store of its own, closed with it."""
     with tempfile.TemporaryDirectory() as tmp:
         store = await Store.open(Path(tmp) / "long.sqlite3")
-        model = LongGameModel()
         try:
             async with ModelWorker(model) as worker:
                 library = WorldLibrary(Path(tmp) / "no-worlds")
                 library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
                 config = EngineConfig(n_ctx=4096, reply_tokens=200, shape_replies=False)
                 engine = Engine(store, worker, library, config, embedder=embedder)
-                reuse: list[float] = []
-                act = engine.act
-
-                async def measured(*args, **kwargs):
-                    result = await act(*args, **kwargs)
-                    if result.context.trace.prefix_reuse is not None:
-                        reuse.append(result.context.trace.prefix_reuse)
-                    return result
-
-                engine.act = measured
-                game_id = await play_long_game(engine, model, turns)
-                found = 0
-                for n, clue in enumerate(CLUES):
-                    model.turn = turns + 1 + n
-                    result = await engine.act(game_id, "maya", clue.question)
-                    await engine.memory.idle(game_id)
-                    found += clue.text in prompt_text(result.context.messages)
-                model.turn += 1
-                result = await engine.act(game_id, "maya", LOCATION_QUESTION)
-                newer = "in the cellar" in prompt_text(result.context.messages)
-                await engine.close()
+                try:
+                    yield engine
+                finally:
+                    await engine.close()
         finally:
             await store.close()
-    return found, newer, statistics.fmean(reuse[40:turns]) if len(reuse) > 40 else 0.0
 
 
 def _rank(rank: int | None) -> str:
@@ -154,33 +165,22 @@ async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int
     words: the clue's turn's rank by words (the action's), by meaning and fused, and whether it reached the
     prompt."""
     found = []
-    with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "topical.sqlite3")
-        model = LongGameModel(topical=True)
-        try:
-            async with ModelWorker(model) as worker:
-                library = WorldLibrary(Path(tmp) / "no-worlds")
-                library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
-                config = EngineConfig(n_ctx=4096, reply_tokens=200, shape_replies=False)
-                engine = Engine(store, worker, library, config, embedder=embedder)
-                game_id = await play_long_game(engine, model, turns)
-                engine.memory.hold()  # the questions only
-                for n, clue in enumerate(CLUES):
-                    scene = Scene(action=clue.question, recent=())
-                    scene = dataclasses.replace(scene, query=await engine.meaning.query(scene.meaning))
-                    fused, named = await engine.ledger.ranked(game_id, scene, {"entry", "summary", "fact"}, set(), 400)
+    model = LongGameModel(topical=True)
+    async with _long_game_engine(model, embedder) as engine:
+        game_id = await play_long_game(engine, model, turns)
+        engine.memory.hold()  # the questions only
+        for n, clue in enumerate(CLUES):
+            scene = Scene(action=clue.question, recent=())
+            scene = dataclasses.replace(scene, query=await engine.meaning.query(scene.meaning))
+            fused, named = await engine.ledger.ranked(game_id, scene, {"entry", "summary", "fact"}, set(), 400)
 
-                    def rank(hits, clue=clue) -> int | None:
-                        return next((i for i, hit in enumerate(hits) if clue.text in hit.text), None)
+            def rank(hits, clue=clue) -> int | None:
+                return next((i for i, hit in enumerate(hits) if clue.text in hit.text), None)
 
-                    model.turn = turns + 1 + n
-                    result = await engine.act(game_id, "maya", clue.question)
-                    reached = clue.text in prompt_text(result.context.messages)
-                    found.append((rank(named.get("bm25-action", [])), rank(named.get("meaning", [])), rank(fused),
-                                  reached))  # fmt: skip
-                await engine.close()
-        finally:
-            await store.close()
+            model.turn = turns + 1 + n
+            result = await engine.act(game_id, "maya", clue.question)
+            reached = clue.text in prompt_text(result.context.messages)
+            found.append((rank(named.get("bm25-action", [])), rank(named.get("meaning", [])), rank(fused), reached))
     return found
 
 
