@@ -495,8 +495,10 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
     seen: set[str] = set()
     kept = []
     for hit in ranking:
-        parts = passages(hit.text)
-        found = _SPEAKER.sub("", parts[hit.part], count=1) if 0 < hit.part < len(parts) else hit.text
+        found = hit.text
+        if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
+            parts = passages(hit.text)
+            found = _SPEAKER.sub("", parts[hit.part], count=1) if hit.part < len(parts) else hit.text
         if found not in seen:
             seen.add(found)
             kept.append(hit)
@@ -510,8 +512,8 @@ def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> li
     Words count for more in the fusion, so a question asked in other words lost the one fragment that meant what
     it asked to fragments that shared its words: in a 300-turn game whose every turn talks of the same people
     and things, recall by meaning put the clue about the captain's watch first, and it came fourteenth fused."""
-    first = next((hit.ref for hit in by_meaning if any(h.ref == hit.ref for h in hits)), None)
-    at = next((n for n, hit in enumerate(hits) if hit.ref == first), None)
+    where = {hit.ref: n for n, hit in enumerate(hits)}
+    at = next((where[hit.ref] for hit in by_meaning if hit.ref in where), None)
     place = BEST_MATCHES - 1
     if at is None or at <= place:
         return hits
