@@ -47,3 +47,23 @@ def written_once(target: Path, write: Callable[[Path], None]) -> Path:
     finally:
         part.unlink(missing_ok=True)
     return target
+
+
+def bert_writer(out: Path, name: str, *, context: int, width: int, ffn: int, layers: int, heads: int, eps: float,
+                file_type):  # fmt: skip
+    """A GGUF writer for a BERT encoder that llama.cpp embeds with (mean pooling, no causal mask), its shape
+    written; the caller adds the vocabulary and the tensors."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(out), "bert")
+    writer.add_name(name)
+    writer.add_context_length(context)
+    writer.add_embedding_length(width)
+    writer.add_feed_forward_length(ffn)
+    writer.add_block_count(layers)
+    writer.add_head_count(heads)
+    writer.add_layer_norm_eps(eps)
+    writer.add_causal_attention(False)
+    writer.add_pooling_type(gguf.PoolingType.MEAN)
+    writer.add_file_type(file_type)
+    return writer

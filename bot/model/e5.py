@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import package_file, written_once
+from bot.model.bundled import bert_writer, package_file, written_once
 
 log = logging.getLogger(__name__)
 
@@ -121,17 +121,10 @@ def convert(source: Path, out: Path) -> None:
     if model["block"] != 32:
         raise UserError(f"{NAME}: blocks of {model['block']} weights; Q4_0's are 32")
     hidden, vocab = model["hidden"], model["vocab"]
-    writer = gguf.GGUFWriter(str(out), "bert")
-    writer.add_name(NAME)
-    writer.add_context_length(model["positions"])
-    writer.add_embedding_length(hidden)
-    writer.add_feed_forward_length(model["ffn"])
-    writer.add_block_count(model["layers"])
-    writer.add_head_count(model["heads"])
-    writer.add_layer_norm_eps(model["eps"])
-    writer.add_causal_attention(False)
-    writer.add_pooling_type(gguf.PoolingType.MEAN)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_0)
+    writer = bert_writer(
+        out, NAME, context=model["positions"], width=hidden, ffn=model["ffn"], layers=model["layers"],
+        heads=model["heads"], eps=model["eps"], file_type=gguf.LlamaFileType.MOSTLY_Q4_0,
+    )  # fmt: skip
     special = model["special"]
     kinds = [gguf.TokenType.NORMAL] * len(vocab)
     for name, index in special.items():

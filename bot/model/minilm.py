@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import package_file, written_once
+from bot.model.bundled import bert_writer, package_file, written_once
 
 log = logging.getLogger(__name__)
 
@@ -70,17 +70,11 @@ def convert(archive: Path, out: Path) -> None:
         )
     if not pooling.get("pooling_mode_mean_tokens"):
         raise UserError(f"{NAME}: expected mean pooling; this converter knows no other.")
-    writer = gguf.GGUFWriter(str(out), "bert")
-    writer.add_name(NAME)
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_head_count(config["num_attention_heads"])
-    writer.add_layer_norm_eps(config["layer_norm_eps"])
-    writer.add_causal_attention(False)
-    writer.add_pooling_type(gguf.PoolingType.MEAN)
-    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    writer = bert_writer(
+        out, NAME, context=config["max_position_embeddings"], width=config["hidden_size"],
+        ffn=config["intermediate_size"], layers=config["num_hidden_layers"], heads=config["num_attention_heads"],
+        eps=config["layer_norm_eps"], file_type=gguf.LlamaFileType.MOSTLY_F16,
+    )  # fmt: skip
     _add_vocab(writer, tokenizer, config)
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.BERT, config["num_hidden_layers"])
     for name, array in _safetensors(weights):
