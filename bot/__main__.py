@@ -4,7 +4,7 @@ python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
 python -m bot games                python -m bot backup PATH
 python -m bot check [PATH ...]
 python -m bot run
-python -m bot bench context|locomo|leaks|turns|quality|recall|start
+python -m bot bench context|locomo|leaks|turns|quality|recall|start|tables
 """
 
 from __future__ import annotations
@@ -66,16 +66,16 @@ async def open_app(
         store = await Store.open(settings.database)
         try:
             model = model or await asyncio.to_thread(load_model, settings)
-            check_context(settings, model, worlds)
-            backups = None
-            if settings.backup_hours:
-                backups = asyncio.create_task(
-                    back_up_every(settings.database, settings.backup_hours, settings.backup_keep)
-                )
-            unavailable = None
-            if embedder is None:
-                embedder, unavailable = await asyncio.to_thread(load_embedder, settings, model)
             try:
+                check_context(settings, model, worlds)
+                backups = None
+                if settings.backup_hours:
+                    backups = asyncio.create_task(
+                        back_up_every(settings.database, settings.backup_hours, settings.backup_keep)
+                    )
+                unavailable = None
+                if embedder is None:
+                    embedder, unavailable = await asyncio.to_thread(load_embedder, settings, model)
                 async with ModelWorker(model) as worker:
                     engine = Engine(
                         store, worker, worlds, engine_config(settings), embedder=embedder,
@@ -88,8 +88,9 @@ async def open_app(
                         await engine.close()
                         if backups is not None:
                             backups.cancel()
-            finally:  # the games' model states, for the first turns after the next start
+            finally:  # the games' model states, for the first turns after the next start; a server it started
                 await asyncio.to_thread(model.flush_states)
+                await asyncio.to_thread(model.close)
         finally:
             await store.close()
 
@@ -300,6 +301,13 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--pause is a number of seconds, 0 or more.")
         turns.run(settings, args.games, args.turns, args.pause, sys.stdout, compare=args.compare)
         return 0
+    if args.bench == "tables":
+        from bot.bench import tables
+
+        if args.turns < 2 or args.pause < 0:
+            raise UserError("--turns must be at least 2 (a first turn and later ones), --pause 0 seconds or more.")
+        tables.run(settings, args.turns, args.pause, sys.stdout)
+        return 0
     from bot.bench import context
 
     context.run(settings, args.turns, args.seed, args.world, sys.stdout)
@@ -415,6 +423,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-compare", dest="compare", action="store_false",
         help="the live run only: not again with the background work held back, nor by words alone",
     )  # fmt: skip
+    tables_parser = benches.add_parser(
+        "tables", help="1, 2, 4 and 8 tables at once: the in-process model against llama.cpp's server"
+    )
+    tables_parser.add_argument("--turns", type=int, default=4, help="GM turns per table (default 4)")
+    tables_parser.add_argument(
+        "--pause", type=float, default=1.0, help="seconds the players take after a reply before acting (default 1)"
+    )
     model_parser = commands.add_parser("model", help="real models: the catalog, downloads from the Hugging Face Hub")
     models = model_parser.add_subparsers(dest="model_command", required=True)
     models.add_parser("list", help="the catalog, and what is downloaded")

@@ -71,11 +71,22 @@ class ProcessSettings(BaseSettings):
     )
     models_dir: Path = Field(default=PROJECT_ROOT / "data" / "models")
     # A model server instead of the in-process model (F27): an OpenAI-compatible API.
-    model_url: str | None = Field(default=None, description="http://HOST:PORT/v1 of an OpenAI-compatible server.")
+    model_url: str | None = Field(
+        default=None,
+        description="http://HOST:PORT/v1 of an OpenAI-compatible server; several, separated by commas, share games.",
+    )
     model_name: str | None = Field(default=None, description="The model the server serves (GM_MODEL_URL).")
     model_api_key: str | None = None
     model_parallel: int = Field(default=4, ge=1, le=64, description="Calls sent to the server at once.")
     model_timeout: float = Field(default=120, gt=0, le=3600, description="Seconds a server call may take.")
+    # llama.cpp's own server, started by the bot (F33): the path for several tables on one machine.
+    server_slots: int = Field(
+        default=0, ge=0, le=64,
+        description="Start llama.cpp's server for the model with this many game slots (0: the model in process).",
+    )  # fmt: skip
+    llama_server: Path | None = Field(
+        default=None, description="The llama-server binary to run; empty: the one scripts/build-llama-server built."
+    )
     # Recall by meaning (F31): empty for the bundled all-MiniLM-L6-v2; e5-small (installed too); none; a catalog
     # name, hf:... or a path; or server:NAME for the model server's /v1/embeddings.
     embed_model: str | None = Field(
@@ -137,36 +148,52 @@ class ProcessSettings(BaseSettings):
     @field_validator("model_url")
     @classmethod
     def _model_url(cls, value: str | None) -> str | None:
-        """An http(s) server with a host: not a local file, not FTP, and no password in the URL (it is logged)."""
+        """Servers of http(s) with a host, separated by commas: not a local file, not FTP, and no password in a URL
+        (they are logged)."""
         if not value or not value.strip():
             return None
-        try:
-            parts = urllib.parse.urlsplit(value.strip())
-        except ValueError:  # an unclosed "[" of an IPv6 address
-            raise ValueError("GM_MODEL_URL is not a URL (like http://127.0.0.1:8080/v1)") from None
-        if parts.scheme not in ("http", "https"):
-            raise ValueError("GM_MODEL_URL must start with http:// or https:// (like http://127.0.0.1:8080/v1)")
-        if not parts.hostname:
-            raise ValueError("GM_MODEL_URL has no host (like http://127.0.0.1:8080/v1)")
-        if parts.username or parts.password:
-            raise ValueError("GM_MODEL_URL holds a user or password; give the server's key in GM_MODEL_API_KEY")
-        # What the HTTP client would fail on only at the first call, with a traceback: the port is read there,
-        # and the host name encoded for DNS (each label 1 to 63 characters).
-        try:
-            port = parts.port
-        except ValueError:
-            port = 0
-        if port == 0:
-            raise ValueError("GM_MODEL_URL's port must be a number from 1 to 65535 (like http://127.0.0.1:8080/v1)")
-        try:
-            parts.hostname.encode("idna")
-        except UnicodeError:
-            raise ValueError(
-                "GM_MODEL_URL's host is not a valid host name (each part between dots is 1 to 63 characters)"
-            ) from None
-        return value.strip()
+        urls = [url.strip() for url in value.split(",")]
+        if not all(urls):
+            raise ValueError("GM_MODEL_URL has an empty entry; separate several servers by single commas")
+        for url in urls:
+            _check_url(url)
+        if len(set(urls)) != len(urls):
+            raise ValueError("GM_MODEL_URL names one server twice")
+        return ",".join(urls)
+
+    @property
+    def model_urls(self) -> list[str]:
+        """The model servers of ``GM_MODEL_URL``, in order."""
+        return self.model_url.split(",") if self.model_url else []
 
     @field_validator("log_level", mode="before")
     @classmethod
     def _level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+
+def _check_url(value: str) -> None:
+    try:
+        parts = urllib.parse.urlsplit(value)
+    except ValueError:  # an unclosed "[" of an IPv6 address
+        raise ValueError("GM_MODEL_URL is not a URL (like http://127.0.0.1:8080/v1)") from None
+    if parts.scheme not in ("http", "https"):
+        raise ValueError("GM_MODEL_URL must start with http:// or https:// (like http://127.0.0.1:8080/v1)")
+    if not parts.hostname:
+        raise ValueError("GM_MODEL_URL has no host (like http://127.0.0.1:8080/v1)")
+    if parts.username or parts.password:
+        raise ValueError("GM_MODEL_URL holds a user or password; give the server's key in GM_MODEL_API_KEY")
+    # What the HTTP client would fail on only at the first call, with a traceback: the port is read there,
+    # and the host name encoded for DNS (each label 1 to 63 characters).
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise ValueError("GM_MODEL_URL's port must be a number from 1 to 65535 (like http://127.0.0.1:8080/v1)")
+    try:
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        raise ValueError(
+            "GM_MODEL_URL's host is not a valid host name (each part between dots is 1 to 63 characters)"
+        ) from None

@@ -24,24 +24,82 @@ log = logging.getLogger(__name__)
 
 def load_model(settings: ProcessSettings) -> LanguageModel:
     """The configured model; settings left to the model's size (``GM_REPLY_TOKENS``) are settled with it."""
-    model = _server_chat_model(settings) if settings.model_url else _llama_model(settings)
+    if settings.model_url:
+        model = _server_chat_model(settings)
+    else:
+        model = (_started_server(settings) if settings.server_slots else None) or _llama_model(settings)
     settle_for_model(settings, model)
     return model
 
 
 def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
+    from bot.model.pool import ServerPool
     from bot.model.server import ServerModel
 
     if not settings.model_name:
         raise UserError("GM_MODEL_URL is set: set GM_MODEL_NAME to the model the server serves too.")
-    server = ServerModel(
-        settings.model_url, settings.model_name, api_key=settings.model_api_key,
-        timeout=settings.model_timeout, parallel=settings.model_parallel,
-    )  # fmt: skip
-    server.check()
-    server.origin = f"The GM is {server.name}, from the model server at {server.url} (GM_MODEL_URL)."
-    log.info("Model %s from the server at %s", server.name, server.url)
-    return server
+    servers = [
+        ServerModel(
+            url,
+            settings.model_name,
+            api_key=settings.model_api_key,
+            timeout=settings.model_timeout,
+            parallel=settings.model_parallel,
+        )  # fmt: skip
+        for url in settings.model_urls
+    ]
+    model = servers[0] if len(servers) == 1 else ServerPool(servers)
+    model.check()
+    where = f"the model server at {servers[0].url}" if len(servers) == 1 else f"{len(servers)} model servers"
+    model.origin = f"The GM is {model.name}, from {where} (GM_MODEL_URL)."
+    log.info("Model %s from %s", model.name, where)
+    return model
+
+
+def _started_server(settings: ProcessSettings) -> LanguageModel | None:
+    """llama.cpp's server started for the configured model with ``GM_SERVER_SLOTS`` game slots; ``None``, said in
+    one line, when it cannot be (the in-process model plays then)."""
+    from bot.model.llama_server import LlamaServer, LlamaServerError, check_version, find_binary
+    from bot.model.server import ServerError, ServerModel
+    from bot.model.slots import SlotFolder, SlotMap
+    from bot.model.statefiles import model_key
+
+    path, origin = choose_model(settings)
+    server = None
+    try:
+        binary = find_binary(str(settings.llama_server) if settings.llama_server else None)
+        built = check_version(binary)
+        folder = SlotFolder(settings.database.parent / "slots", model_key(path, settings.n_ctx),
+                            settings.state_disk_mib * 2**20)  # fmt: skip
+        server = LlamaServer(
+            binary, path, alias=path.stem, slots=settings.server_slots, n_ctx=settings.n_ctx,
+            slot_dir=folder.folder, threads=settings.n_threads, gpu_layers=settings.n_gpu_layers,
+        )  # fmt: skip
+        server.start()
+        model = ServerModel(
+            server.url, server.alias, timeout=settings.model_timeout, parallel=server.total_slots,
+            slots=SlotMap(settings.server_slots, folder), sampling=_sampling(settings), owner=server,
+        )  # fmt: skip
+        model.check()
+    except (LlamaServerError, ServerError, OSError) as exc:
+        if server is not None:
+            server.stop()
+        log.warning("llama.cpp's server is not used (GM_SERVER_SLOTS): %s The model plays in process.", exc)
+        return None
+    model.origin = f"{origin} Served by llama.cpp's server ({built}), {settings.server_slots} game slots."
+    return model
+
+
+def _sampling(settings: ProcessSettings) -> dict[str, object]:
+    """The sampling fields llama.cpp's server takes with each call, as the in-process model samples."""
+    fields: dict[str, object] = {"top_p": settings.top_p, "top_k": settings.top_k, "min_p": settings.min_p}
+    if settings.temperature is not None:
+        fields["temperature"] = settings.temperature
+    if settings.repeat_penalty is not None:
+        fields["repeat_penalty"] = settings.repeat_penalty
+    if settings.seed is not None:
+        fields["seed"] = settings.seed
+    return fields
 
 
 # GM_MODEL values that name the bundled SmolLM2-135M: the model of the tests, and the fallback.
@@ -175,6 +233,9 @@ def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
         settings.temperature = defaults.temperature
     if settings.repeat_penalty is None:
         settings.repeat_penalty = defaults.repeat_penalty
+    sampling = getattr(model, "sampling", None)
+    if sampling:  # a llama.cpp server this bot started samples as the in-process model would
+        sampling.update(temperature=settings.temperature, repeat_penalty=settings.repeat_penalty)
     config = getattr(model, "config", None)
     if config is not None and hasattr(config, "sampling"):
         sampling = config.sampling.model_copy(

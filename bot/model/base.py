@@ -124,6 +124,9 @@ class LanguageModel(ABC):
         """Write the states kept in memory to disk (the bot stops); how many."""
         return 0
 
+    def close(self) -> None:  # noqa: B027 - optional: most models hold nothing beyond memory
+        """Let go of what the model holds outside this process (a model server it started)."""
+
 
 # ChatML-style templates wrap each message in about five tokens of markup.
 TEMPLATE_TOKENS_PER_MESSAGE = 6

@@ -40,6 +40,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from bot.model.base import CallStats, LanguageModel, Messages, ModelUnavailable
+from bot.model.slots import Lease, SlotMap
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,10 @@ EXTRA_LINES = 100
 
 class ServerError(ModelUnavailable):
     """The model server cannot be used; the message says what to check."""
+
+
+class ServerDown(ServerError):
+    """The model server does not answer, or broke off an answer: another server may serve the call."""
 
 
 class _Retryable(Exception):
@@ -94,14 +99,28 @@ _OPENER = urllib.request.build_opener(_SameServer())
 
 
 class ServerModel(LanguageModel):
-    def __init__(self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1):
+    """``slots``: the server's game slots, each game's calls sent to its own (``id_slot``), and background work to
+    the slot after them; ``sampling``: llama.cpp's sampling fields, sent with every call; ``owner``: the server
+    process this model started, stopped with it (see :mod:`bot.model.llama_server`)."""
+
+    def __init__(
+        self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1,
+        slots: SlotMap | None = None, sampling: dict[str, Any] | None = None, owner: Any = None,
+    ):  # fmt: skip
         self.url = url.rstrip("/")
         self.model = model
         self.name = model  # shown to members (/memory-status): the server's address goes to the log only
         self.api_key = api_key
         self.timeout = timeout
         self.parallel = max(1, parallel)
+        self.slots = slots
+        self.sampling = dict(sampling or {})
+        self.owner = owner
         self.placement = f"on a model server ({self.parallel} calls at once)"
+        # Background calls at once: with slots, the one spare slot; else all but one place, kept for a player.
+        self.background_parallel = 1 if slots is not None else max(1, self.parallel - 1)
+        self.parameters: int | None = None  # the model's size and trained context, where the server says them
+        self.trained_context: int | None = None
         self._local = threading.local()  # each worker thread's last call: parallel calls do not mix figures
         self._json_format = "json_schema"
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
@@ -135,12 +154,19 @@ class ServerModel(LanguageModel):
             raise ServerError(
                 f"The model server at {self.url} serves {names}, not {self.model!r}: set GM_MODEL_NAME to one of them."
             )
+        # llama.cpp's server says the model's size and trained context: the defaults that depend on them follow.
+        meta = next((m.get("meta") for m in data if isinstance(m, dict) and m.get("id") == self.model), None)
+        if isinstance(meta, dict):
+            if isinstance(meta.get("n_params"), int) and meta["n_params"] > 0:
+                self.parameters = meta["n_params"]
+            if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
+                self.trained_context = meta["n_ctx_train"]
 
     # Calls
 
     def generate(self, messages: Messages, *, max_tokens: int) -> str:
         started = time.perf_counter()
-        answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens))
+        answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
         self._record(answer.get("usage"), started, started)
         return answer["choices"][0]["message"].get("content") or ""
 
@@ -148,7 +174,23 @@ class ServerModel(LanguageModel):
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
     ) -> Iterator[str]:  # fmt: skip
-        body = self._body(messages, max_tokens, stream=True, stop=stop)
+        lease = self._lease(slot)
+        if lease is not None:
+            slot_id = lease.slot
+        elif self.slots is None:
+            slot_id = None
+        else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
+            slot_id = self._spare if slot is None else -1
+        try:
+            yield from self._stream(messages, max_tokens, slot_id, stop, fresh)
+        finally:
+            if lease is not None and self.slots is not None:
+                self.slots.release(lease.slot)
+
+    def _stream(
+        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool
+    ) -> Iterator[str]:
+        body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh)
         started = time.perf_counter()
         first: float | None = None
         usage: dict | None = None
@@ -177,14 +219,14 @@ class ServerModel(LanguageModel):
                         yield piece
             else:
                 if finish is None:  # neither [DONE] nor a finish reason: the server died mid-reply
-                    raise ServerError(f"The model server at {self.url} broke off its reply before its end.")
+                    raise ServerDown(f"The model server at {self.url} broke off its reply before its end.")
         except _Overdue:
             late = f"did not finish its reply within {self.timeout:g} s (GM_MODEL_TIMEOUT); it was stopped."
             raise ServerError(f"The model server at {self.url} {late}") from None
         except _Endless as exc:
             raise ServerError(f"The model server at {self.url} {exc}; it was stopped.") from None
         except (OSError, ValueError, AttributeError, TypeError, http.client.HTTPException) as exc:
-            raise ServerError(f"The model server at {self.url} broke off its reply: {exc}") from None
+            raise ServerDown(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
             response.close()
             if not usage:  # a server that does not report usage in a stream: count what was sent and written
@@ -197,7 +239,7 @@ class ServerModel(LanguageModel):
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
         started = time.perf_counter()
-        body = self._body(messages, max_tokens)
+        body = self._body(messages, max_tokens, slot=self._spare)
         for kind in dict.fromkeys([self._json_format, "json_object"]):
             body["response_format"] = (
                 {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
@@ -217,6 +259,58 @@ class ServerModel(LanguageModel):
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
+
+    # Slots (a llama.cpp server whose slots this model assigns)
+
+    def prefill(self, messages: Messages, *, slot: str) -> None:
+        """Read a game's prompt into its slot ahead of its turn: a one-token reply, thrown away."""
+        if self.slots is None:
+            return
+        for _ in self.stream(messages, max_tokens=1, slot=slot):
+            pass
+
+    def drop_state(self, slot: str) -> None:
+        if self.slots is not None:
+            self.slots.forget(slot)
+
+    def close(self) -> None:
+        if self.owner is not None:
+            self.owner.stop()
+
+    @property
+    def _spare(self) -> int | None:
+        """The slot for work of no game (the memory's background calls): the one after the games'."""
+        return None if self.slots is None else self.slots.slots
+
+    def _lease(self, label: str | None) -> Lease | None:
+        """The game's slot for one call, its holder's state saved and the game's own restored first."""
+        if self.slots is None or label is None:
+            return None
+        lease = self.slots.acquire(label)
+        if lease is None:
+            return None
+        if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
+            self.slots.saves += 1
+            if self.slots.folder is not None:
+                self.slots.folder.trim()
+        if lease.restore is not None:
+            if self._slot_action(lease.slot, "restore", lease.restore):
+                self.slots.restores += 1
+            elif self.slots.folder is not None:
+                self.slots.failed += 1
+                self.slots.folder.drop(lease.restore)
+        return lease
+
+    def _slot_action(self, slot: int, action: str, filename: str) -> bool:
+        root = self.url.removesuffix("/v1")
+        try:
+            body = {"filename": filename}
+            self.request_json("POST", f"/slots/{slot}?action={action}", body, base=root, retries=False)
+        except ServerError as exc:
+            log.warning("Model server: slot %d %s of %s failed (%s); the game reads its prompt cold", slot, action,
+                        filename, exc)  # fmt: skip
+            return False
+        return True
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one model object lives as long as the process)
     def _count(self, text: str) -> int:
@@ -246,14 +340,20 @@ class ServerModel(LanguageModel):
     # HTTP
 
     def _body(
-        self, messages: Messages, max_tokens: int, *, stream: bool = False, stop: Sequence[str] = ()
-    ) -> dict[str, Any]:
+        self, messages: Messages, max_tokens: int, *, stream: bool = False, stop: Sequence[str] = (),
+        slot: int | None = None, fresh: bool = False,
+    ) -> dict[str, Any]:  # fmt: skip
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "max_tokens": max_tokens,
             "cache_prompt": True,  # llama.cpp's server keeps the prompt's state for the next call
+            **self.sampling,
         }
+        if slot is not None:
+            body["id_slot"] = slot
+        if fresh and self.sampling:  # llama.cpp's DRY sampler, as the in-process model uses it
+            body.update(dry_multiplier=0.8, dry_base=1.75, dry_allowed_length=2)
         if stop:
             body["stop"] = list(stop)[:4] if "api.openai.com" in self.url else list(stop)
         if stream:
@@ -312,7 +412,7 @@ class ServerModel(LanguageModel):
                     raise _Retryable(str(reason)) from None
             except _Retryable as exc:
                 if wait is None:
-                    raise ServerError(
+                    raise ServerDown(
                         f"The model server at {self.url} is not answering ({exc}); is it running? (GM_MODEL_URL)"
                     ) from None
                 log.info("Model server: %s; trying again in %.1f s", exc, wait)

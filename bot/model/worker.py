@@ -89,6 +89,10 @@ class ModelWorker:
     def __init__(self, model: LanguageModel):
         self.model = model
         self.parallel = max(1, int(getattr(model, "parallel", 1) or 1))
+        # Background jobs running at once, at most: the other places stay free for players' turns of any game.
+        self.background_parallel = max(1, min(self.parallel, int(getattr(model, "background_parallel", 1) or 1)))
+        self._background_running = 0
+        self._deferred: list[_Job] = []  # background jobs taken while the background places were full
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._seq = itertools.count()
         self._task: asyncio.Task | None = None
@@ -131,9 +135,11 @@ class ModelWorker:
                 pass
             self._task = None
         while not self._queue.empty():
-            job = self._queue.get_nowait()
+            self._deferred.append(self._queue.get_nowait())
+        for job in self._deferred:
             if not job.future.done():
                 job.future.cancel()
+        self._deferred.clear()
 
     @property
     def pending(self) -> int:
@@ -233,48 +239,64 @@ class ModelWorker:
             job = await self._queue.get()
             if job.future.cancelled():
                 continue
-            stop = threading.Event() if job.interruptible else None
-            self._running, self._stop = job, stop
-            self.model.stop = stop
-            self.model.last_call = None
-            started = time.perf_counter()
-            outcome: tuple[bool, Any]
-            figures: list[CallStats | None] = []
-
-            def call(job: _Job = job, figures: list = figures) -> Any:
-                try:
-                    return job.run()
-                finally:  # read in the thread that made the call (a model server keeps them per thread)
-                    figures.append(self.model.last_call)
-
+            background = self.parallel > 1 and job.priority >= Priority.MAINTENANCE
+            if background and self._background_running >= self.background_parallel:
+                self._deferred.append(job)  # back in the queue when a background place frees
+                continue
+            if background:
+                self._background_running += 1
             try:
-                outcome = (True, await asyncio.to_thread(call))
-            except Interrupted:
-                job.interruptions += 1
-                self.interruptions += 1
-                self._busy[job.seq] = self._busy.get(job.seq, 0.0) + time.perf_counter() - started
-                log.debug("%s interrupted for a more urgent job; it runs again later", job.label)
-                self._queue.put_nowait(job)  # same priority and sequence: first of its kind again
-                continue
-            except Exception as exc:
-                outcome = (False, exc)
+                await self._run(job)
             finally:
-                self._running, self._stop = None, None
-                self.model.stop = None
-            ended = time.perf_counter()
-            self.records.append(
-                JobRecord(
-                    priority=Priority(job.priority), label=job.label, queued_at=job.queued_at, started_at=started,
-                    ended_at=ended, busy_seconds=self._busy.pop(job.seq, 0.0) + ended - started,
-                    interruptions=job.interruptions, stats=figures[0] if figures else None, ok=outcome[0],
-                )
-            )  # fmt: skip
-            if job.future.done():
-                continue
-            if outcome[0]:
-                job.future.set_result(outcome[1])
-            else:
-                job.future.set_exception(outcome[1])
+                if background:
+                    self._background_running -= 1
+                    for waiting in self._deferred:
+                        self._queue.put_nowait(waiting)
+                    self._deferred.clear()
+
+    async def _run(self, job: _Job) -> None:
+        stop = threading.Event() if job.interruptible else None
+        self._running, self._stop = job, stop
+        self.model.stop = stop
+        self.model.last_call = None
+        started = time.perf_counter()
+        outcome: tuple[bool, Any]
+        figures: list[CallStats | None] = []
+
+        def call(job: _Job = job, figures: list = figures) -> Any:
+            try:
+                return job.run()
+            finally:  # read in the thread that made the call (a model server keeps them per thread)
+                figures.append(self.model.last_call)
+
+        try:
+            outcome = (True, await asyncio.to_thread(call))
+        except Interrupted:
+            job.interruptions += 1
+            self.interruptions += 1
+            self._busy[job.seq] = self._busy.get(job.seq, 0.0) + time.perf_counter() - started
+            log.debug("%s interrupted for a more urgent job; it runs again later", job.label)
+            self._queue.put_nowait(job)  # same priority and sequence: first of its kind again
+            return
+        except Exception as exc:
+            outcome = (False, exc)
+        finally:
+            self._running, self._stop = None, None
+            self.model.stop = None
+        ended = time.perf_counter()
+        self.records.append(
+            JobRecord(
+                priority=Priority(job.priority), label=job.label, queued_at=job.queued_at, started_at=started,
+                ended_at=ended, busy_seconds=self._busy.pop(job.seq, 0.0) + ended - started,
+                interruptions=job.interruptions, stats=figures[0] if figures else None, ok=outcome[0],
+            )
+        )  # fmt: skip
+        if job.future.done():
+            return
+        if outcome[0]:
+            job.future.set_result(outcome[1])
+        else:
+            job.future.set_exception(outcome[1])
 
 
 class ModelStream:

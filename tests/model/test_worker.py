@@ -172,3 +172,34 @@ async def test_a_stream_is_never_interrupted_even_at_maintenance_priority():
         model.block.set()
         await asyncio.gather(reading, turn)
     assert "".join(pieces) == "A long slow answer."
+
+
+async def test_a_model_serving_several_calls_keeps_a_place_free_of_background_work_for_players():
+    """Through a model server with several places, background calls of any game take at most the model's
+    background places: a player's turn that comes while more background work waits starts at once."""
+    release = threading.Event()
+
+    def answer(messages: list[ChatMessage]) -> str:
+        text = messages[-1].content
+        if text.startswith("summary"):
+            release.wait(10)
+        return text
+
+    model = ScriptedModel(default=answer)
+    model.parallel, model.background_parallel = 3, 1
+    async with ModelWorker(model) as worker:
+        background = [
+            asyncio.create_task(
+                worker.generate(
+                    [ChatMessage(role="user", content=f"summary {n}")], max_tokens=8, priority=Priority.MAINTENANCE
+                )  # fmt: skip
+            )
+            for n in range(3)
+        ]
+        await _until(lambda: len(model.started) == 1)
+        await asyncio.sleep(0.2)
+        assert [c.messages[-1].content for c in model.started] == ["summary 0"]  # one background place
+        turn = await asyncio.wait_for(worker.generate(HELLO, max_tokens=8, priority=Priority.PLAYER), 5)
+        assert turn == "hello"
+        release.set()
+        assert await asyncio.gather(*background) == ["summary 0", "summary 1", "summary 2"]

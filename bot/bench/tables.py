@@ -1,0 +1,141 @@
+"""``bench tables``: several tables at once, through the in-process model and through llama.cpp's server.
+
+The scripted players of ``bench turns`` play 1, 2, 4 and 8 tables at once
+(the two shipped worlds in turn), each player acting a set pause after the
+GM's last reply, through the real engine and memory (background work on).
+The same script runs through (a) the in-process model, one call at a time,
+and (b) ``llama-server`` started for the same model file with as many game
+slots as tables (and one for background work); then 8 tables on 4 slots,
+where games take turns in the slots through files on disk. For each: GM
+replies per minute for all tables together, first-text p50 and p95 (from an
+action to the first text its player sees), and each game's prefix reuse
+(prompt tokens read from the cache, over all its turns). It ends with
+
+``replies_ratio_4=R p95_ratio_4=R reuse_4_slots=R reuse_8_on_4=R``:
+
+the server's replies per minute at 4 tables over the in-process model's,
+its first-text p95 at 4 tables over the in-process one's, and the mean
+per-game reuse with 4 games on 4 slots and with 8 games on 4 slots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from bot.bench.turns import BENCH_SEED, Run, play
+from bot.errors import UserError
+from bot.model.base import LanguageModel
+from bot.settings import ProcessSettings
+from bot.startup import engine_config, load_embedder, load_model
+
+TABLES = (1, 2, 4, 8)
+SLOTS_FOR_MANY = 4  # the run with more tables than slots: 8 tables on 4
+
+
+@dataclass(frozen=True)
+class Result:
+    path: str  # "in process" or "llama-server"
+    tables: int
+    slots: int | None
+    run: Run
+
+    @property
+    def replies_per_minute(self) -> float:
+        return len(self.run.turns) / self.run.wall * 60 if self.run.wall else 0.0
+
+    @property
+    def game_reuse(self) -> float:
+        """The mean over games of each game's prompt tokens read from the cache, over all its turns."""
+        shares = []
+        for game in {t.game for t in self.run.turns}:
+            turns = [t for t in self.run.turns if t.game == game]
+            prompt = sum(t.prompt for t in turns)
+            shares.append(sum(t.reused for t in turns) / prompt if prompt else 0.0)
+        return sum(shares) / len(shares) if shares else 0.0
+
+
+def run(settings: ProcessSettings, turns: int, pause: float, out: TextIO, tables: tuple[int, ...] = TABLES) -> dict:
+    if settings.seed is None:
+        settings = settings.model_copy(update={"seed": BENCH_SEED})
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = settings.model_copy(update={"database": Path(tmp) / "bench.sqlite3", "model_url": None})
+        in_process = load_model(settings.model_copy(update={"server_slots": 0}))
+        embedder, _ = load_embedder(settings, in_process)
+        for n in tables:
+            forget = getattr(in_process, "forget", None)
+            if forget is not None:
+                forget()  # each run starts from a cold model
+            results.append(Result("in process", n, None, _play(in_process, settings, n, turns, pause, embedder)))
+        runs = [(n, n) for n in tables] + ([(8, SLOTS_FOR_MANY)] if max(tables) >= 8 else [])
+        for n, slots in runs:
+            served = _served(settings, slots)
+            try:
+                results.append(Result("llama-server", n, slots, _play(served, settings, n, turns, pause, embedder)))
+            finally:
+                served.close()
+    return report(in_process.name, settings, results, turns, pause, out)
+
+
+def _served(settings: ProcessSettings, slots: int) -> LanguageModel:
+    model = load_model(settings.model_copy(update={"server_slots": slots}))
+    if getattr(model, "owner", None) is None:
+        raise UserError(
+            "bench tables needs llama.cpp's server: build it with `sh scripts/build-llama-server .venv` (a few "
+            "minutes, once), or name one with GM_LLAMA_SERVER; the log says why it did not start."
+        )
+    return model
+
+
+def _play(model: LanguageModel, settings: ProcessSettings, tables: int, turns: int, pause: float, embedder) -> Run:
+    config = engine_config(settings)
+    name = f"{tables} tables"
+    return asyncio.run(
+        play(model, settings.worlds_dir, config, games=tables, turns=turns, pause=pause, hold=False,
+             embedder=embedder, name=name)
+    )  # fmt: skip
+
+
+def report(name: str, settings: ProcessSettings, results: list[Result], turns: int, pause: float, out: TextIO) -> dict:
+    w = out.write
+    w(
+        f"bench tables: {', '.join(map(str, sorted({r.tables for r in results})))} tables at once, {turns} GM turns "
+        f"each, players acting {pause:g} s after each reply; model {name}, n_ctx {settings.n_ctx} a game, reply up "
+        f"to {settings.reply_tokens} tokens, seed {settings.seed}\n\n"
+    )
+    w(f"{'':28}{'tables':>7}{'slots':>7}{'replies/min':>13}{'first p50':>11}{'first p95':>11}{'reuse/game':>12}\n")
+    for r in results:
+        slots = "-" if r.slots is None else str(r.slots)
+        w(
+            f"{r.path:28}{r.tables:>7}{slots:>7}{r.replies_per_minute:>13.1f}{r.run.pct('first_text', 0.5):>10.2f}s"
+            f"{r.run.pct('first_text', 0.95):>10.2f}s{r.game_reuse:>12.1%}\n"
+        )
+    w("\nllama-server over in process, the same tables side by side:\n")
+    w(f"{'tables':>7}{'replies/min':>14}{'first p95':>12}\n")
+    local = {r.tables: r for r in results if r.path == "in process"}
+    served = {r.tables: r for r in results if r.path == "llama-server" and r.slots == r.tables}
+    for n in sorted(local.keys() & served.keys()):
+        replies = _ratio(served[n].replies_per_minute, local[n].replies_per_minute)
+        p95 = _ratio(served[n].run.pct("first_text", 0.95), local[n].run.pct("first_text", 0.95))
+        w(f"{n:>7}{replies:>13.2f}x{p95:>11.2f}x\n")
+    many = next((r for r in results if r.path == "llama-server" and r.slots == SLOTS_FOR_MANY and r.tables > r.slots),
+                None)  # fmt: skip
+    figures = {}
+    if 4 in local and 4 in served:
+        figures["replies_ratio_4"] = round(_ratio(served[4].replies_per_minute, local[4].replies_per_minute), 3)
+        figures["p95_ratio_4"] = round(
+            _ratio(served[4].run.pct("first_text", 0.95), local[4].run.pct("first_text", 0.95)), 3
+        )
+        figures["reuse_4_slots"] = round(served[4].game_reuse, 3)
+    if many is not None:
+        figures["reuse_8_on_4"] = round(many.game_reuse, 3)
+    w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
+    return figures
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0

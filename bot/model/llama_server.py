@@ -1,0 +1,205 @@
+"""llama.cpp's own server, started and supervised by the bot: the path for several tables on one machine (F27, F33).
+
+With ``GM_SERVER_SLOTS=N`` (and no ``GM_MODEL_URL``), ``python -m bot``
+starts ``llama-server`` for the configured model file with N slots for games
+and one more for the memory's background work, each slot ``GM_N_CTX`` tokens;
+prompts are cached per slot, and a slot's state can be saved to and restored
+from ``data/slots/`` (see :class:`bot.model.server.ServerModel`). The bot
+waits for the server's health, talks to it as to any model server, and
+stops it when it stops.
+
+The binary is the one ``scripts/build-llama-server`` builds from the llama.cpp
+that the pinned llama-cpp-python carries (the same version as the in-process
+model, linked into the virtual environment's ``bin``), or the one
+``GM_LLAMA_SERVER`` names. A binary that is missing, was built from another
+version, or dies at start is said in one line, and the bot plays the
+in-process model instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.model.base import ModelUnavailable
+
+log = logging.getLogger(__name__)
+
+BINARY = "llama-server"
+VERSION_FILE = "VERSION"  # written beside the binary by scripts/build-llama-server: the llama-cpp-python version
+START_SECONDS = 180.0  # loading a 7B model from a cold disk takes a while
+STOP_SECONDS = 10.0
+LOG_LINES = 40  # the server's last lines kept, to say why it died
+CACHE_REUSE = 256  # tokens: llama.cpp's --cache-reuse, reusing a cached prompt's chunks past the first difference
+
+
+class LlamaServerError(ModelUnavailable):
+    """llama.cpp's server cannot be started or used; the message says what to do."""
+
+
+def find_binary(named: str | None = None) -> Path:
+    """The ``llama-server`` to run: the one named (``GM_LLAMA_SERVER``), or the one built into the virtual
+    environment, or one on the ``PATH``."""
+    if named:
+        path = Path(named).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise LlamaServerError(f"GM_LLAMA_SERVER names {path}, which is not an executable file.")
+        return path
+    beside = Path(sys.executable).parent / BINARY
+    found = beside if beside.exists() else shutil.which(BINARY)
+    if found is None or not Path(found).exists():
+        raise LlamaServerError(
+            f"llama.cpp's server is not built: run `sh scripts/build-llama-server {Path(sys.prefix)}` (a few "
+            "minutes, once) or set GM_LLAMA_SERVER to a llama-server binary."
+        )
+    return Path(found)
+
+
+def check_version(binary: Path) -> str:
+    """The version the binary was built from, refused when it is not the in-process model's (a binary built here
+    says so in the file beside it; one the user named is taken as it is)."""
+    import llama_cpp
+
+    stamp = binary.resolve().parent / VERSION_FILE
+    if not stamp.is_file():
+        return "its own version (named by GM_LLAMA_SERVER)"
+    built = stamp.read_text(encoding="utf-8").strip()
+    if built != llama_cpp.__version__:
+        raise LlamaServerError(
+            f"{binary} was built from llama-cpp-python {built}, but {llama_cpp.__version__} is installed: run "
+            f"`sh scripts/build-llama-server {Path(sys.prefix)}` again."
+        )
+    return f"llama-cpp-python {built}'s llama.cpp"
+
+
+def _die_with_parent() -> None:
+    """In the server's process before it runs: it is sent SIGTERM when the thread that started it ends (the bot's
+    process dying, even by kill -9; start-up runs in a thread that lives as long as the event loop)."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class LlamaServer:
+    """One ``llama-server`` process serving ``model_path`` as ``alias`` on ``slots`` game slots, plus one slot for
+    background work."""
+
+    binary: Path
+    model_path: Path
+    alias: str
+    slots: int
+    n_ctx: int
+    slot_dir: Path
+    threads: int | None = None
+    gpu_layers: int = 0
+    port: int = 0
+    extra: list[str] = field(default_factory=list)
+    process: subprocess.Popen | None = None
+    _lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
+    _reader: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def total_slots(self) -> int:
+        return self.slots + 1  # the games' slots and one for background work
+
+    def command(self) -> list[str]:
+        command = [
+            str(self.binary), "--model", str(self.model_path), "--alias", self.alias,
+            "--host", "127.0.0.1", "--port", str(self.port),
+            "--parallel", str(self.total_slots), "--ctx-size", str(self.n_ctx * self.total_slots),
+            "--slot-save-path", str(self.slot_dir), "--cache-reuse", str(CACHE_REUSE),
+            "--n-gpu-layers", str(self.gpu_layers),
+        ]  # fmt: skip
+        if self.threads:
+            command += ["--threads", str(self.threads), "--threads-batch", str(self.threads)]
+        return command + self.extra
+
+    def start(self, timeout: float = START_SECONDS) -> None:
+        """Start the server and wait for its health; :class:`LlamaServerError`, with its last lines, when it dies
+        or does not become healthy in ``timeout`` seconds."""
+        self.slot_dir.mkdir(parents=True, exist_ok=True)
+        self.port = self.port or free_port()
+        try:
+            self.process = subprocess.Popen(
+                self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                text=True, errors="replace", preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )  # fmt: skip
+        except OSError as exc:
+            raise LlamaServerError(f"{self.binary} could not be started: {exc.strerror or exc}.") from None
+        self._reader = threading.Thread(target=self._read_output, name="llama-server-log", daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                self._reader.join(1.0)  # its last lines
+                raise LlamaServerError(
+                    f"llama-server stopped at start (exit status {self.process.returncode}): {self.last_words()}"
+                )
+            if self.healthy():
+                log.info("llama-server serves %s on %s (%d game slots + 1, %d tokens each)",
+                         self.alias, self.url, self.slots, self.n_ctx)  # fmt: skip
+                return
+            time.sleep(0.25)
+        self.stop()
+        raise LlamaServerError(f"llama-server did not become healthy within {timeout:g} s: {self.last_words()}")
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=2) as answer:
+                return answer.status == 200 and json.loads(answer.read() or b"{}").get("status", "ok") == "ok"
+        except (OSError, ValueError, urllib.error.URLError):
+            return False
+
+    def last_words(self) -> str:
+        """The server's last lines that say something went wrong, or its last line."""
+        lines = [line for line in self._lines if line.strip()]
+        bad = [line for line in lines if any(w in line.lower() for w in ("error", "failed", "invalid", "unknown"))]
+        chosen = bad[-3:] or lines[-1:]
+        return " / ".join(" ".join(line.split())[:200] for line in chosen) or "it wrote nothing"
+
+    def stop(self) -> None:
+        process, self.process = self.process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(STOP_SECONDS)
+        log.info("llama-server stopped")
+
+    def _read_output(self) -> None:
+        process = self.process
+        if process is None or process.stdout is None:
+            return
+        with contextlib.suppress(ValueError, OSError):
+            for line in process.stdout:
+                self._lines.append(line.rstrip("\n"))
+                log.debug("llama-server: %s", line.rstrip())

@@ -1,0 +1,160 @@
+"""Several model servers behind one model (F27, F33): ``GM_MODEL_URL=http://a:8080/v1,http://b:8080/v1``.
+
+Each game sticks to one server, chosen by rendezvous hashing of the game's
+slot name over the servers that answer: the choice is stable (its prompt
+stays cached there) and spreads the games evenly. A server that does not
+answer, or breaks off a reply, is left out for :data:`DOWN_SECONDS`; its
+games go to the others, which read their prompts cold once. A call that
+fails before any text was shown is sent to the next server at once; a reply
+cut off after its first words fails as with one server (the action is kept
+for /retry), and the retry goes to another server. Work of no game (the
+memory's background calls) goes to the servers in turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+
+from bot.model.base import CallStats, LanguageModel, Messages
+from bot.model.server import ServerDown, ServerModel
+
+log = logging.getLogger(__name__)
+
+DOWN_SECONDS = 30.0  # a server that failed is tried again after this long
+
+
+class ServerPool(LanguageModel):
+    def __init__(self, servers: Sequence[ServerModel]):
+        if not servers:
+            raise ValueError("a pool needs at least one server")
+        self.servers = list(servers)
+        self.name = self.servers[0].name
+        self.parallel = sum(s.parallel for s in self.servers)
+        self.background_parallel = sum(s.background_parallel for s in self.servers)
+        self.placement = f"on {len(self.servers)} model servers ({self.parallel} calls at once)"
+        self._down: dict[str, float] = {}  # server url -> until when it is left out
+        self._lock = threading.Lock()
+        self._turn = itertools.count()
+        self._local = threading.local()  # the server of this thread's last call, for its figures
+
+    # The figures of this thread's last call
+
+    @property
+    def last_call(self) -> CallStats | None:  # type: ignore[override]
+        server = getattr(self._local, "server", None)
+        return server.last_call if server is not None else None
+
+    @last_call.setter
+    def last_call(self, value: CallStats | None) -> None:
+        for server in self.servers:
+            server.last_call = value
+
+    @property
+    def stop(self):  # type: ignore[override]
+        return self.servers[0].stop
+
+    @stop.setter
+    def stop(self, value) -> None:
+        for server in self.servers:
+            server.stop = value
+
+    # Which server
+
+    def check(self) -> None:
+        """Refuse at start when no server answers, or one serves another model; a server that does not answer is
+        said in the log and left out for now."""
+        failures = []
+        for server in self.servers:
+            try:
+                server.check()
+            except ServerDown as exc:
+                failures.append(str(exc))
+                self._mark_down(server, exc)
+        if len(failures) == len(self.servers):
+            raise ServerDown("No model server of GM_MODEL_URL answers: " + " / ".join(failures))
+
+    def order(self, key: str | None) -> list[ServerModel]:
+        """The servers to try for a call of ``key`` (a game's slot name; ``None``: in turn), the ones left out
+        last."""
+        if key is None:
+            start = next(self._turn) % len(self.servers)
+            ranked = self.servers[start:] + self.servers[:start]
+        else:
+            ranked = sorted(self.servers, key=lambda s: _weight(key, s.url), reverse=True)
+        now = time.monotonic()
+        with self._lock:
+            up = [s for s in ranked if self._down.get(s.url, 0.0) <= now]
+        return up + [s for s in ranked if s not in up]
+
+    def _mark_down(self, server: ServerModel, why: Exception) -> None:
+        with self._lock:
+            self._down[server.url] = time.monotonic() + DOWN_SECONDS
+        log.warning("Model server %s left out for %g s: %s", server.url, DOWN_SECONDS, why)
+
+    # Calls
+
+    def stream(
+        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
+        fresh: bool = False,
+    ) -> Iterator[str]:  # fmt: skip
+        failures: list[str] = []
+        for server in self.order(slot):
+            self._local.server = server
+            shown = False
+            try:
+                written = server.stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+                with contextlib.closing(written):  # a reader that leaves early stops the server's reply
+                    for piece in written:
+                        shown = True
+                        yield piece
+                return
+            except ServerDown as exc:
+                self._mark_down(server, exc)
+                if shown:
+                    raise  # its first words are shown: the turn fails, its action kept for /retry
+                failures.append(str(exc))
+        raise ServerDown("No model server answers: " + " / ".join(failures))
+
+    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+        return self._first(lambda server: server.generate(messages, max_tokens=max_tokens))
+
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+        return self._first(lambda server: server.generate_json(messages, schema, max_tokens=max_tokens))
+
+    def count_tokens(self, text: str) -> int:
+        return self._first(lambda server: server.count_tokens(text), remember=False)
+
+    def prefill(self, messages: Messages, *, slot: str) -> None:
+        self._first(lambda server: server.prefill(messages, slot=slot), key=slot)
+
+    def drop_state(self, slot: str) -> None:
+        for server in self.servers:
+            server.drop_state(slot)
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.close()
+
+    def _first(self, call, *, key: str | None = None, remember: bool = True):
+        """``call`` on the first server that answers."""
+        failures: list[str] = []
+        for server in self.order(key):
+            if remember:
+                self._local.server = server
+            try:
+                return call(server)
+            except ServerDown as exc:
+                self._mark_down(server, exc)
+                failures.append(str(exc))
+        raise ServerDown("No model server answers: " + " / ".join(failures))
+
+
+def _weight(key: str, url: str) -> int:
+    """Rendezvous hashing: each game ranks the servers by this; the same game, the same order."""
+    return int.from_bytes(hashlib.blake2b(f"{key}|{url}".encode(), digest_size=8).digest(), "big")

@@ -1,0 +1,123 @@
+"""Which slot of a llama.cpp server holds which game (F33): each game's calls go to its own slot, so its prompt
+stays cached; when games outnumber slots, an idle game's slot is saved to disk and its slot given to the game
+that comes, which restores its own file if it has one.
+
+The files live in one folder per model (``data/slots/<model key>/``, the server's ``--slot-save-path``): the
+folders of other models are removed when a model opens its own, and the folder keeps within a byte budget, the
+least recently written file out first. A file that the server cannot restore (damaged, or another model's) is
+deleted with one line in the log, and that game reads its prompt cold.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SUFFIX = ".bin"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A slot given to one call of a game: save its holder's state under ``save`` first, then restore ``restore``
+    (both file names in the slot folder, or ``None``)."""
+
+    slot: int
+    save: str | None = None
+    restore: str | None = None
+
+
+def file_name(label: str) -> str:
+    """A game's slot file: llama.cpp takes a plain file name only."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.")[:80] + SUFFIX
+
+
+class SlotFolder:
+    """The saved slots of one model on disk, within ``capacity_bytes``."""
+
+    def __init__(self, root: Path, key: str, capacity_bytes: int):
+        self.root = root
+        self.folder = root / key
+        self.capacity_bytes = capacity_bytes
+        self.folder.mkdir(parents=True, exist_ok=True)
+        for other in root.iterdir():
+            if other.is_dir() and other.name != key:
+                shutil.rmtree(other, ignore_errors=True)
+                log.info("Saved slots of another model removed (%s)", other.name)
+
+    def has(self, name: str) -> bool:
+        return (self.folder / name).is_file()
+
+    def drop(self, name: str) -> None:
+        (self.folder / name).unlink(missing_ok=True)
+
+    def trim(self) -> None:
+        """Remove the least recently written files until the folder fits its budget."""
+        files = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
+        total = sum(p.stat().st_size for p in files)
+        while files and total > self.capacity_bytes:
+            oldest = files.pop(0)
+            total -= oldest.stat().st_size
+            oldest.unlink(missing_ok=True)
+
+
+class SlotMap:
+    """``slots`` slots for games, numbered from 0; thread-safe (the worker's runners call at once)."""
+
+    def __init__(self, slots: int, folder: SlotFolder | None = None):
+        self.slots = slots
+        self.folder = folder
+        self._lock = threading.Lock()
+        self._holder: dict[int, str] = {}  # slot -> the game whose state it holds
+        self._of: dict[str, int] = {}  # game -> its slot
+        self._used: dict[int, float] = {}  # slot -> when its last call ended
+        self._busy: set[int] = set()
+        self.saves = self.restores = self.failed = 0
+
+    def acquire(self, label: str) -> Lease | None:
+        """The slot for one call of ``label``'s game; ``None`` when every slot is busy (the server then picks)."""
+        with self._lock:
+            slot = self._of.get(label)
+            if slot is not None and slot not in self._busy:
+                self._busy.add(slot)
+                return Lease(slot)
+            if slot is not None:
+                return None  # its own slot is busy with another of its calls
+            free = [s for s in range(self.slots) if s not in self._busy]
+            if not free:
+                return None
+            empty = [s for s in free if s not in self._holder]
+            chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
+            before = self._holder.get(chosen)
+            if before is not None:
+                del self._of[before]
+            self._holder[chosen], self._of[label] = label, chosen
+            self._busy.add(chosen)
+            own = file_name(label)
+            keeping = self.folder is not None and self.folder.capacity_bytes > 0
+            return Lease(
+                chosen,
+                save=file_name(before) if before is not None and keeping else None,
+                restore=own if self.folder is not None and self.folder.has(own) else None,
+            )
+
+    def release(self, slot: int) -> None:
+        with self._lock:
+            self._busy.discard(slot)
+            self._used[slot] = time.monotonic()
+
+    def forget(self, label: str) -> int | None:
+        """The game ended: its slot is free, and its file goes; the slot it held, if any."""
+        with self._lock:
+            slot = self._of.pop(label, None)
+            if slot is not None:
+                self._holder.pop(slot, None)
+        if self.folder is not None:
+            self.folder.drop(file_name(label))
+        return slot

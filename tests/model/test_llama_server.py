@@ -1,0 +1,207 @@
+"""llama.cpp's own server, started by the bot (GM_SERVER_SLOTS), and two of them behind one GM_MODEL_URL.
+
+These run against a real ``llama-server`` serving the bundled model when one is built (``sh
+scripts/build-llama-server .venv``, a few minutes once); without one they are skipped, saying so. What needs no
+server (a binary missing, of another version, dying at start) runs always.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+
+from bot.engine import Engine, EngineConfig
+from bot.engine.game import ModelFailed
+from bot.model import ModelWorker
+from bot.model.base import ChatMessage
+from bot.model.llama_server import LlamaServer, LlamaServerError, find_binary
+from bot.model.pool import ServerPool
+from bot.model.server import ServerModel
+from bot.model.slots import file_name
+from bot.settings import ProcessSettings
+from bot.startup import _started_server
+from bot.store import EntryKind, Store
+from bot.worlds import WorldLibrary
+from tests.conftest import GPU_LAYERS, loads_a_model
+
+
+def _built() -> Path | None:
+    try:
+        return find_binary(os.environ.get("GM_LLAMA_SERVER"))
+    except LlamaServerError:
+        return None
+
+
+needs_server = pytest.mark.skipif(
+    _built() is None,
+    reason="llama.cpp's server is not built: `sh scripts/build-llama-server .venv` (a few minutes, once) runs these",
+)
+HELLO = [ChatMessage(role="system", content="You are the narrator of a short story. " * 20),
+         ChatMessage(role="user", content="The door opens.")]  # fmt: skip
+
+
+def _settings(tmp_path: Path, **changes) -> ProcessSettings:
+    return ProcessSettings(
+        model="tiny", database=tmp_path / "data" / "gm.sqlite3", n_ctx=2048, n_gpu_layers=int(GPU_LAYERS),
+        seed=5, **changes,
+    )  # fmt: skip
+
+
+@pytest.fixture
+@loads_a_model
+def started(tmp_path: Path):
+    model = _started_server(_settings(tmp_path, server_slots=2))
+    assert isinstance(model, ServerModel) and model.owner is not None
+    yield model
+    model.close()
+
+
+def _server(tmp_path: Path, name: str) -> LlamaServer:
+    from bot.model.llama import bundled_model_path
+
+    return LlamaServer(
+        _built(), bundled_model_path(), alias="smol", slots=1, n_ctx=2048, slot_dir=tmp_path / name,
+        gpu_layers=int(GPU_LAYERS), threads=1,  # two servers on the machine's cores
+    )  # fmt: skip
+
+
+@needs_server
+@pytest.mark.slow
+async def test_the_bot_starts_llama_server_and_each_game_keeps_its_slot(started: ServerModel, store: Store,
+                                                                        worlds_dir: Path):  # fmt: skip
+    process = started.owner.process
+    assert started.parallel == 3 and started.parameters and started.sampling["seed"] == 5
+    config = EngineConfig(n_ctx=2048, reply_tokens=24, shape_replies=False)
+    async with ModelWorker(started) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+        games = [(await engine.start_game(f"chan{n}", "lighthouse")).game for n in range(2)]
+        reuse = {}
+        for game in games:
+            await engine.join(game.id, "maya", "Maya")
+        for action in ("I climb the stair.", "I light the lamp."):
+            for game in games:  # the two games take turns: each finds its own prompt in its slot
+                result = await engine.act(game.id, "maya", action)
+                reuse[game.id, action] = result.model.reuse
+        await engine.memory.idle()
+        await engine.close()
+    assert all(reuse[g.id, "I light the lamp."] > 0.5 for g in games), reuse
+    assert worker.structured_calls > 0  # background work went to the spare slot
+    started.close()
+    assert process.poll() is not None, "the server stops with the bot"
+
+
+@needs_server
+def test_more_games_than_slots_take_turns_through_files_and_a_damaged_one_is_read_cold(
+    started: ServerModel, caplog: pytest.LogCaptureFixture
+):
+    def reply(game: str):
+        text = "".join(started.stream(HELLO, max_tokens=4, slot=game))
+        return text, started.last_call
+
+    for game in ("game:1", "game:2", "game:3"):  # two slots: game 3 takes game 1's, saving it
+        reply(game)
+    assert started.slots.saves == 1
+    _, back = reply("game:1")  # game 1 again: game 2 is saved, game 1 restored from its file
+    assert started.slots.restores == 1 and back.reused_tokens > 0
+    folder = started.slots.folder.folder
+    (folder / file_name("game:2")).write_bytes(b"not a slot file at all")
+    caplog.set_level(logging.WARNING)
+    text, cold = reply("game:2")  # restoring it fails: one line, the file goes, the prompt is read cold
+    assert cold.prompt_tokens > 0
+    assert started.slots.failed == 1 and not (folder / file_name("game:2")).exists()
+    assert sum("slot" in r.message and "restore" in r.message for r in caplog.records) == 1
+
+
+@needs_server
+@pytest.mark.llm
+@pytest.mark.slow
+async def test_two_servers_one_killed_mid_game_lose_no_turn(tmp_path: Path, store: Store, worlds_dir: Path):
+    servers = [_server(tmp_path, "a"), _server(tmp_path, "b")]
+    try:
+        for server in servers:
+            server.start()
+        pool = ServerPool([ServerModel(s.url, "smol", timeout=120, parallel=2) for s in servers])
+        pool.check()
+        config = EngineConfig(n_ctx=2048, reply_tokens=200, shape_replies=False)
+        async with ModelWorker(pool) as worker:
+            engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+            game = (await engine.start_game("chan", "lighthouse")).game
+            await engine.join(game.id, "maya", "Maya")
+            slot = engine.sessions[game.id].slot
+            await engine.act(game.id, "maya", "I climb the stair.")
+            home = pool.order(slot)[0]
+            doomed = next(s for s in servers if s.url == home.url)
+
+            async def kill_on_first_piece(piece: str) -> None:
+                if doomed.process is not None:
+                    doomed.process.kill()
+
+            action = "Tell me the whole history of the lighthouse, at length."
+            try:  # the home server dies at the reply's first piece: the turn fails, its action is kept
+                await engine.act(game.id, "maya", action, on_text=kill_on_first_piece)
+                cut = False
+            except ModelFailed:
+                cut = True
+            if cut:
+                assert [e.content for e in await engine.unanswered(game.id)] == [action]
+                retried = await engine.retry(game.id)  # the other server answers the retry
+                assert retried.text.strip()
+            after = await engine.act(game.id, "maya", "I light the lamp.")  # and every turn after
+            assert after.text.strip()
+            assert pool.order(slot)[0] is not home
+            await engine.memory.idle()
+            await engine.close()
+            log = await engine.history(game.id, 20)
+        turns = [e.kind for e in log if e.turn and e.kind in (EntryKind.ACTION, EntryKind.GM)]
+        assert turns == [EntryKind.ACTION, EntryKind.GM] * 3, "no turn lost"
+    finally:
+        for server in servers:
+            server.stop()
+
+
+# What needs no server: a binary missing, of another version, or dying at start is one line, and the bot plays
+# the in-process model.
+
+
+def _fake_binary(folder: Path, script: str, version: str | None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    binary = folder / "llama-server"
+    binary.write_text("#!/bin/sh\n" + script + "\n")
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    if version is not None:
+        (folder / "VERSION").write_text(version + "\n")
+    return binary
+
+
+def _installed() -> str:
+    import llama_cpp
+
+    return llama_cpp.__version__
+
+
+@pytest.mark.parametrize(
+    ("script", "version", "said"),
+    [
+        (None, None, "names .* which is not an executable file"),
+        ("exit 0", "0.0.1", "was built from llama-cpp-python 0.0.1, but .* is installed: run `sh scripts/build"),
+        ("echo 'error: unknown argument: --cache-reuse' >&2; exit 3", "installed", "stopped at start \\(exit status "
+         "3\\): error: unknown argument"),
+    ],
+)  # fmt: skip
+def test_a_server_binary_missing_of_another_version_or_dying_at_start_is_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, script: str | None, version: str | None, said: str
+):
+    if script is None:
+        binary = tmp_path / "nowhere" / "llama-server"
+    else:
+        binary = _fake_binary(tmp_path / "bin", script, _installed() if version == "installed" else version)
+    caplog.set_level(logging.WARNING)
+    assert _started_server(_settings(tmp_path, server_slots=2, llama_server=binary)) is None
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "The model plays in process" in lines[0], lines
+    assert re.search(said, lines[0]), lines[0]

@@ -1,0 +1,127 @@
+"""Several model servers: each game sticks to one, and a server that stops answering moves its games to the
+others (the real failover, with two llama.cpp servers, is in test_llama_server.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from bot.model.base import ChatMessage
+from bot.model.pool import ServerPool
+from bot.model.server import ServerDown, ServerModel
+
+HELLO = [ChatMessage(role="user", content="hello")]
+
+
+class FakeServer(ServerModel):
+    """A server in this process: ``down`` fails every call as an unreachable server does; ``break_after`` cuts a
+    reply off after that many pieces."""
+
+    def __init__(self, url: str):
+        super().__init__(url, "m")
+        self.down = False
+        self.break_after: int | None = None
+        self.games: list[str | None] = []
+
+    def check(self) -> None:
+        if self.down:
+            raise ServerDown(f"{self.url} is not answering")
+
+    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False) -> Iterator[str]:
+        if self.down:
+            raise ServerDown(f"{self.url} is not answering")
+        self.games.append(slot)
+        for n, piece in enumerate(["The ", "door ", "opens."]):
+            if self.break_after is not None and n == self.break_after:
+                raise ServerDown(f"{self.url} broke off its reply")
+            yield piece
+
+    def generate(self, messages, *, max_tokens) -> str:
+        if self.down:
+            raise ServerDown(f"{self.url} is not answering")
+        self.games.append(None)
+        return self.url
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def _pool(n: int = 3) -> tuple[ServerPool, list[FakeServer]]:
+    servers = [FakeServer(f"http://10.0.0.{i}:8080/v1") for i in range(1, n + 1)]
+    return ServerPool(servers), servers
+
+
+def _reply(pool: ServerPool, game: str) -> str:
+    return "".join(pool.stream(HELLO, max_tokens=8, slot=game))
+
+
+def test_each_game_sticks_to_one_server_and_the_games_spread_over_them():
+    pool, servers = _pool()
+    games = [f"game:{n}" for n in range(30)]
+    first = {game: pool.order(game)[0] for game in games}
+    for game in games:
+        assert _reply(pool, game) == "The door opens."
+        assert pool.order(game)[0] is first[game]
+    assert all(len(s.games) >= 5 for s in servers)  # 30 games over 3 servers, none left idle
+    assert pool.parallel == 3
+
+
+def test_a_server_that_stops_answering_moves_its_games_and_only_those():
+    pool, servers = _pool()
+    games = [f"game:{n}" for n in range(12)]
+    home = {game: pool.order(game)[0] for game in games}
+    dead = home["game:0"]
+    dead.down = True
+    for game in games:
+        assert _reply(pool, game) == "The door opens."  # a call that failed before any text went on elsewhere
+    moved = {game for game in games if home[game] is dead}
+    for game in games:
+        now = pool.order(game)[0]
+        assert (now is not dead) and (now is home[game] or game in moved)
+    assert not dead.games
+
+
+def test_a_reply_cut_off_after_its_first_words_fails_and_the_retry_goes_elsewhere():
+    pool, _ = _pool(2)
+    home = pool.order("game:1")[0]
+    home.break_after = 1
+    pieces = pool.stream(HELLO, max_tokens=8, slot="game:1")
+    assert next(pieces) == "The "
+    with pytest.raises(ServerDown):
+        list(pieces)  # its first words are shown: the turn fails (the action is kept for /retry)
+    assert pool.order("game:1")[0] is not home
+    assert _reply(pool, "game:1") == "The door opens."
+
+
+def test_background_work_goes_to_the_servers_in_turn_and_none_answering_is_one_error():
+    pool, servers = _pool(2)
+    assert {pool.generate(HELLO, max_tokens=4) for _ in range(4)} == {s.url for s in servers}
+    for server in servers:
+        server.down = True
+    with pytest.raises(ServerDown, match="No model server answers"):
+        pool.generate(HELLO, max_tokens=4)
+
+
+def test_at_start_a_server_that_does_not_answer_is_left_out_and_none_answering_refuses():
+    pool, servers = _pool(2)
+    servers[0].down = True
+    pool.check()
+    assert all(pool.order(f"game:{n}")[0] is servers[1] for n in range(5))
+    servers[1].down = True
+    with pytest.raises(ServerDown, match="No model server of GM_MODEL_URL answers"):
+        ServerPool(servers).check()
+
+
+def test_several_servers_in_the_setting_are_checked_each():
+    from bot.settings import ProcessSettings
+
+    settings = ProcessSettings(model_url=" http://a:8080/v1 , http://b:8081/v1")
+    assert settings.model_urls == ["http://a:8080/v1", "http://b:8081/v1"]
+    for bad, said in [
+        ("http://a:8080/v1,,http://b:1/v1", "empty entry"),
+        ("http://a:8080/v1,ftp://b/v1", "must start with http"),
+        ("http://a:8080/v1,http://a:8080/v1", "one server twice"),
+    ]:
+        with pytest.raises(ValueError, match=said):
+            ProcessSettings(model_url=bad)

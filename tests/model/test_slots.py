@@ -1,0 +1,84 @@
+"""Which llama.cpp server slot holds which game: each game keeps its own, and more games than slots take turns
+through files on disk."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bot.model.slots import Lease, SlotFolder, SlotMap, file_name
+
+
+def _folder(tmp_path: Path, capacity: int = 10**9) -> SlotFolder:
+    return SlotFolder(tmp_path / "slots", "model-a", capacity)
+
+
+def test_each_game_keeps_its_own_slot_call_after_call(tmp_path: Path):
+    slots = SlotMap(2, _folder(tmp_path))
+    first = slots.acquire("game:1")
+    slots.release(first.slot)
+    second = slots.acquire("game:2")
+    slots.release(second.slot)
+    assert first.slot != second.slot
+    for _ in range(3):
+        again = slots.acquire("game:1")
+        assert again == Lease(first.slot)  # nothing to save or restore: the slot still holds its game
+        slots.release(again.slot)
+
+
+def test_a_game_beyond_the_slots_takes_the_least_recently_used_one_saving_its_holder(tmp_path: Path):
+    folder = _folder(tmp_path)
+    slots = SlotMap(2, folder)
+    for label in ("game:1", "game:2", "game:1"):
+        slots.release(slots.acquire(label).slot)
+    third = slots.acquire("game:3")  # game 2 played least recently
+    assert third.save == file_name("game:2") and third.restore is None
+    (folder.folder / third.save).write_bytes(b"state of game 2")  # what the server would write
+    slots.release(third.slot)
+    back = slots.acquire("game:2")  # game 1 is now the least recently used
+    assert back.save == file_name("game:1")
+    assert back.restore == file_name("game:2")
+
+
+def test_a_game_whose_slot_is_busy_or_with_every_slot_busy_gets_none(tmp_path: Path):
+    slots = SlotMap(1, _folder(tmp_path))
+    held = slots.acquire("game:1")
+    assert slots.acquire("game:1") is None  # its own slot is in a call: the server picks any free one
+    assert slots.acquire("game:2") is None
+    slots.release(held.slot)
+    assert slots.acquire("game:2").save == file_name("game:1")
+
+
+def test_a_game_that_ends_frees_its_slot_and_its_file(tmp_path: Path):
+    folder = _folder(tmp_path)
+    slots = SlotMap(1, folder)
+    slots.release(slots.acquire("game:1").slot)
+    (folder.folder / file_name("game:1")).write_bytes(b"x")
+    assert slots.forget("game:1") == 0
+    assert not folder.has(file_name("game:1"))
+    assert slots.acquire("game:2") == Lease(0)  # nothing of game 1 to save
+
+
+def test_without_disk_for_states_nothing_is_saved(tmp_path: Path):
+    slots = SlotMap(1, _folder(tmp_path, capacity=0))
+    slots.release(slots.acquire("game:1").slot)
+    assert slots.acquire("game:2").save is None
+
+
+def test_the_folder_keeps_its_budget_and_drops_other_models_files(tmp_path: Path):
+    other = tmp_path / "slots" / "model-b"
+    other.mkdir(parents=True)
+    (other / "game-1.bin").write_bytes(b"another model's state")
+    folder = SlotFolder(tmp_path / "slots", "model-a", 250)
+    assert not other.exists()
+    for n in range(4):
+        path = folder.folder / f"game-{n}.bin"
+        path.write_bytes(b"s" * 100)
+        os.utime(path, (n, n))
+    folder.trim()
+    assert sorted(p.name for p in folder.folder.iterdir()) == ["game-2.bin", "game-3.bin"]
+
+
+def test_a_slot_file_name_is_a_plain_file_name():
+    assert file_name("game:12") == "game-12.bin"
+    assert "/" not in file_name("../../etc/passwd")
