@@ -64,7 +64,8 @@ def run(settings: ProcessSettings, turns: int, pause: float, out: TextIO, tables
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as tmp:
         settings = settings.model_copy(update={"database": Path(tmp) / "bench.sqlite3", "model_url": None})
-        in_process = load_model(settings.model_copy(update={"server_slots": 0}))
+        settings = settings.model_copy(update={"server_slots": 0})
+        in_process = load_model(settings)  # and the settings that wait on the model's size are settled
         embedder, _ = load_embedder(settings, in_process)
         for n in tables:
             forget = getattr(in_process, "forget", None)
