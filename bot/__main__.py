@@ -306,7 +306,13 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
 
         if args.turns < 2 or args.pause < 0:
             raise UserError("--turns must be at least 2 (a first turn and later ones), --pause 0 seconds or more.")
-        tables.run(settings, args.turns, args.pause, sys.stdout)
+        try:
+            counts = tuple(sorted({int(n) for n in args.tables.split(",") if n.strip()}))
+        except ValueError:
+            raise UserError("--tables takes whole numbers separated by commas, like 1,2,4,8.") from None
+        if not counts or counts[0] < 1 or counts[-1] > 16:
+            raise UserError("--tables takes numbers of tables from 1 to 16, like 1,2,4,8.")
+        tables.run(settings, args.turns, args.pause, sys.stdout, counts)
         return 0
     from bot.bench import context
 
@@ -427,6 +433,9 @@ def build_parser() -> argparse.ArgumentParser:
         "tables", help="1, 2, 4 and 8 tables at once: the in-process model against llama.cpp's server"
     )
     tables_parser.add_argument("--turns", type=int, default=4, help="GM turns per table (default 4)")
+    tables_parser.add_argument(
+        "--tables", default="1,2,4,8", help="tables at once, each count a run (default 1,2,4,8; with 8: 8 on 4 slots)"
+    )
     tables_parser.add_argument(
         "--pause", type=float, default=1.0, help="seconds the players take after a reply before acting (default 1)"
     )

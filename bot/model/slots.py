@@ -21,6 +21,7 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 SUFFIX = ".bin"
+WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or any slot, to be free
 
 
 @dataclass(frozen=True)
@@ -70,10 +71,11 @@ class SlotFolder:
 class SlotMap:
     """``slots`` slots for games, numbered from 0; thread-safe (the worker's runners call at once)."""
 
-    def __init__(self, slots: int, folder: SlotFolder | None = None):
+    def __init__(self, slots: int, folder: SlotFolder | None = None, *, wait: float = WAIT_SECONDS):
         self.slots = slots
         self.folder = folder
-        self._lock = threading.Lock()
+        self.wait = wait
+        self._lock = threading.Condition()
         self._holder: dict[int, str] = {}  # slot -> the game whose state it holds
         self._of: dict[str, int] = {}  # game -> its slot
         self._used: dict[int, float] = {}  # slot -> when its last call ended
@@ -81,17 +83,17 @@ class SlotMap:
         self.saves = self.restores = self.failed = 0
 
     def acquire(self, label: str) -> Lease | None:
-        """The slot for one call of ``label``'s game; ``None`` when every slot is busy (the server then picks)."""
+        """The slot for one call of ``label``'s game. A game whose slot is busy with another of its calls (its
+        prompt read ahead) waits for it, and so does one that finds every slot busy: its prompt is read once,
+        where it is kept. ``None`` after :attr:`wait` seconds of that (the server then picks a slot)."""
         with self._lock:
+            if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
+                return None
             slot = self._of.get(label)
-            if slot is not None and slot not in self._busy:
+            if slot is not None:
                 self._busy.add(slot)
                 return Lease(slot)
-            if slot is not None:
-                return None  # its own slot is busy with another of its calls
             free = [s for s in range(self.slots) if s not in self._busy]
-            if not free:
-                return None
             empty = [s for s in free if s not in self._holder]
             chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
             before = self._holder.get(chosen)
@@ -107,10 +109,17 @@ class SlotMap:
                 restore=own if self.folder is not None and self.folder.has(own) else None,
             )
 
+    def _available(self, label: str) -> bool:
+        slot = self._of.get(label)
+        if slot is not None:
+            return slot not in self._busy
+        return len(self._busy) < self.slots
+
     def release(self, slot: int) -> None:
         with self._lock:
             self._busy.discard(slot)
             self._used[slot] = time.monotonic()
+            self._lock.notify_all()
 
     def forget(self, label: str) -> int | None:
         """The game ended: its slot is free, and its file goes; the slot it held, if any."""
@@ -118,6 +127,7 @@ class SlotMap:
             slot = self._of.pop(label, None)
             if slot is not None:
                 self._holder.pop(slot, None)
+            self._lock.notify_all()
         if self.folder is not None:
             self.folder.drop(file_name(label))
         return slot

@@ -4,6 +4,8 @@ through files on disk."""
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 from bot.model.slots import Lease, SlotFolder, SlotMap, file_name
@@ -40,10 +42,25 @@ def test_a_game_beyond_the_slots_takes_the_least_recently_used_one_saving_its_ho
     assert back.restore == file_name("game:2")
 
 
-def test_a_game_whose_slot_is_busy_or_with_every_slot_busy_gets_none(tmp_path: Path):
-    slots = SlotMap(1, _folder(tmp_path))
+def test_a_call_waits_for_its_games_busy_slot_rather_than_read_its_prompt_elsewhere(tmp_path: Path):
+    slots = SlotMap(2, _folder(tmp_path), wait=5)
+    ahead = slots.acquire("game:1")  # its prompt read ahead
+    other = slots.acquire("game:2")
+    got: list[Lease | None] = []
+    turn = threading.Thread(target=lambda: got.append(slots.acquire("game:1")))
+    turn.start()
+    time.sleep(0.2)
+    assert not got  # its turn waits for the read-ahead, in its own slot
+    slots.release(ahead.slot)
+    turn.join(5)
+    assert got == [Lease(ahead.slot)]
+    slots.release(other.slot)
+
+
+def test_with_every_slot_busy_a_call_waits_then_lets_the_server_pick(tmp_path: Path):
+    slots = SlotMap(1, _folder(tmp_path), wait=0.2)
     held = slots.acquire("game:1")
-    assert slots.acquire("game:1") is None  # its own slot is in a call: the server picks any free one
+    assert slots.acquire("game:1") is None  # waited its time: the server picks any free slot
     assert slots.acquire("game:2") is None
     slots.release(held.slot)
     assert slots.acquire("game:2").save == file_name("game:1")
