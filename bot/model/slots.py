@@ -59,13 +59,25 @@ class SlotFolder:
         (self.folder / name).unlink(missing_ok=True)
 
     def trim(self) -> None:
-        """Remove the least recently written files until the folder fits its budget."""
-        files = sorted(self.folder.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime)
-        total = sum(p.stat().st_size for p in files)
-        while files and total > self.capacity_bytes:
-            oldest = files.pop(0)
-            total -= oldest.stat().st_size
-            oldest.unlink(missing_ok=True)
+        """Remove the least recently written files until the folder fits its budget (a file another call removes
+        meanwhile is skipped; a folder that cannot be read is left as it is, said in the log)."""
+        try:
+            files = []
+            for path in self.folder.glob(f"*{SUFFIX}"):
+                try:
+                    info = path.stat()
+                except FileNotFoundError:
+                    continue
+                files.append((info.st_mtime, info.st_size, path))
+            files.sort()
+            total = sum(size for _, size, _ in files)
+            for _, size, path in files:
+                if total <= self.capacity_bytes:
+                    break
+                path.unlink(missing_ok=True)
+                total -= size
+        except OSError as exc:
+            log.warning("Saved slots in %s could not be trimmed (%s)", self.folder, exc.strerror or exc)
 
 
 class SlotMap:
