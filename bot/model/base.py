@@ -68,6 +68,19 @@ class CallStats:
         )
 
 
+@dataclass(frozen=True)
+class Dry:
+    """llama.cpp's DRY sampler ("don't repeat yourself"): a token that would extend a run of tokens already in the
+    context by more than ``allowed`` is penalised, ``multiplier * base ** (run - allowed)``: a name said again costs
+    little, a sentence said again a great deal. Over the whole context, prompt included, so that what the earlier
+    replies said is what a reply is kept from saying again."""
+
+    multiplier: float = 0.8
+    base: float = 1.75
+    allowed: int = 2
+    breakers: tuple[str, ...] = ("\n", ":", '"', "*")  # a run does not go on across these
+
+
 class LanguageModel(ABC):
     """Generate text, stream it, generate JSON for a schema, count tokens.
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import CallStats, Interrupted, LanguageModel, Messages
+from bot.model.base import CallStats, Dry, Interrupted, LanguageModel, Messages
 from bot.model.bundled import package_files
 
 log = logging.getLogger(__name__)
@@ -311,8 +311,6 @@ class LlamaModel(LanguageModel):
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
     ) -> Iterator[str]:  # fmt: skip
-        from bot.model.llamacpp import Dry
-
         self._llama.begin(slot=slot, stop=self.stop, dry=Dry() if fresh else None)
         chunks = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,

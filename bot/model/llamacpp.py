@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import llama_cpp
 import numpy as np
 
-from bot.model.base import Interrupted
+from bot.model.base import Dry, Interrupted
 from bot.model.statefiles import SavedState, StateFolder
 
 log = logging.getLogger(__name__)
@@ -200,19 +200,6 @@ class _SlotCache(llama_cpp.BaseLlamaCache):
 
     def __setitem__(self, key: Sequence[int], value: llama_cpp.LlamaState) -> None:
         self.states.put(self.slot, value)
-
-
-@dataclass(frozen=True)
-class Dry:
-    """llama.cpp's DRY sampler ("don't repeat yourself"): a token that would extend a run of tokens already in the
-    context by more than ``allowed`` is penalised, ``multiplier * base ** (run - allowed)``: a name said again costs
-    little, a sentence said again a great deal. Over the whole context, prompt included, so that what the earlier
-    replies said is what a reply is kept from saying again."""
-
-    multiplier: float = 0.8
-    base: float = 1.75
-    allowed: int = 2
-    breakers: tuple[str, ...] = ("\n", ":", '"', "*")  # a run does not go on across these
 
 
 class GameLlama(llama_cpp.Llama):

@@ -39,7 +39,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from bot.model.base import CallStats, LanguageModel, Messages, ModelUnavailable
+from bot.model.base import CallStats, Dry, LanguageModel, Messages, ModelUnavailable
 from bot.model.slots import Lease, SlotMap
 
 log = logging.getLogger(__name__)
@@ -353,7 +353,9 @@ class ServerModel(LanguageModel):
         if slot is not None:
             body["id_slot"] = slot
         if fresh and self.sampling:  # llama.cpp's DRY sampler, as the in-process model uses it
-            body.update(dry_multiplier=0.8, dry_base=1.75, dry_allowed_length=2)
+            dry = Dry()
+            body.update(dry_multiplier=dry.multiplier, dry_base=dry.base, dry_allowed_length=dry.allowed,
+                        dry_sequence_breakers=list(dry.breakers))  # fmt: skip
         if stop:
             body["stop"] = list(stop)[:4] if "api.openai.com" in self.url else list(stop)
         if stream:

@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.model.statefiles import over_budget
+
 log = logging.getLogger(__name__)
 
 SUFFIX = ".bin"
@@ -59,23 +61,11 @@ class SlotFolder:
         (self.folder / name).unlink(missing_ok=True)
 
     def trim(self) -> None:
-        """Remove the least recently written files until the folder fits its budget (a file another call removes
-        meanwhile is skipped; a folder that cannot be read is left as it is, said in the log)."""
+        """Remove the least recently written files until the folder fits its budget (a folder that cannot be read
+        is left as it is, said in the log)."""
         try:
-            files = []
-            for path in self.folder.glob(f"*{SUFFIX}"):
-                try:
-                    info = path.stat()
-                except FileNotFoundError:
-                    continue
-                files.append((info.st_mtime, info.st_size, path))
-            files.sort()
-            total = sum(size for _, size, _ in files)
-            for _, size, path in files:
-                if total <= self.capacity_bytes:
-                    break
+            for path in over_budget(self.folder, SUFFIX, self.capacity_bytes):
                 path.unlink(missing_ok=True)
-                total -= size
         except OSError as exc:
             log.warning("Saved slots in %s could not be trimmed (%s)", self.folder, exc.strerror or exc)
 

@@ -44,6 +44,26 @@ class SavedState:
     seed: int
 
 
+def over_budget(folder: Path, suffix: str, capacity_bytes: int) -> list[Path]:
+    """The files of ``folder`` ending in ``suffix`` to remove, least recently written first, for the rest to fit
+    in ``capacity_bytes`` (a file removed meanwhile is skipped)."""
+    files = []
+    for path in folder.glob(f"*{suffix}"):
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        files.append((info.st_mtime, info.st_size, path))
+    total = sum(size for _, size, _ in files)
+    chosen = []
+    for _, size, path in sorted(files, key=lambda f: f[0]):
+        if total <= capacity_bytes:
+            break
+        chosen.append(path)
+        total -= size
+    return chosen
+
+
 def model_key(path: Path, n_ctx: int) -> str:
     """A name for a model file at a context size: its name, and a digest of its size and first and last MiB (a file
     replaced under the same name has another key)."""
@@ -162,22 +182,11 @@ class StateFolder:
             self._ids.pop(slot, None)
 
     def _keep_within_budget(self) -> None:
-        files = []
-        for path in self.folder.glob(f"*{SUFFIX}"):
-            try:
-                stat = path.stat()
-            except OSError:
-                continue
-            files.append((stat.st_mtime, stat.st_size, path))
-        total = sum(size for _, size, _ in files)
-        for _, size, path in sorted(files, key=lambda f: f[0]):
-            if total <= self.capacity_bytes:
-                break
+        for path in over_budget(self.folder, SUFFIX, self.capacity_bytes):
             header = self._header(path)
             path.unlink(missing_ok=True)
             if header is not None:
                 self._forget(header["slot"])
-            total -= size
             self.dropped += 1
 
     def _header(self, path: Path) -> dict | None:

@@ -39,7 +39,8 @@ def _built() -> Path | None:
 
 needs_server = pytest.mark.skipif(
     _built() is None,
-    reason="llama.cpp's server is not built: `sh scripts/build-llama-server .venv` (a few minutes, once) runs these",
+    reason="needs llama.cpp's server, not built here (CI skips the build to stay fast): `make server` (a few minutes, "
+    "once) builds it and these run",
 )
 HELLO = [ChatMessage(role="system", content="You are the narrator of a short story. " * 20),
          ChatMessage(role="user", content="The door opens.")]  # fmt: skip
