@@ -65,6 +65,7 @@ from bot.engine.shaping import (
     THIN_WORDS,
     ends_a_sentence,
     normal_form,
+    referents,
     restates,
     speaker_line,
 )  # fmt: skip
@@ -158,17 +159,6 @@ def world_names(world: World) -> set[str]:
     names = [*capitalised, *(n.name for n in world.npcs), *(a for n in world.npcs for a in n.aliases)]
     names += [k for entry in world.lore for k in entry.keys]
     return stems(" ".join(names))
-
-
-def referents(world: World, action: str) -> set[str]:
-    """The stems of the characters ``action`` refers to by a word of their name, aliases or description."""
-    said = stems(action)
-    found: set[str] = set()
-    for npc in world.npcs:
-        names = stems(" ".join([npc.name, *npc.aliases]))
-        if said & (names | stems(npc.description)):
-            found |= names
-    return found
 
 
 @dataclass(frozen=True)

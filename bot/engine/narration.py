@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
-from bot.engine.shaping import ReplyShaper, Shaped, only_restates, says_enough
+from bot.engine.shaping import ReplyShaper, Shaped, only_restates, says_enough, touches
 from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
@@ -33,6 +33,10 @@ SAY_SOMETHING_NEW = (
     "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
     "what happens next, in new words, as the GM, for everyone at the table.)"
 )
+ANSWER_THE_ACTION = (
+    "(Your last reply did not answer what the player just did. Write what happens when they do it, as the GM, "
+    "for everyone at the table.)"
+)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Shaping:
     recent: list[str]
     enabled: bool = True
     public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
+    referents: frozenset[str] = frozenset()  # the names of the characters the actions refer to (see touches)
 
     def shaper(self) -> ReplyShaper:
         return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
@@ -80,6 +85,7 @@ class Narration:
     stats: CallStats | None
     shaped: Shaped | None = None
     nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
+    ignored_action: bool = False  # held back too: it said nothing of the action it answers
 
 
 class Narrator:
@@ -103,15 +109,15 @@ class Narrator:
         first = await self._try(request, on_text, guard, hold_back=True)
         if not first.nothing_new:
             return first
-        log.info("Game %d turn %d: the reply said nothing new, or too little; asked again", *request.where)
+        why = "said nothing of the action" if first.ignored_action else "said nothing new, or too little"
+        log.info("Game %d turn %d: the reply %s; asked again", *request.where, why)
         waited = time.perf_counter() - began
         # A reply that said again what earlier replies said is asked for with the model kept from repeating its
         # context (DRY). Not one that restated the action or said too little: kept from the prompt's words, the
         # 1.5B model answered the action less often (bench quality: ignores the action 0.12, thin 0.17).
         repeated = first.shaped is not None and first.shaped.repeats
-        again = await self._try(
-            request.with_note(SAY_SOMETHING_NEW), on_text, guard, hold_back=False, fresh=repeated
-        )  # fmt: skip
+        note = ANSWER_THE_ACTION if first.ignored_action else SAY_SOMETHING_NEW
+        again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
 
@@ -145,6 +151,8 @@ class Narrator:
             if hold_back and (shaper.said_nothing_new or reading.says_nothing(rest) or reading.only_restates(rest)):
                 # not shown: asked once more
                 return Narration(rest, reading.first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
+            if hold_back and reading.ignores_action(rest):
+                return Narration(rest, 0.0, stream.stats, shaper.shaped, nothing_new=True, ignored_action=True)
             await reading.take(rest)
             if reading.short is not None and shaper.shaped.dropped:  # the rules left too little of it: once more
                 return Narration(reading.text, 0.0, stream.stats, shaper.shaped, nothing_new=True)
@@ -220,8 +228,8 @@ class _Try:
         shown = self.public.feed(piece)
         if self.short is not None:
             self.short += shown
-            if not says_enough(self.short, self.shaping.actions):
-                return
+            if not says_enough(self.short, self.shaping.actions) or not self._answers(self.text):
+                return  # held until it says enough, and something of the action it answers
             shown, self.short = self.short, None
         if self.first_text is None:
             self.first_text = time.perf_counter() - self.started
@@ -235,6 +243,21 @@ class _Try:
         if not self.hold_until_enough or empty:
             return empty
         return not split_reply(self.text + rest, self.shaping.names)[0].strip()
+
+    def _answers(self, text: str) -> bool:
+        """Whether a reply says something of its actions (see :func:`bot.engine.shaping.touches`), in public or in
+        an aside (what a player's sniff of the glass finds may be told to that player alone); a reply to no action
+        (a scene opening) answers whatever it says."""
+        actions = self.shaping.actions
+        return not actions or touches(text, actions, self.shaping.referents)
+
+    def ignores_action(self, rest: str) -> bool:
+        """Whether the reply, held back for the channel until it said something of its action, said enough to stand
+        as a reply but nothing of the action (a short one stands as the model meant it, as before)."""
+        if self.short is None:
+            return False
+        public = self.short + split_reply(rest, self.shaping.names)[0]
+        return says_enough(public, self.shaping.actions) and not self._answers(self.text + rest)
 
     def only_restates(self, rest: str) -> bool:
         """Whether the reply, held back for the channel as too short, only restates its action in other words."""

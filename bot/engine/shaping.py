@@ -38,9 +38,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from bot.memory.context import EXAMPLE_REPLY
 from bot.words import boundaries, content_words, sentences, stems
+
+if TYPE_CHECKING:
+    from bot.worlds import World
 
 GENERIC_SPEAKERS = ("User", "Player", "Human", "You")
 OWN_NAMES = ("GM", "Game Master", "Narrator", "Assistant", "DM")
@@ -57,6 +61,9 @@ RECENT_REPLIES = 3
 # A public reply with fewer content words than this that are not its actions' own says too little to stand as a
 # GM's answer ('Dessa: "Rook, you're late."'): it is asked for once more. bench quality counts such a reply thin.
 THIN_WORDS = 6
+# An action with this many content words, or one naming a character, is specific enough that a reply answering it
+# says one of them ("I knock on the front door and wait under the porch."); one saying none is asked for again.
+SPECIFIC_ACTION = 3
 # An opening line that talks about the reply, not the story: a chat model's preamble, ending in a colon.
 PREAMBLE_MAX = 140  # characters: a longer opening line is the story
 _PREAMBLE_START = re.compile(r"^\s*(?:sure|okay|ok|certainly|of course|here(?:'s| is| are| comes)|continu\w*)\b", re.I)
@@ -326,6 +333,32 @@ def only_restates(text: str, actions: Sequence[str], names: Sequence[str] = ()) 
         if len(words) >= LOOSE_MIN_WORDS and len(said & words) >= LOOSE_COVER * len(words):
             return True
     return False
+
+
+def referents(world: World, action: str) -> set[str]:
+    """The stems of the names of the characters ``action`` refers to by a word of their name, aliases or
+    description ("the housekeeper" for Hester Crane)."""
+    said = stems(action)
+    found: set[str] = set()
+    for npc in world.npcs:
+        names = stems(" ".join([npc.name, *npc.aliases]))
+        if said & (names | stems(npc.description)):
+            found |= names
+    return found
+
+
+def touches(text: str, actions: Sequence[str], named: set[str] | frozenset[str] = frozenset()) -> bool:
+    """Whether a reply says anything of what it answers: a content word of an action, or a name of a character an
+    action refers to (``named``, see :func:`referents`). A reply that says none of it ("Dessa stops chewing and
+    looks at Duchess." for "I take the first watch and keep the fire low.") answers something else. An action of
+    fewer than :data:`SPECIFIC_ACTION` content words that names no character is answered by any reply."""
+    said = stems(text)
+    if said & named:
+        return True
+    words = [stems(action) for action in actions]
+    if not named and all(len(w) < SPECIFIC_ACTION for w in words):
+        return True  # "I wait.", "I look around.", "Who did it?": answered without a word of them
+    return any(said & w for w in words)
 
 
 def says_enough(text: str, actions: Sequence[str] = ()) -> bool:

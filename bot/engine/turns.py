@@ -24,7 +24,7 @@ from bot.engine.prompt import Prompts
 from bot.engine.results import OnText, PrivateMessage, TurnResult
 from bot.engine.seats import Seats
 from bot.engine.session import Sessions
-from bot.engine.shaping import RECENT_REPLIES
+from bot.engine.shaping import RECENT_REPLIES, referents
 from bot.errors import UserError
 from bot.memory.context import Context, ContextTrace
 from bot.memory.private import PrivateNote
@@ -146,9 +146,11 @@ class Turns:
         earning = {} if private_to is not None else await self.clues.earned_by(game, action)
         guard = await self.guards.for_turn(game, self.world_of(game), unlocked, earning, EARNED_CLUE_TOLD)
         said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
+        actions = [e.content for e in acted]
+        named = frozenset().union(*(referents(self.world_of(game), a) for a in actions))
         shaping = Shaping(
-            list(by_name), [e.content for e in acted], said[-RECENT_REPLIES:], self.config.shape_replies,
-            public=private_to is None,
+            list(by_name), actions, said[-RECENT_REPLIES:], self.config.shape_replies, public=private_to is None,
+            referents=named,
         )  # fmt: skip
         return _Table(by_name, unlocked), Request(game.id, action.turn, context, max_tokens, shaping), guard
 

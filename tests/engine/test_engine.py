@@ -187,6 +187,40 @@ async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for
     assert not scripted.last().fresh, "the try after a restatement may use the action's words"
 
 
+async def test_a_reply_that_says_nothing_of_its_action_is_asked_for_again_and_never_shown(
+    engine: Engine, scripted: ScriptedModel
+):
+    """What Qwen2.5 1.5B wrote once the rules cut its lines for the players (bench quality, Ember Road): a scene
+    beat that answers nothing of what the player did. It is held back and asked for again, with a note to answer
+    the action; the answer streams."""
+    game = await _game_with(engine, "chan", "Maya")
+    elsewhere = "Gulls wheel over the tower and the grey sea heaves against the granite below the cottage."
+    answer = "The boat's rope is stiff with salt; you knot it twice round the iron ring and the hull stops knocking."
+    scripted.enqueue(elsewhere, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "I tie the supply boat to the iron ring.", on_text=shown.append)
+    assert result.text == answer and "".join(shown) == answer, "the reply about something else never reached the screen"
+    assert "did not answer what the player just did" in scripted.last().prompt_text
+
+
+async def test_a_reply_answers_its_action_by_a_character_it_refers_to_an_aside_or_any_words_of_a_vague_one(
+    engine: Engine, scripted: ScriptedModel
+):
+    """ "The boatman" is Wren Tally: a reply naming Wren answers; so does one whose aside to the player answers
+    what they did; and "I wait." is answered by whatever happens next. None is asked for again."""
+    game = await _game_with(engine, "chan", "Maya")
+    for action, reply in (
+        ("I ask the boatman what he saw last night.", "Wren Tally spits over the rail and shrugs, rubbing his hands."),
+        ("I run a thumb along the lamp's brass rim.", "The tower groans. [[to Maya: Soot, fresh, and a fingerprint.]]"),
+        ("I wait.", "An hour passes. Fog rolls in from the east and swallows the cottage whole."),
+    ):
+        scripted.enqueue(reply)
+        result = await engine.act(game.id, "maya", action)
+        await engine.memory.idle()
+        assert "did not answer what the player just did" not in scripted.last().prompt_text, action
+        assert result.raw == reply, action
+
+
 async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kept_from_repeating_its_context(
     engine: Engine, scripted: ScriptedModel
 ):
@@ -196,7 +230,7 @@ async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kep
     said = "The Red Throat and the Glass Bridge lie ahead, past the double-barreled cart on the black road."
     new = "Dessa reins in the oxen at a cairn of salt-white stones and points to a camp half a day away."
     scripted.enqueue(said)
-    await engine.act(game.id, "maya", "I climb onto the lead wagon.")
+    await engine.act(game.id, "maya", "I look down the black road.")
     await engine.memory.idle()
     scripted.enqueue(said, new)
     result = await engine.act(game.id, "maya", "I ask Dessa how far to the first camp.")

@@ -733,7 +733,7 @@ async def test_a_slow_embedding_model_embeds_a_worlds_texts_in_batches_and_holds
         slow.seconds = 2.0  # the server slows right down
         game = (await engine.start_game("chan", "hollow-manor")).game
         await engine.join(game.id, "maya", "Maya")
-        model.enqueue("Rain hammers the windows while Mrs. Crane rattles the locked handle. What do you do?")
+        model.enqueue("Rain hammers the windows; nobody answers your knock while Mrs. Crane rattles the locked handle.")
         with caplog.at_level(logging.WARNING):
             result = await asyncio.wait_for(engine.act(game.id, "maya", "I knock on the study door."), 60)
         assert result.text.startswith("Rain hammers")
