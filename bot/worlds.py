@@ -201,10 +201,16 @@ def format_validation_error(error: ValidationError) -> list[str]:
     """``field.path: problem`` lines, as an author would read them."""
     lines = []
     for item in error.errors():
-        path = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        # A key is the author's text: one with a line break or another control character is shown escaped, so
+        # that each problem stays one line.
+        path = ".".join(_one_line(str(part)) for part in item["loc"]) or "(top level)"
         message = item["msg"].removeprefix("Value error, ")
         lines.append(f"{path}: {message}")
     return lines
+
+
+def _one_line(text: str) -> str:
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
 
 
 def load_world(path: Path) -> World:

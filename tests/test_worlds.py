@@ -110,6 +110,17 @@ def test_a_list_at_top_level_is_refused(tmp_path: Path):
         load_world(path)
 
 
+def test_a_key_with_a_line_break_is_named_on_one_line(tmp_path: Path):
+    """Found by the bad-input properties: an unknown key holding a line break split its problem over two lines."""
+    data = yaml.safe_load(LIGHTHOUSE.read_text())
+    data["npcs"][0]["mood\n"] = "grim"
+    path = tmp_path / "odd-key.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(WorldFileError) as caught:
+        load_world(path)
+    assert str(caught.value).splitlines() == [f"{path}: npcs.0.mood\\n: Extra inputs are not permitted"]
+
+
 def test_a_key_given_twice_is_refused_with_its_path_and_lines(tmp_path: Path):
     path = tmp_path / "twice.yaml"
     text = LIGHTHOUSE.read_text()
