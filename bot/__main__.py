@@ -285,6 +285,13 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--turns must be at least 1.")
         quality.run(settings, args.turns, sys.stdout)
         return 0
+    if args.bench == "length":
+        from bot.bench import length
+
+        if args.turns < 20:
+            raise UserError("--turns must be at least 20: the prompt's recent turns are what is measured.")
+        length.run(settings, args.turns, sys.stdout)
+        return 0
     if args.bench == "start":
         from bot.bench import start
 
@@ -453,6 +460,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     start_parser.add_argument("--turns", type=int, default=4, help="turns of each game (default 4)")
     start_parser.add_argument("--games", type=int, default=3, help="games of each case (default 3)")
+    length_parser = benches.add_parser(
+        "length", help="whether a game's short GM turns shorten the model's replies: short and long ones side by side"
+    )
+    length_parser.add_argument("--turns", type=int, default=60, help="scripted turns of each game (default 60)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
     return parser

@@ -197,16 +197,18 @@ def background(messages: list[ChatMessage]) -> str:
 
 class LongGameModel(ScriptedModel):
     """GM replies from :func:`gm_reply` (``topical``: :func:`topical_reply`) in turn order (a reply asked for
-    again repeats); the rest lossy."""
+    again repeats), each followed by ``padding`` sentences of the scene; the rest lossy."""
 
-    def __init__(self, seed: int = 5, *, topical: bool = False):
+    def __init__(self, seed: int = 5, *, topical: bool = False, padding: int = 0):
         super().__init__(default=background)
         self.rng = random.Random(seed)
         self.turn = 0
         self.reply = topical_reply if topical else gm_reply
+        self.padding = padding
 
     def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
-        self.enqueue(self.reply(self.turn, self.rng))
+        reply = self.reply(self.turn, self.rng)
+        self.enqueue(f"{reply} {_filler(self.rng, self.padding)}" if self.padding else reply)
         return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
 
 

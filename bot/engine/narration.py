@@ -73,7 +73,7 @@ class Request:
         """The same request with ``note`` on the prompt's last message, for this call only."""
         *front, last = self.context.messages
         noted = ChatMessage(role=last.role, content=f"{last.content}\n\n{note}")
-        return dataclasses.replace(self, context=Context([*front, noted], self.context.trace))
+        return dataclasses.replace(self, context=dataclasses.replace(self.context, messages=[*front, noted]))
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,25 @@ def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     assert "valid at the first try / after the retry / fell back" in out and "PrivateMemoryAnswer" in out
 
 
+@pytest.mark.llm
+@pytest.mark.slow
+def test_bench_length_plays_short_and_long_turns_and_ends_with_figures(tmp_path: Path):
+    result = run_bot("bench", "length", "--turns", "20", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "GM turns short, length unheld" in out and "GM turns long" in out
+    numbers = figures(out)
+    for key in ("reply_words_after_short_unheld", "reply_words_after_short", "reply_words_after_long"):
+        assert 0 < numbers[key] <= 24, key  # a word is a token at least
+    ratio = numbers["reply_words_after_short"] / numbers["reply_words_after_long"]
+    assert numbers["length_ratio"] == pytest.approx(ratio, rel=0.01)
+
+
+def test_bench_length_refuses_too_few_turns(tmp_path: Path):
+    result = run_bot("bench", "length", "--turns", "5", cwd=tmp_path)
+    assert result.returncode == 1 and "--turns must be at least 20" in result.stderr
+
+
 def test_the_quality_rules_find_each_fault():
     from bot.bench.quality import Turn, score
 
