@@ -159,9 +159,3 @@ def table(simcord_env):
     admins = guild.create_role("Admins", permissions=discord.Permissions(manage_guild=True))
     admin = guild.add_member(simcord_env.create_user("ada"), roles=[admins])
     return channel, maya, tom, admin
-
-
-def action_line(messages) -> str:
-    """The line of a GM prompt that holds the action answered: its last, but for a note after it on how to
-    answer (``(Answer in two to five sentences of story.)``)."""
-    return next(line for line in reversed(messages[-1].content.splitlines()) if line and not line.startswith("("))

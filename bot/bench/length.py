@@ -5,11 +5,9 @@ replies, whatever the world's style asks. Two games of the long game's world (:m
 style that asks for full replies, are played ``--turns`` turns with scripted GM turns: in one, one or two short
 sentences a turn, as a quick table's are; in the other, the same turns with four more sentences of the scene each.
 Then the configured model, as GM of each game, answers the same actions (the long game's questions), and the
-words of its public replies are counted; after the short turns twice, without and with the guide's length
-recalled beside the action (:data:`bot.engine.narration.KEEP_LENGTH`). One run, one model, side by side, ending
-with ``reply_words_after_short_unheld=W reply_words_after_short=W reply_words_after_long=W length_ratio=R``
-(medians; the ratio after short turns over after long ones, length held: 1.0 when the history's length does not
-carry into the replies).
+words of its public replies are counted. One run, one model, side by side, ending with
+``reply_words_after_short=W reply_words_after_long=W length_ratio=R`` (medians; the ratio short over long: 1.0
+when the history's length does not carry into the replies, below 1 when short turns shorten them).
 """
 
 from __future__ import annotations
@@ -50,11 +48,11 @@ def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
               f"{len(QUESTIONS)} actions answered in each\n")  # fmt: skip
     out.flush()
     words = {}
-    for label, padding, held in (("short_unheld", 0, False), ("short", 0, True), ("long", PADDING, True)):
-        history, replies = asyncio.run(_game(model, engine_config(settings, hold_length=held), turns, padding))
+    for label, padding in (("short", 0), ("long", PADDING)):
+        history, replies = asyncio.run(_game(model, engine_config(settings), turns, padding))
         words[label] = replies
-        out.write(f"\nGM turns {label.replace('_', ', length ')} (median {statistics.median(history):.0f} words "
-                  f"in the last 20); the model's replies, in words:\n  {' '.join(map(str, replies))}\n")  # fmt: skip
+        out.write(f"\nGM turns {label} (median {statistics.median(history):.0f} words in the last 20); the model's "
+                  f"replies, in words:\n  {' '.join(map(str, replies))}\n")  # fmt: skip
         out.flush()
     figures = {f"reply_words_after_{label}": float(statistics.median(replies)) for label, replies in words.items()}
     figures["length_ratio"] = figures["reply_words_after_short"] / figures["reply_words_after_long"]

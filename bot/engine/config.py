@@ -17,7 +17,6 @@ class EngineConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
     full_guide: bool = True  # the frozen layer's full guide and example reply (see bot.memory.context.world_brief)
-    hold_length: bool = True  # with the full guide, its reply length recalled when a game's replies ran short
     server_worlds_bytes: int = 256 * 2**20  # all servers' own world files together (GM_SERVER_WORLDS_MIB)
     vectors_bytes: int = 256 * 2**20  # the games' vectors held in memory together (GM_VECTORS_MIB)
 

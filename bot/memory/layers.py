@@ -24,7 +24,6 @@ LAYERS = (
 )  # fmt: skip
 FRONT = ("frozen", "secrets", "chapters", "pins", "glossary", "story", "short", "private")
 NOTES = ("scene", "lore", "recall")  # what a turn adds, in the order its message shows them
-GUIDE = "guide"  # a turn's note on how to answer it, after its action (the length, when replies ran short)
 GM_ONLY_LAYERS = ("secrets", "private", "scene")
 NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
 FOLLOWING = "next"  # how a recalled fragment is marked when it came along as the turn after a recalled one

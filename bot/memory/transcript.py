@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.memory.layers import GUIDE, HEADERS, NOTES
+from bot.memory.layers import HEADERS, NOTES
 from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
 
@@ -25,15 +25,13 @@ def notes_text(notes: Sequence[TurnNote]) -> str:
 def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = (), *, bracketed: bool = False) -> ChatMessage:
     """A log entry as the model reads it: players speak as the user, the GM as itself.
 
-    An action's turn notes come first in its message, as they did when the GM answered it, but for a note on how
-    to answer it (:data:`GUIDE`), which comes after. Joins and rolls are
+    An action's turn notes come first in its message, as they did when the GM answered it. Joins and rolls are
     plain sentences, or ``bracketed`` (``[Maya joins the game.]``) for a small model, which was measured with them.
     """
     message = _entry_message(entry, bracketed)
-    if not notes or message.role != "user":
-        return message
-    before, after = notes_text(notes), [note.text for note in notes if note.layer == GUIDE]
-    return ChatMessage(role="user", content="\n\n".join([*filter(None, [before, message.content]), *after]))
+    if notes and message.role == "user":
+        return ChatMessage(role="user", content=f"{notes_text(notes)}\n\n{message.content}")
+    return message
 
 
 def _entry_message(entry: LogEntry, bracketed: bool) -> ChatMessage:

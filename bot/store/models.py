@@ -151,7 +151,7 @@ class TurnNote(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    layer: str  # "scene", "lore", "recall", or "guide" (how to answer: shown after the action)
+    layer: str  # "scene", "lore" or "recall"
     ref: str
     text: str
 

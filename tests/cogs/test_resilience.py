@@ -11,7 +11,7 @@ from bot.settings import ProcessSettings
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
 from cogs.game import OPENING_REFUSED, REFUSED
-from tests.conftest import action_line, bundled_model
+from tests.conftest import bundled_model
 
 
 async def test_a_game_survives_a_restart_of_the_bot(simcord_env, table, engine: Engine, worlds_dir):
@@ -94,7 +94,7 @@ async def test_an_opening_discord_refuses_is_told_and_the_game_is_kept(simcord_e
 async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engine: Engine, scripted: ScriptedModel):
     channel, maya, tom, _ = table
     other = simcord_env.guild.create_text_channel("cellar")
-    scripted.default = lambda messages: "Echo: " + action_line(messages)
+    scripted.default = lambda messages: "Echo: " + messages[-1].content.splitlines()[-1]
     await maya.slash(channel, "game start", world="lighthouse")
     await tom.slash(other, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")

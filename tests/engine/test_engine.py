@@ -8,7 +8,6 @@ from bot.engine import Engine, ModelFailed
 from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.store import EntryKind, Store
-from tests.conftest import action_line
 
 
 async def _game_with(engine: Engine, channel: str = "chan", *names: str):
@@ -53,7 +52,7 @@ async def test_the_prompt_holds_rules_world_history_and_the_action(engine: Engin
 
 
 async def test_turns_within_a_game_keep_their_order(engine: Engine, scripted: ScriptedModel):
-    scripted.default = lambda messages: "reply to " + action_line(messages)
+    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
     game = await _game_with(engine, "chan", "Maya", "Tom")
     actions = [("maya", "I climb."), ("tom", "I wait."), ("maya", "I knock."), ("tom", "I shout.")]
     results = await asyncio.gather(*(engine.act(game.id, who, text) for who, text in actions))
@@ -69,7 +68,7 @@ async def test_turns_within_a_game_keep_their_order(engine: Engine, scripted: Sc
 
 
 async def test_two_games_play_at_once_without_mixing(engine: Engine, scripted: ScriptedModel):
-    scripted.default = lambda messages: "reply to " + action_line(messages)
+    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
     one = await _game_with(engine, "one", "Maya")
     two = await _game_with(engine, "two", "Tom")
 
@@ -220,41 +219,6 @@ async def test_a_reply_answers_its_action_by_a_character_it_refers_to_an_aside_o
         await engine.memory.idle()
         assert "did not answer what the player just did" not in scripted.last().prompt_text, action
         assert result.raw == reply, action
-
-
-async def test_after_a_run_of_one_line_replies_the_guides_length_is_recalled_beside_the_action(
-    engine: Engine, scripted: ScriptedModel
-):
-    """bench length: after one-line GM turns the 1.5B model wrote one-liners. Once most of the last replies are
-    one-liners the call carries a note on the length the guide asks; after full replies it does not."""
-    from bot.engine.prompt import KEEP_LENGTH
-
-    game = await _game_with(engine, "chan", "Maya")
-    for action, reply in (
-        ("I watch the tide.", "The tide turns at the rocks."),
-        ("I ask Wren about the rope.", "Wren Tally coils the boat's rope."),
-        ("I push the lamp room door.", "The lamp room door sticks."),
-        ("I climb the stair.", "The stair winds up into the dark; the tower hums in the wind."),
-    ):
-        scripted.enqueue(reply)
-        result = await engine.act(game.id, "maya", action)
-        await engine.memory.idle()
-    assert result.context.messages[-1].content.endswith(f"Maya: I climb the stair.\n\n{KEEP_LENGTH.text}")
-    assert result.context.messages == scripted.last().messages, "the turn's prompt is what the model read"
-    for action, reply in (
-        ("I climb higher.", "You climb past the oil store, each step worn hollow by a century of keepers' boots. "
-         "The air smells of paraffin and cold brass."),
-        ("I look out of the window.", "Through the salt-crusted window you see the supply boat rocking at the "
-         "landing. Wren Tally is bailing it out with a tin cup."),
-        ("I wave back at Wren.", "Wren sees your wave and lifts his cap, then points at the sky to the west, where "
-         "the clouds are piling up black."),
-    ):  # fmt: skip
-        scripted.enqueue(reply)
-        result = await engine.act(game.id, "maya", action)
-        await engine.memory.idle()
-    assert not result.context.messages[-1].content.endswith(KEEP_LENGTH.text), "after full replies"
-    asked = [m.content for m in result.context.messages if "I climb the stair." in m.content]
-    assert asked == [f"Maya: I climb the stair.\n\n{KEEP_LENGTH.text}"], "kept with its action, as it was asked"
 
 
 async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kept_from_repeating_its_context(

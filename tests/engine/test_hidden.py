@@ -257,7 +257,7 @@ async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read
 
     memory_model.enqueue("Gulls scream overhead as a rowing boat noses out of the fog toward the landing. Well?")
     third = await engine.act(game.id, "maya", "I go down to the landing.")
-    [call] = [c for c in memory_model.calls if "Maya: I go down to the landing." in c.messages[-1].content]
+    [call] = [c for c in memory_model.calls if c.messages[-1].content.endswith("I go down to the landing.")]
     read = "\n".join(m.content for m in call.messages)
     for note in (REGENERATE, SAY_SOMETHING_NEW, "GM note"):
         assert note not in read, f"{note!r} is in a later prompt"
