@@ -315,3 +315,33 @@ async def test_per_game_settings_change_that_game_only(engine: Engine, memory_mo
     assert mine_turns[-1].max_tokens == 64 and theirs_turns[-1].max_tokens == 128
     with pytest.raises(UserError, match="trigger_messages: Input should be greater than or equal to 2"):
         await engine.set_setting(game.id, "trigger_messages", "1")
+
+
+@pytest.mark.parametrize(("fill", "growth", "folds"), [(0.85, 0.2, True), (0.85, 0.05, False), (0.92, 0.0, True)])
+async def test_with_no_chunk_closed_the_recent_turns_fold_once_the_next_turn_would_not_fit(
+    store, worker, worlds_dir, memory_model: ScriptedModel, monkeypatch, fill, growth, folds
+):
+    """bench context at 4k: no chunk closes before the recent turns' room fills (turns of a fifth of the room),
+    and the fold came only once a turn had pushed the oldest recent turns out of the prompt unsummarized; the front
+    then changed the turn after, costing the prompt cache twice. The fold now comes once the next turn, as large
+    as the last, would not fit (or the room is 90% full, as before)."""
+    from bot.engine import EngineConfig
+    from bot.engine.summaries import Summaries
+    from bot.memory.config import MemoryConfig
+    from bot.worlds import WorldLibrary
+
+    never_closes = MemoryConfig(trigger_messages=2000, trigger_tokens=100_000)
+    config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=never_closes)
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+    try:
+        game = await start(engine, "Maya")
+        await play(engine, game.id, 6)
+
+        async def room(self, game_id: int) -> tuple[float, float]:
+            return fill, growth
+
+        monkeypatch.setattr(Summaries, "room", room)
+        report = await engine.memory.summaries.compact(game.id)
+        assert (report.messages_folded > 0) is folds
+    finally:
+        await engine.close()
