@@ -100,8 +100,9 @@ class Narrator:
     ) -> Narration:
         """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
 
-        With shaping on, the first try shows nothing until it has said enough, and one that said nothing new is
-        held back and tried once more, with a note to say something new.
+        With shaping on, the first try shows nothing until it has said enough and something of its action; one
+        that said nothing new, or nothing of its action, is held back and tried once more, with a note to say
+        something new or to answer the action.
         """
         if not request.shaping.enabled:
             return await self._try(request, on_text, guard, hold_back=False)
