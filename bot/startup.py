@@ -27,7 +27,8 @@ def load_model(settings: ProcessSettings) -> LanguageModel:
     if settings.model_url:
         model = _server_chat_model(settings)
     else:
-        model = (_started_server(settings) if settings.server_slots else None) or _llama_model(settings)
+        chosen = choose_model(settings)  # once: a server that fails to start leaves the same file to load in process
+        model = (_started_server(settings, chosen) if settings.server_slots else None) or _llama_model(settings, chosen)
     settle_for_model(settings, model)
     return model
 
@@ -56,15 +57,16 @@ def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
     return model
 
 
-def _started_server(settings: ProcessSettings) -> LanguageModel | None:
-    """llama.cpp's server started for the configured model with ``GM_SERVER_SLOTS`` game slots; ``None``, said in
-    one line, when it cannot be (the in-process model plays then)."""
+def _started_server(settings: ProcessSettings, chosen: tuple[Path, str]) -> LanguageModel | None:
+    """llama.cpp's server started for the chosen model file (its path, and the line that says which model plays
+    and why) with ``GM_SERVER_SLOTS`` game slots; ``None``, said in one line, when it cannot be (the in-process
+    model plays then)."""
     from bot.model.llama_server import LlamaServer, LlamaServerError, check_version, find_binary
     from bot.model.server import ServerError, ServerModel
     from bot.model.slots import SlotFolder, SlotMap
     from bot.model.statefiles import model_key
 
-    path, origin = choose_model(settings)
+    path, origin = chosen
     server = None
     try:
         binary = find_binary(str(settings.llama_server) if settings.llama_server else None)
@@ -142,10 +144,10 @@ def choose_model(settings: ProcessSettings, *, fetch_default=None) -> tuple[Path
     )
 
 
-def _llama_model(settings: ProcessSettings) -> LanguageModel:
+def _llama_model(settings: ProcessSettings, chosen: tuple[Path, str]) -> LanguageModel:
     from bot.model.llama import LlamaConfig, LlamaModel, Sampling
 
-    path, origin = choose_model(settings)
+    path, origin = chosen
     log.info("%s", origin)
     sampling = Sampling(
         temperature=settings.temperature if settings.temperature is not None else LARGE.temperature,

@@ -15,16 +15,18 @@ from pathlib import Path
 
 import pytest
 
+from bot import startup
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
 from bot.model import ModelWorker
 from bot.model.base import ChatMessage
+from bot.model.llama import LlamaModel
 from bot.model.llama_server import LlamaServer, LlamaServerError, find_binary
 from bot.model.pool import ServerPool
 from bot.model.server import ServerModel
 from bot.model.slots import file_name
 from bot.settings import ProcessSettings
-from bot.startup import _started_server
+from bot.startup import _started_server, choose_model
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
 from tests.conftest import GPU_LAYERS, loads_a_model
@@ -56,7 +58,8 @@ def _settings(tmp_path: Path, **changes) -> ProcessSettings:
 @pytest.fixture
 @loads_a_model
 def started(tmp_path: Path):
-    model = _started_server(_settings(tmp_path, server_slots=2))
+    settings = _settings(tmp_path, server_slots=2)
+    model = _started_server(settings, choose_model(settings))
     assert isinstance(model, ServerModel) and model.owner is not None
     yield model
     model.close()
@@ -195,14 +198,24 @@ def _installed() -> str:
     ],
 )  # fmt: skip
 def test_a_server_binary_missing_of_another_version_or_dying_at_start_is_one_line(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, script: str | None, version: str | None, said: str
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    script: str | None,
+    version: str | None,
+    said: str,
 ):
     if script is None:
         binary = tmp_path / "nowhere" / "llama-server"
     else:
         binary = _fake_binary(tmp_path / "bin", script, _installed() if version == "installed" else version)
     caplog.set_level(logging.WARNING)
-    assert _started_server(_settings(tmp_path, server_slots=2, llama_server=binary)) is None
+    settings = _settings(tmp_path, server_slots=2, llama_server=binary)
+    chosen = []
+    monkeypatch.setattr(startup, "choose_model", lambda s: chosen.append(s) or choose_model(s))
+    model = startup.load_model(settings)
+    assert isinstance(model, LlamaModel), "the in-process model plays"
     lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(lines) == 1 and "The model plays in process" in lines[0], lines
     assert re.search(said, lines[0]), lines[0]
+    assert len(chosen) == 1, "the model file is chosen once, for the server and then in process"
