@@ -171,18 +171,26 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     assert "in new words" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
 
 
+async def _only_the_second_try_is_shown(
+    engine: Engine, scripted: ScriptedModel, action: str, first: str, answer: str
+) -> None:
+    """Maya acts; the model writes ``first``, then ``answer``: the turn's reply, and all the screen saw, is the
+    answer."""
+    game = await _game_with(engine, "chan", "Maya")
+    scripted.enqueue(first, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", action, on_text=shown.append)
+    assert result.text == answer and "".join(shown) == answer, f"{first!r} never reached the screen"
+
+
 async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for_again(
     engine: Engine, scripted: ScriptedModel
 ):
     """What Qwen2.5 1.5B wrote as GM of a long game, asked about a pinned fact: the action again, in the third
     person and another verb. The rules let it through; it is asked for again, as an echo is."""
-    game = await _game_with(engine, "chan", "Maya")
     restated = "Maya leans close and smells the candles."
     answer = "The wax gives off a faint smell of bitter almonds: someone has doctored these candles."
-    scripted.enqueue(restated, answer)
-    shown: list[str] = []
-    result = await engine.act(game.id, "maya", "I lean close and sniff the candles.", on_text=shown.append)
-    assert result.text == answer and "".join(shown) == answer, "the restatement never reached the screen"
+    await _only_the_second_try_is_shown(engine, scripted, "I lean close and sniff the candles.", restated, answer)
     assert "Write what happens next, in new words" in scripted.last().prompt_text
     assert not scripted.last().fresh, "the try after a restatement may use the action's words"
 
@@ -193,13 +201,9 @@ async def test_a_reply_that_says_nothing_of_its_action_is_asked_for_again_and_ne
     """What Qwen2.5 1.5B wrote once the rules cut its lines for the players (bench quality, Ember Road): a scene
     beat that answers nothing of what the player did. It is held back and asked for again, with a note to answer
     the action; the answer streams."""
-    game = await _game_with(engine, "chan", "Maya")
     elsewhere = "Gulls wheel over the tower and the grey sea heaves against the granite below the cottage."
     answer = "The boat's rope is stiff with salt; you knot it twice round the iron ring and the hull stops knocking."
-    scripted.enqueue(elsewhere, answer)
-    shown: list[str] = []
-    result = await engine.act(game.id, "maya", "I tie the supply boat to the iron ring.", on_text=shown.append)
-    assert result.text == answer and "".join(shown) == answer, "the reply about something else never reached the screen"
+    await _only_the_second_try_is_shown(engine, scripted, "I tie the supply boat to the iron ring.", elsewhere, answer)
     assert "did not answer what the player just did" in scripted.last().prompt_text
 
 
