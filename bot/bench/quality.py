@@ -68,6 +68,7 @@ from bot.engine.shaping import (
     referents,
     restates,
     speaker_line,
+    spoken,
 )  # fmt: skip
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
@@ -189,7 +190,7 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
     said = sentences(text)
     if any(_FIRST_PERSON.match(s) and not re.search(r"\byou\b|\broll", s, re.I) for s in sentences(narration)):
         faults.append("first_person")
-    if said and restates(stems(said[0]), stems(turn.action)):
+    if said and restates(stems(spoken(said[0])), stems(turn.action)):
         faults.append("echo")
     before = {normal_form(s) for r in turn.recent[-3:] for s in sentences(r)}
     seen: set[str] = set()

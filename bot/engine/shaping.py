@@ -101,6 +101,12 @@ def speaker_line(names: Sequence[str]) -> re.Pattern[str]:
     return re.compile(rf"(?:^|\n)[ \t]*(?:[-*>][ \t]*)?(?:\*\*)?(?:{alternatives})(?:\*\*)?[ \t]*:", re.IGNORECASE)
 
 
+def spoken(sentence: str) -> str:
+    """A sentence without its script form's speaker label (``Meg Wren: "I keep the key."``): the label says who
+    talks, not what is said, so a character's answer sharing the question's words is not the question said again."""
+    return _SCRIPT_LINE.sub("", sentence, count=1)
+
+
 def normal_form(sentence: str) -> str:
     """A sentence's content words, stemmed: two sentences saying the same thing compare equal."""
     return " ".join(stem for stem, _ in content_words(sentence))
@@ -249,7 +255,7 @@ class ReplyShaper:
             sentence = _LONE_CLOSE.sub("", sentence)
         self._in_aside += sentence.count("[[") - sentence.count("]]")
         normal = normal_form(sentence)
-        if not self._started and not inside_aside and self._restates_action(normal):
+        if not self._started and not inside_aside and self._restates_action(normal_form(spoken(sentence))):
             self.shaped.echo = True
             self.shaped.dropped.append(sentence.strip())
             self._echoed.append(sentence)

@@ -189,6 +189,15 @@ def test_the_quality_rules_find_each_fault():
     assert faults(clean) == []
     assert faults(clean + "\nTom: I follow her in.") == ["speaks_for_players"]
     assert "echo" in faults("Maya walks up to the front door of the manor and knocks. " + clean)
+    assert "echo" in faults("Maya: I walk up to the front door of the manor and knock. " + clean)
+    assert "echo" not in faults(
+        'Meg Wren: "I keep the key to the study. I always use it."',
+        action="I ask Meg Wren who keeps the key to the study.",
+    ), "the speaker's label is who talks, not what is said: a character's answer is no echo of the question"
+    assert "echo" not in faults(
+        'Dr. Anselm Pike: "I last saw Silas Wren alive at twelve o\'clock this afternoon."',
+        action="I ask Dr. Pike when he last saw Silas Wren alive.",
+    )
     assert faults(clean + " He frowns.") == ["repeats"]
     assert faults(clean, recent=("Rain falls. " + clean,)) == ["repeats"]
     assert faults(clean + " Pike opens the door and") == ["cut_off"]

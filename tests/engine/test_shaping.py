@@ -38,6 +38,26 @@ def test_a_reply_with_nothing_new_is_given_back_and_said_to_be_so():
     assert text == "The clock strikes nine." and shaper.said_nothing_new
 
 
+def test_a_character_answering_in_the_script_form_is_no_echo_of_the_question():
+    """The speaker's label says who talks, not what is said: a character's answer that shares the question's words
+    (the default model's answers on Hollow Manor) is the answer, not the action said again."""
+    for reply, action in (
+        ('Meg Wren: "I keep the key to the study. I always use it."', "I ask Meg Wren who keeps the key to the study."),
+        (
+            'Dr. Anselm Pike: "I last saw Silas Wren alive at twelve o\'clock this afternoon."',
+            "I ask Dr. Pike when he last saw Silas Wren alive.",
+        ),
+    ):
+        text, shaper = _shape(reply, players=["Maya", "Tom"], actions=[action])
+        assert text == reply and not shaper.shaped.echo and not shaper.said_nothing_new
+    text, shaper = _shape(
+        "Tom: I ask Meg Wren who keeps the key to the study. She shrugs.",
+        players=["Maya", "Tom"],
+        actions=["I ask Meg Wren who keeps the key to the study."],
+    )
+    assert text == "She shrugs." and shaper.shaped.echo, "a player's line saying the action again is still an echo"
+
+
 def test_the_models_own_name_is_taken_off_and_bold_names_count():
     assert _shape("GM: Rain lashes the windows.")[0] == "Rain lashes the windows."
     text, _ = _shape("Rain lashes the windows.\n**Maya**: I shiver.")
