@@ -178,8 +178,8 @@ def measure_speeds(model: LanguageModel, n_ctx: int) -> Speeds:
             forget()
         sentences = int(n_ctx * share / 13)  # each sentence is about 13 tokens
         text = " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(sentences))
-        model.generate([ChatMessage(role="user", content=text + " Retell this at length.")], max_tokens=48)
-        stats = model.last_call
+        retell = [ChatMessage(role="user", content=text + " Retell this at length.")]
+        stats = model.generate(retell, max_tokens=48).stats
         if stats is None or not stats.evaluated_tokens or stats.generated_tokens < 2:
             raise RuntimeError("the model reported no figures to measure its speed with")
         read = stats.evaluated_tokens / max(stats.first_token_seconds, 1e-6)

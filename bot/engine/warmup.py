@@ -19,12 +19,14 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from bot.engine.prompt import Prompts
 from bot.engine.session import Sessions
 from bot.errors import UserError
 from bot.memory.context import Context
+from bot.model.base import CallStats
 from bot.model.worker import ModelWorker, Priority
 from bot.store import EntryKind, LogEntry, Store, Visibility
 
@@ -32,6 +34,13 @@ log = logging.getLogger(__name__)
 
 PLACEHOLDER = "..."  # the action's place in the prompt read ahead: the turn reads its own action from there
 SCENE_LAYERS = ("scene", "lore")  # what the scene calls up before any action (recall answers an action)
+
+
+@dataclass(frozen=True)
+class ReadAhead:
+    """A game's prompt read ahead of its turn, and what that cost (None: the model keeps no state to read into)."""
+
+    stats: CallStats | None
 
 
 class WarmUps:
@@ -70,11 +79,10 @@ class WarmUps:
             return
         model = self.worker.model
 
-        def read() -> bool:
+        def read() -> ReadAhead | None:
             if session.turns_asked != asked:  # a turn of this game came first: its state is newer
-                return False
-            model.prefill(context.messages, slot=session.slot)
-            return True
+                return None
+            return ReadAhead(model.prefill(context.messages, slot=session.slot))
 
         try:
             read_ahead = await self.worker.run(read, priority=Priority.PREFILL, label=f"prefill {session.slot}",
@@ -82,7 +90,7 @@ class WarmUps:
         except Exception as exc:  # the turn reads it cold then; nothing else is lost
             log.warning("Game %d: reading its prompt ahead failed (%s)", game_id, exc)
             return
-        if read_ahead:
+        if read_ahead is not None:
             self.done += 1
             log.info("Game %d: its prompt is read ahead of its next turn", game_id)
         else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -69,6 +69,43 @@ class CallStats:
 
 
 @dataclass(frozen=True)
+class Answer:
+    """What one model call gave back, as one value: its text and what it cost."""
+
+    text: str
+    stats: CallStats | None = None  # None: the model could say nothing of its cost
+
+
+class Written(Iterator[str]):
+    """A reply as it is written: iterate it for the pieces. ``stats`` holds the call's figures once it has ended,
+    read to its end or closed early (the model stops at its next token and says what it did).
+
+    A model makes one with :meth:`of`, from a generator that is handed the ``Written`` to record its figures in
+    when it ends."""
+
+    def __init__(self, pieces: Iterator[str] | None = None):
+        self.stats: CallStats | None = None
+        self._pieces: Iterator[str] = pieces if pieces is not None else iter(())
+
+    @classmethod
+    def of(cls, make: Callable[[Written], Iterator[str]]) -> Written:
+        written = cls()
+        written._pieces = make(written)
+        return written
+
+    def __iter__(self) -> Written:
+        return self
+
+    def __next__(self) -> str:
+        return next(self._pieces)
+
+    def close(self) -> None:
+        close = getattr(self._pieces, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass(frozen=True)
 class Dry:
     """llama.cpp's DRY sampler ("don't repeat yourself"): a token that would extend a run of tokens already in the
     context by more than ``allowed`` is penalised, ``multiplier * base ** (run - allowed)``: a name said again costs
@@ -87,26 +124,27 @@ class LanguageModel(ABC):
     ``stop`` is set by the worker while a call that may be interrupted runs
     (background work): an implementation checks it at safe points, between
     prompt chunks and between generated tokens, and raises
-    :class:`Interrupted`. ``last_call`` holds the figures of the call that
-    ended last.
+    :class:`Interrupted`. Each call gives back what it cost with what it
+    wrote: an :class:`Answer`, or a :class:`Written` whose ``stats`` are
+    set when it ends. The model keeps no figures of its own between calls,
+    so calls made at once (a model server's) never mix them.
     """
 
     name: str = "model"
     placement: str = ""  # where it runs, in words: "on the CPU (2 threads)", "all 31 layers on NVIDIA H100 ..."
     origin: str = ""  # which model plays and why, in one line, said at start
     stop: threading.Event | None = None
-    last_call: CallStats | None = None
 
     @abstractmethod
-    def generate(self, messages: Messages, *, max_tokens: int) -> str:
-        """The whole reply to a chat."""
+    def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
+        """The whole reply to a chat, with its figures."""
 
     @abstractmethod
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
-    ) -> Iterator[str]:  # fmt: skip
-        """The reply to a chat, piece by piece as it is written.
+    ) -> Written:  # fmt: skip
+        """The reply to a chat, piece by piece as it is written; its figures in ``stats`` once it has ended.
 
         ``slot`` names whose prompt this is (a game): its state is kept after
         the call and restored before that slot's next one, whatever ran in
@@ -116,8 +154,8 @@ class LanguageModel(ABC):
         """
 
     @abstractmethod
-    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
-        """Raw text of a reply constrained (where the model can) to a JSON schema.
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
+        """Raw text of a reply constrained (where the model can) to a JSON schema, with its figures.
 
         Validation, the retry and the fallback are the caller's business:
         see :func:`bot.model.structured.generate_object`.
@@ -127,8 +165,10 @@ class LanguageModel(ABC):
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` with the model's own tokenizer."""
 
-    def prefill(self, messages: Messages, *, slot: str) -> None:  # noqa: B027 - optional: most models need none
-        """Read ``messages`` into ``slot``'s kept state ahead of its turn (a model that keeps none does nothing)."""
+    def prefill(self, messages: Messages, *, slot: str) -> CallStats | None:
+        """Read ``messages`` into ``slot``'s kept state ahead of its turn, and what that cost (a model that keeps
+        none does nothing: None)."""
+        return None
 
     def drop_state(self, slot: str) -> None:  # noqa: B027
         """Forget what is kept for ``slot`` (its game ended)."""

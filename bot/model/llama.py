@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import CallStats, Dry, Interrupted, LanguageModel, Messages
+from bot.model.base import Answer, CallStats, Dry, Interrupted, LanguageModel, Messages, Written
 from bot.model.bundled import package_files
 
 log = logging.getLogger(__name__)
@@ -236,7 +236,7 @@ class LlamaModel(LanguageModel):
         self.states = self._llama.states = GameStates(self.cache_bytes, self.states.disk)
         self._llama.reset()
 
-    def prefill(self, messages: Messages, *, slot: str) -> None:
+    def prefill(self, messages: Messages, *, slot: str) -> CallStats:
         """Read a prompt into ``slot``'s state without answering it, so that its turn reads only what follows;
         stopped (its progress kept) when a player's turn is waiting; the state is written to disk at once."""
         self._llama.begin(slot=slot, stop=self.stop)
@@ -245,9 +245,9 @@ class LlamaModel(LanguageModel):
         except Interrupted:
             self._llama.keep_state()  # what was read so far: the next try, or the turn, goes on from it
             raise
-        finally:
-            self._finish()
+        stats = self._figures()
         self.states.keep(slot)
+        return stats
 
     def drop_state(self, slot: str) -> None:
         self.states.drop(slot)
@@ -299,18 +299,22 @@ class LlamaModel(LanguageModel):
         """The context the model was trained with: a longer one reads garbage past it."""
         return self._llama._model.n_ctx_train()
 
-    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+    def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, **self._sampling()
         )
-        self._finish()
-        return result["choices"][0]["message"]["content"] or ""
+        return Answer(result["choices"][0]["message"]["content"] or "", self._figures())
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
-    ) -> Iterator[str]:  # fmt: skip
+    ) -> Written:  # fmt: skip
+        return Written.of(lambda written: self._stream(messages, max_tokens, slot, stop, fresh, written))
+
+    def _stream(
+        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
+    ) -> Iterator[str]:
         self._llama.begin(slot=slot, stop=self.stop, dry=Dry() if fresh else None)
         chunks = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
@@ -328,9 +332,9 @@ class LlamaModel(LanguageModel):
             self._llama.keep_state()
             raise
         finally:  # also when the caller stops reading early: the figures of what was done
-            self._finish()
+            written.stats = self._figures()
 
-    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(
             messages=_as_dicts(messages),
@@ -338,14 +342,14 @@ class LlamaModel(LanguageModel):
             response_format={"type": "json_object", "schema": schema},
             **self._sampling(),
         )
-        self._finish()
-        return result["choices"][0]["message"]["content"] or ""
+        return Answer(result["choices"][0]["message"]["content"] or "", self._figures())
 
-    def _finish(self) -> None:
+    def _figures(self) -> CallStats:
+        """What the call just made cost, from what the model counted as it read and wrote."""
         reading = self._llama.reading
         now = time.perf_counter()
         evaluated = reading.prompt_evaluated if reading.prompt_evaluated is not None else reading.evaluated
-        self.last_call = CallStats(
+        return CallStats(
             prompt_tokens=reading.prompt_tokens,
             reused_tokens=max(0, reading.prompt_tokens - evaluated),
             evaluated_tokens=evaluated,

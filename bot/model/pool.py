@@ -13,7 +13,6 @@ memory's background calls) goes to the servers in turn.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import itertools
 import logging
@@ -21,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from bot.model.base import CallStats, LanguageModel, Messages
+from bot.model.base import Answer, CallStats, LanguageModel, Messages, Written
 from bot.model.server import ServerDown, ServerModel
 
 log = logging.getLogger(__name__)
@@ -41,19 +40,6 @@ class ServerPool(LanguageModel):
         self._down: dict[str, float] = {}  # server url -> until when it is left out
         self._lock = threading.Lock()
         self._turn = itertools.count()
-        self._local = threading.local()  # the server of this thread's last call, for its figures
-
-    # The figures of this thread's last call
-
-    @property
-    def last_call(self) -> CallStats | None:  # type: ignore[override]
-        server = getattr(self._local, "server", None)
-        return server.last_call if server is not None else None
-
-    @last_call.setter
-    def last_call(self, value: CallStats | None) -> None:
-        for server in self.servers:
-            server.last_call = value
 
     @property
     def stop(self):  # type: ignore[override]
@@ -102,17 +88,24 @@ class ServerPool(LanguageModel):
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
-    ) -> Iterator[str]:  # fmt: skip
+    ) -> Written:  # fmt: skip
+        return Written.of(lambda out: self._stream(messages, max_tokens, slot, stop, fresh, out))
+
+    def _stream(
+        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, out: Written
+    ) -> Iterator[str]:
         failures: list[str] = []
         for server in self.order(slot):
-            self._local.server = server
             shown = False
             try:
                 written = server.stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
-                with contextlib.closing(written):  # a reader that leaves early stops the server's reply
+                try:
                     for piece in written:
                         shown = True
                         yield piece
+                finally:
+                    written.close()  # a reader that leaves early stops the server's reply
+                    out.stats = written.stats
                 return
             except ServerDown as exc:
                 self._mark_down(server, exc)
@@ -121,17 +114,17 @@ class ServerPool(LanguageModel):
                 failures.append(str(exc))
         raise ServerDown("No model server answers: " + " / ".join(failures))
 
-    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+    def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         return self._first(lambda server: server.generate(messages, max_tokens=max_tokens))
 
-    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         return self._first(lambda server: server.generate_json(messages, schema, max_tokens=max_tokens))
 
     def count_tokens(self, text: str) -> int:
-        return self._first(lambda server: server.count_tokens(text), remember=False)
+        return self._first(lambda server: server.count_tokens(text))
 
-    def prefill(self, messages: Messages, *, slot: str) -> None:
-        self._first(lambda server: server.prefill(messages, slot=slot), key=slot)
+    def prefill(self, messages: Messages, *, slot: str) -> CallStats | None:
+        return self._first(lambda server: server.prefill(messages, slot=slot), key=slot)
 
     def drop_state(self, slot: str) -> None:
         for server in self.servers:
@@ -141,12 +134,10 @@ class ServerPool(LanguageModel):
         for server in self.servers:
             server.close()
 
-    def _first(self, call, *, key: str | None = None, remember: bool = True):
+    def _first(self, call, *, key: str | None = None):
         """``call`` on the first server that answers."""
         failures: list[str] = []
         for server in self.order(key):
-            if remember:
-                self._local.server = server
             try:
                 return call(server)
             except ServerDown as exc:

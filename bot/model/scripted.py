@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from bot.model.base import CallStats, ChatMessage, Interrupted, LanguageModel, Messages
+from bot.model.base import Answer, CallStats, ChatMessage, Interrupted, LanguageModel, Messages, Written
 
 Reply = str | Exception | Callable[[list[ChatMessage]], str]
 
@@ -53,8 +53,8 @@ class ScriptedModel(LanguageModel):
     ``started`` lists calls as they begin, ``calls`` as they are answered.
 
     It keeps a stand-in for the model's cache: the text of the last call's
-    prompt and reply, and of each slot's last call, so ``last_call`` says
-    how much of a prompt a real model could have reused.
+    prompt and reply, and of each slot's last call, so each call's figures
+    say how much of its prompt a real model could have reused.
     """
 
     name = "scripted"
@@ -84,14 +84,21 @@ class ScriptedModel(LanguageModel):
         with self._lock:
             self._replies.extend(replies)
 
-    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+    def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         return self._answer(Call("generate", list(messages), max_tokens))
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
-    ) -> Iterator[str]:  # fmt: skip
-        text = self._answer(Call("stream", list(messages), max_tokens, slot=slot, fresh=fresh))
+    ) -> Written:  # fmt: skip
+        return Written.of(lambda written: self._pieces(messages, max_tokens, slot, stop, fresh, written))
+
+    def _pieces(
+        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
+    ) -> Iterator[str]:
+        answer = self._answer(Call("stream", list(messages), max_tokens, slot=slot, fresh=fresh))
+        written.stats = answer.stats
+        text = answer.text
         cuts = [text.find(s) for s in stop if s in text]
         text = text[: min(cuts)] if cuts else text  # as a model ends at a stop string
         for start in range(0, len(text), self.chunk_chars):
@@ -99,14 +106,14 @@ class ScriptedModel(LanguageModel):
                 raise Interrupted()
             yield text[start : start + self.chunk_chars]
 
-    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         return self._answer(Call("json", list(messages), max_tokens, schema))
 
     def count_tokens(self, text: str) -> int:
         # Deterministic and close to real tokenizers for English prose.
         return (len(text) + 3) // 4
 
-    def prefill(self, messages: Messages, *, slot: str) -> None:
+    def prefill(self, messages: Messages, *, slot: str) -> CallStats:
         """Held by ``block`` like any call; recorded in ``prefilled`` (not ``calls``), and kept as the slot's
         state, as a real model keeps what it read."""
         started = time.perf_counter()
@@ -114,7 +121,7 @@ class ScriptedModel(LanguageModel):
         call = Call("prefill", list(messages), 0, slot=slot)
         with self._lock:
             self.prefilled.append(call)
-        self._remember(call, "", started)
+        return self._remember(call, "", started)
 
     def drop_state(self, slot: str) -> None:
         with self._lock:
@@ -127,7 +134,7 @@ class ScriptedModel(LanguageModel):
                 self.interrupted += 1
                 raise Interrupted()
 
-    def _answer(self, call: Call) -> str:
+    def _answer(self, call: Call) -> Answer:
         started = time.perf_counter()
         with self._lock:
             self.started.append(call)
@@ -138,10 +145,9 @@ class ScriptedModel(LanguageModel):
         if isinstance(reply, Exception):
             raise reply
         text = reply(call.messages) if callable(reply) else reply
-        self._remember(call, text, started)
-        return text
+        return Answer(text, self._remember(call, text, started))
 
-    def _remember(self, call: Call, reply: str, started: float) -> None:
+    def _remember(self, call: Call, reply: str, started: float) -> CallStats:
         """Figures as a prefix-caching model would have them: what of the prompt it already held."""
         prompt = "".join(f"<{m.role}>{m.content}</{m.role}>" for m in call.messages) + "<assistant>"
         live = len(os.path.commonprefix([self._cached, prompt]))
@@ -151,7 +157,7 @@ class ScriptedModel(LanguageModel):
         self._cached = prompt + reply
         if call.slot is not None:
             self._slots[call.slot] = self._cached
-        self.last_call = CallStats(
+        return CallStats(
             prompt_tokens=total,
             reused_tokens=reused_tokens,
             evaluated_tokens=total - reused_tokens,

@@ -31,7 +31,6 @@ import functools
 import http.client
 import json
 import logging
-import threading
 import time
 import urllib.error
 import urllib.parse
@@ -39,7 +38,7 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from bot.model.base import CallStats, Dry, LanguageModel, Messages, ModelUnavailable
+from bot.model.base import Answer, CallStats, Dry, LanguageModel, Messages, ModelUnavailable, Written
 from bot.model.slots import Lease, SlotMap
 
 log = logging.getLogger(__name__)
@@ -121,19 +120,8 @@ class ServerModel(LanguageModel):
         self.background_parallel = 1 if slots is not None else max(1, self.parallel - 1)
         self.parameters: int | None = None  # the model's size and trained context, where the server says them
         self.trained_context: int | None = None
-        self._local = threading.local()  # each worker thread's last call: parallel calls do not mix figures
         self._json_format = "json_schema"
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
-
-    # The figures of this thread's last call (the worker reads them from the thread that made it)
-
-    @property
-    def last_call(self) -> CallStats | None:  # type: ignore[override]
-        return getattr(self._local, "last_call", None)
-
-    @last_call.setter
-    def last_call(self, value: CallStats | None) -> None:
-        self._local.last_call = value
 
     # Start-up
 
@@ -164,16 +152,20 @@ class ServerModel(LanguageModel):
 
     # Calls
 
-    def generate(self, messages: Messages, *, max_tokens: int) -> str:
+    def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         started = time.perf_counter()
         answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
-        self._record(answer.get("usage"), started, started)
-        return answer["choices"][0]["message"].get("content") or ""
+        return _whole(answer, started)
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
-    ) -> Iterator[str]:  # fmt: skip
+    ) -> Written:  # fmt: skip
+        return Written.of(lambda written: self._leased(messages, max_tokens, slot, stop, fresh, written))
+
+    def _leased(
+        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
+    ) -> Iterator[str]:
         lease = self._lease(slot)
         if lease is not None:
             slot_id = lease.slot
@@ -182,13 +174,13 @@ class ServerModel(LanguageModel):
         else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
             slot_id = self._spare if slot is None else -1
         try:
-            yield from self._stream(messages, max_tokens, slot_id, stop, fresh)
+            yield from self._stream(messages, max_tokens, slot_id, stop, fresh, written)
         finally:
             if lease is not None and self.slots is not None:
                 self.slots.release(lease.slot)
 
     def _stream(
-        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool
+        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written
     ) -> Iterator[str]:
         body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh)
         started = time.perf_counter()
@@ -235,9 +227,9 @@ class ServerModel(LanguageModel):
                     "prompt_tokens": sum(self._count(m.content) for m in messages),
                     "completion_tokens": generated,
                 }
-            self._record(usage, started, first)
+            out.stats = _figures(usage, started, first)
 
-    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> str:
+    def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         started = time.perf_counter()
         body = self._body(messages, max_tokens, slot=self._spare)
         for kind in dict.fromkeys([self._json_format, "json_object"]):
@@ -253,8 +245,7 @@ class ServerModel(LanguageModel):
                     self._json_format = "json_object"
                     continue
                 raise
-            self._record(answer.get("usage"), started, started)
-            return answer["choices"][0]["message"].get("content") or ""
+            return _whole(answer, started)
         raise ServerError(f"The model server at {self.url} takes no JSON schema.")
 
     def count_tokens(self, text: str) -> int:
@@ -262,12 +253,14 @@ class ServerModel(LanguageModel):
 
     # Slots (a llama.cpp server whose slots this model assigns)
 
-    def prefill(self, messages: Messages, *, slot: str) -> None:
+    def prefill(self, messages: Messages, *, slot: str) -> CallStats | None:
         """Read a game's prompt into its slot ahead of its turn: a one-token reply, thrown away."""
         if self.slots is None:
-            return
-        for _ in self.stream(messages, max_tokens=1, slot=slot):
+            return None
+        written = self.stream(messages, max_tokens=1, slot=slot)
+        for _ in written:
             pass
+        return written.stats
 
     def drop_state(self, slot: str) -> None:
         if self.slots is not None:
@@ -421,18 +414,26 @@ class ServerModel(LanguageModel):
                 time.sleep(wait)
         raise AssertionError("unreachable")
 
-    def _record(self, usage: dict | None, started: float, first: float | None) -> None:
-        usage = usage or {}
-        prompt = int(usage.get("prompt_tokens") or 0)
-        cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-        self.last_call = CallStats(
-            prompt_tokens=prompt,
-            reused_tokens=cached,
-            evaluated_tokens=prompt - cached,
-            generated_tokens=int(usage.get("completion_tokens") or 0),
-            first_token_seconds=(first - started) if first else 0.0,
-            seconds=time.perf_counter() - started,
-        )
+
+def _whole(answer: dict, started: float) -> Answer:
+    """A whole (not streamed) answer's text and figures."""
+    return Answer(answer["choices"][0]["message"].get("content") or "", _figures(answer.get("usage"), started, started))
+
+
+def _figures(usage: dict | None, started: float, first: float | None) -> CallStats:
+    """A call's figures from the server's ``usage`` and the times it was sent (``started``) and first wrote."""
+    usage = usage or {}
+    prompt = int(usage.get("prompt_tokens") or 0)
+    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
+    now = time.perf_counter()
+    return CallStats(
+        prompt_tokens=prompt,
+        reused_tokens=cached,
+        evaluated_tokens=prompt - cached,
+        generated_tokens=int(usage.get("completion_tokens") or 0),
+        first_token_seconds=(first - started) if first else 0.0,
+        seconds=now - started,
+    )
 
 
 _DONE: dict = {}  # what _events yields for ``[DONE]``

@@ -9,7 +9,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from bot.model.base import ChatMessage, Interrupted, LanguageModel, Messages, schema_for
+from bot.model.base import CallStats, ChatMessage, Interrupted, LanguageModel, Messages, schema_for
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +26,7 @@ class Structured(Generic[T]):
     ok: bool
     attempts: int
     errors: list[str] = field(default_factory=list)
+    stats: CallStats | None = None  # what the tries cost together
 
 
 def generate_object(
@@ -45,17 +46,20 @@ def generate_object(
     schema = schema_for(schema_type)
     chat = list(messages)
     errors: list[str] = []
+    stats: CallStats | None = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            raw = model.generate_json(chat, schema, max_tokens=max_tokens)
+            answer = model.generate_json(chat, schema, max_tokens=max_tokens)
         except Interrupted:
             raise  # not a failure: the worker runs the whole call again later
         except Exception as exc:  # a model that raises is one more failed attempt
             log.warning("Structured %s: attempt %d raised", schema_type.__name__, attempt, exc_info=True)
             errors.append(f"model error: {exc}")
             continue
+        raw = answer.text
+        stats = answer.stats if stats is None else stats.then(answer.stats)
         try:
-            return Structured(_parse(schema_type, raw), ok=True, attempts=attempt, errors=errors)
+            return Structured(_parse(schema_type, raw), ok=True, attempts=attempt, errors=errors, stats=stats)
         except ValidationError as exc:
             problem = _short_problem(exc)
             errors.append(problem)
@@ -66,7 +70,7 @@ def generate_object(
                 ChatMessage(role="user", content=f"That was not valid ({problem}). Answer again with JSON only."),
             ]
     log.warning("Structured %s: falling back after %d attempts: %s", schema_type.__name__, ATTEMPTS, errors)
-    return Structured(fallback, ok=False, attempts=ATTEMPTS, errors=errors)
+    return Structured(fallback, ok=False, attempts=ATTEMPTS, errors=errors, stats=stats)
 
 
 def _parse(schema_type: type[T], raw: str) -> T:

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot.model.base import CallStats, Interrupted, LanguageModel, Messages
+from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, Written
 from bot.model.structured import Structured, generate_object
 
 log = logging.getLogger(__name__)
@@ -169,9 +169,10 @@ class ModelWorker:
     async def generate(
         self, messages: Messages, *, max_tokens: int, priority: Priority = Priority.PLAYER, label: str = "generate"
     ) -> str:
-        return await self.run(
+        answer = await self.run(
             lambda: self.model.generate(messages, max_tokens=max_tokens), priority=priority, label=label
         )
+        return answer.text
 
     async def generate_object(
         self,
@@ -258,19 +259,10 @@ class ModelWorker:
         stop = threading.Event() if job.interruptible else None
         self._running, self._stop = job, stop
         self.model.stop = stop
-        self.model.last_call = None
         started = time.perf_counter()
         outcome: tuple[bool, Any]
-        figures: list[CallStats | None] = []
-
-        def call(job: _Job = job, figures: list = figures) -> Any:
-            try:
-                return job.run()
-            finally:  # read in the thread that made the call (a model server keeps them per thread)
-                figures.append(self.model.last_call)
-
         try:
-            outcome = (True, await asyncio.to_thread(call))
+            outcome = (True, await asyncio.to_thread(job.run))
         except Interrupted:
             job.interruptions += 1
             self.interruptions += 1
@@ -288,7 +280,7 @@ class ModelWorker:
             JobRecord(
                 priority=Priority(job.priority), label=job.label, queued_at=job.queued_at, started_at=started,
                 ended_at=ended, busy_seconds=self._busy.pop(job.seq, 0.0) + ended - started,
-                interruptions=job.interruptions, stats=figures[0] if figures else None, ok=outcome[0],
+                interruptions=job.interruptions, stats=cost(outcome[1]) if outcome[0] else None, ok=outcome[0],
             )
         )  # fmt: skip
         if job.future.done():
@@ -297,6 +289,15 @@ class ModelWorker:
             job.future.set_result(outcome[1])
         else:
             job.future.set_exception(outcome[1])
+
+
+def cost(result: Any) -> CallStats | None:
+    """What a job's model calls cost, from what it gave back: the figures, or a value that carries them (an
+    :class:`~bot.model.base.Answer`, a :class:`~bot.model.base.Written`, a :class:`Structured`)."""
+    if isinstance(result, CallStats):
+        return result
+    stats = getattr(result, "stats", None)
+    return stats if isinstance(stats, CallStats) else None
 
 
 class ModelStream:
@@ -328,7 +329,7 @@ class ModelStream:
         stop = threading.Event()
         writing = False  # the model has written a piece: it stops within a token when told to
 
-        def produce() -> None:
+        def produce() -> Written | None:
             try:
                 written = model.stream(
                     self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop, fresh=self.fresh
@@ -339,9 +340,9 @@ class ModelStream:
                             break
                         loop.call_soon_threadsafe(pieces.put_nowait, piece)
                 finally:
-                    if hasattr(written, "close"):
-                        written.close()  # a reader that left early: the model stops, and records what it did
-                self.stats = model.last_call
+                    written.close()  # a reader that left early: the model stops, and says what it did
+                self.stats = written.stats
+                return written
             finally:
                 loop.call_soon_threadsafe(pieces.put_nowait, _DONE)
 

@@ -180,6 +180,11 @@ class EndlessModel(ScriptedModel):
         self.closed_at: float | None = None
 
     def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False):
+        from bot.model.base import Written
+
+        return Written.of(self._pieces)
+
+    def _pieces(self, out):
         import time
 
         from bot.model.base import CallStats
@@ -192,7 +197,7 @@ class EndlessModel(ScriptedModel):
                 yield piece
         finally:
             self.closed_at = time.perf_counter()
-            self.last_call = CallStats(
+            out.stats = CallStats(
                 prompt_tokens=100, reused_tokens=90, evaluated_tokens=10, generated_tokens=written,
                 first_token_seconds=0.005, seconds=self.closed_at - started,
             )  # fmt: skip

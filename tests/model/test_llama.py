@@ -111,8 +111,9 @@ def test_a_background_call_stops_between_prompt_chunks_and_the_model_stays_usabl
     finally:
         llama.stop = None
     assert llama._llama.reading.evaluated == 3 * INTERRUPTIBLE_CHUNK, "three chunks read, then it stopped"
-    assert llama.generate(LONG_PROMPT, max_tokens=16).strip(), "run again, the call completes"
-    stats = llama.last_call
+    answer = llama.generate(LONG_PROMPT, max_tokens=16)
+    assert answer.text.strip(), "run again, the call completes"
+    stats = answer.stats
     assert stats.prompt_tokens > 6 * INTERRUPTIBLE_CHUNK and stats.generated_tokens > 0
 
 
@@ -133,8 +134,9 @@ def _next_turn_after_background_work(llama: LlamaModel, chat: list, reply: str, 
     """The game's next turn (its reply, then a new action), once background work has used the model; its figures."""
     llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
     again = [*chat, ChatMessage(role="assistant", content=reply), ChatMessage(role="user", content=action)]
-    "".join(llama.stream(again, max_tokens=8, slot=slot))
-    return llama.last_call
+    written = llama.stream(again, max_tokens=8, slot=slot)
+    "".join(written)
+    return written.stats
 
 
 @pytest.mark.slow
@@ -143,8 +145,7 @@ def test_a_games_state_survives_a_call_for_something_else(llama: LlamaModel):
         ChatMessage(role="system", content="You are the game master. " + "The manor is old and cold. " * 30),
         ChatMessage(role="user", content="Maya: I open the door."),
     ]
-    "".join(llama.stream(chat, max_tokens=8, slot="game:1"))
-    first = llama.last_call
+    first = _turn(llama, chat, "game:1")
     second = _next_turn_after_background_work(llama, chat, "It creaks.", "Maya: I go in.", slot="game:1")
     assert first.reused_tokens == 0 or first.reused_tokens < first.prompt_tokens
     assert second.state_restored, "the game's saved state came back after the other call"
@@ -157,21 +158,16 @@ def test_a_new_game_of_the_same_world_reads_only_what_differs(llama: LlamaModel)
     """The first turn of a second game starts from the first game's state: the same frozen layer is not read
     twice, even after background work has used the model."""
     frozen = ChatMessage(role="system", content="You are the game master. " + "The lighthouse is dark. " * 60)
-    "".join(llama.stream([frozen, ChatMessage(role="user", content="Maya: I climb the stair.")], max_tokens=8,
-                         slot="game:first"))  # fmt: skip
-    first = llama.last_call
+    first = _turn(llama, [frozen, ChatMessage(role="user", content="Maya: I climb the stair.")], "game:first")
     llama.generate(LONG_PROMPT, max_tokens=8)  # background work takes the model's cache
-    "".join(llama.stream([frozen, ChatMessage(role="user", content="Tom: I light a match.")], max_tokens=8,
-                         slot="game:second"))  # fmt: skip
-    second = llama.last_call
+    second = _turn(llama, [frozen, ChatMessage(role="user", content="Tom: I light a match.")], "game:second")
     assert first.reused_tokens < 20, "the first game read its world cold"
     assert second.state_restored and second.reused_tokens > first.prompt_tokens - 20, (second, first)
     assert second.evaluated_tokens < 20, "only the new action was read"
     other = [ChatMessage(role="system", content="You are a librarian. " + "The shelves are tall. " * 60),
              ChatMessage(role="user", content="Tom: I light a match.")]  # fmt: skip
     llama.generate(LONG_PROMPT, max_tokens=8)
-    "".join(llama.stream(other, max_tokens=8, slot="game:third"))
-    assert not llama.last_call.state_restored, "a game of another world shares no beginning"
+    assert not _turn(llama, other, "game:third").state_restored, "a game of another world shares no beginning"
 
 
 @pytest.mark.slow
@@ -185,7 +181,7 @@ def test_a_games_state_is_kept_when_its_reply_is_left_early(llama: LlamaModel):
     pieces = llama.stream(chat, max_tokens=64, slot="game:early")
     next(pieces), next(pieces)
     pieces.close()  # the reader leaves after two pieces
-    first = llama.last_call
+    first = pieces.stats
     assert first.generated_tokens < 64
     second = _next_turn_after_background_work(llama, chat, "The wagon lurches.", "Rook: I hold on.", slot="game:early")
     assert second.state_restored, "the state saved when the reply was left came back"
@@ -260,8 +256,9 @@ def test_asking_for_every_layer_on_the_gpu_says_where_they_went(caplog):
 
 
 def _turn(model: LlamaModel, chat: list[ChatMessage], slot: str):
-    "".join(model.stream(chat, max_tokens=8, slot=slot))
-    return model.last_call
+    written = model.stream(chat, max_tokens=8, slot=slot)
+    "".join(written)
+    return written.stats
 
 
 @pytest.mark.slow
@@ -281,8 +278,7 @@ def test_a_prompt_read_ahead_is_kept_on_disk_and_the_turn_after_a_restart_reads_
     first_turn = [*opening, ChatMessage(role="user", content="Maya: I climb the stair.")]
 
     model = bundled_model(n_ctx=1024, sampling=Sampling(seed=7), states_dir=states)
-    model.prefill([*opening, ChatMessage(role="user", content="Maya: ...")], slot="game:1")
-    read_ahead = model.last_call
+    read_ahead = model.prefill([*opening, ChatMessage(role="user", content="Maya: ...")], slot="game:1")
     assert read_ahead.evaluated_tokens > 300 and list((states / model.states.disk.key).iterdir()), "kept on disk"
     turn = _turn(model, first_turn, "game:1")
     assert turn.evaluated_tokens < 15, f"only the action is read: {turn}"

@@ -104,8 +104,8 @@ def test_more_games_than_slots_take_turns_through_files_and_a_damaged_one_is_rea
     started: ServerModel, caplog: pytest.LogCaptureFixture
 ):
     def reply(game: str):
-        text = "".join(started.stream(HELLO, max_tokens=4, slot=game))
-        return text, started.last_call
+        written = started.stream(HELLO, max_tokens=4, slot=game)
+        return "".join(written), written.stats
 
     for game in ("game:1", "game:2", "game:3"):  # two slots: game 3 takes game 1's, saving it
         reply(game)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from bot.model.base import ChatMessage
+from bot.model.base import Answer, ChatMessage, Written
 from bot.model.pool import ServerPool
 from bot.model.server import ServerDown, ServerModel
 
@@ -28,7 +28,10 @@ class FakeServer(ServerModel):
         if self.down:
             raise ServerDown(f"{self.url} is not answering")
 
-    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False) -> Iterator[str]:
+    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False) -> Written:
+        return Written.of(lambda written: self._pieces(slot))
+
+    def _pieces(self, slot: str | None) -> Iterator[str]:
         if self.down:
             raise ServerDown(f"{self.url} is not answering")
         self.games.append(slot)
@@ -37,11 +40,11 @@ class FakeServer(ServerModel):
                 raise ServerDown(f"{self.url} broke off its reply")
             yield piece
 
-    def generate(self, messages, *, max_tokens) -> str:
+    def generate(self, messages, *, max_tokens) -> Answer:
         if self.down:
             raise ServerDown(f"{self.url} is not answering")
         self.games.append(None)
-        return self.url
+        return Answer(self.url)
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())
@@ -96,7 +99,7 @@ def test_a_reply_cut_off_after_its_first_words_fails_and_the_retry_goes_elsewher
 
 def test_background_work_goes_to_the_servers_in_turn_and_none_answering_is_one_error():
     pool, servers = _pool(2)
-    assert {pool.generate(HELLO, max_tokens=4) for _ in range(4)} == {s.url for s in servers}
+    assert {pool.generate(HELLO, max_tokens=4).text for _ in range(4)} == {s.url for s in servers}
     for server in servers:
         server.down = True
     with pytest.raises(ServerDown, match="No model server answers"):

@@ -112,7 +112,7 @@ async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: 
             [ChatMessage(role="user", content="A name for a cat.")],
             {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}}, "required": ["name"]},
             max_tokens=24,
-        )
+        ).text
     )
     assert isinstance(answer["name"], str), "json_schema unknown to this server: json_object with the schema"
 

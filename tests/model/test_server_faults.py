@@ -65,9 +65,10 @@ def test_a_server_that_ignores_max_tokens_is_read_no_further_than_the_limit():
         server.stream = "endless"
         model = ServerModel(server.url, "gm", timeout=10)
         started = time.monotonic()
-        text = "".join(model.stream(CHAT, max_tokens=50))
+        written = model.stream(CHAT, max_tokens=50)
+        text = "".join(written)
         assert time.monotonic() - started < 60, "it returned; the stub would write forever"
-        assert len(text.split()) <= 50 and model.last_call.generated_tokens == 50
+        assert len(text.split()) <= 50 and written.stats.generated_tokens == 50
 
 
 @pytest.mark.parametrize(

@@ -203,3 +203,39 @@ async def test_a_model_serving_several_calls_keeps_a_place_free_of_background_wo
         assert turn == "hello"
         release.set()
         assert await asyncio.gather(*background) == ["summary 0", "summary 1", "summary 2"]
+
+
+def test_each_model_call_gives_back_its_own_text_and_figures_even_when_calls_overlap():
+    """A call's text, usage and timing come back as one value, not as figures left on the model for the caller
+    to read afterwards, where a call made meanwhile (another thread's, a server's parallel one) would overwrite
+    them."""
+    model = ScriptedModel(chunk_chars=4)
+    long, short = "The long reply of the first game goes on.", "Short."
+    model.enqueue(long, short)
+    written = model.stream(HELLO, max_tokens=64, slot="game:1")
+    opening = next(written)  # the first game's reply is being written...
+    other = model.generate([ChatMessage(role="user", content="a summary")], max_tokens=8)  # ...when another ends
+    assert opening + "".join(written) == long
+    assert other.text == short and other.stats.generated_tokens == model.count_tokens(short)
+    assert written.stats.generated_tokens == model.count_tokens(long), "the stream kept its own figures"
+    assert not hasattr(model, "last_call"), "no figures are kept on the model between calls"
+
+
+async def test_the_workers_records_take_each_jobs_figures_from_what_it_gave_back():
+    from pydantic import BaseModel
+
+    class Name(BaseModel):
+        name: str
+
+    model = ScriptedModel()
+    model.enqueue("The door opens.", "A gull cries.", "not JSON", '{"name": "Tom"}')
+    async with ModelWorker(model) as worker:
+        await worker.generate(HELLO, max_tokens=8)
+        assert [piece async for piece in worker.stream(HELLO, max_tokens=8, slot="game:1")]
+        named = await worker.generate_object(HELLO, Name, fallback=Name(name="?"))
+    assert named.value.name == "Tom" and named.attempts == 2
+    generated, streamed, structured = (r.stats for r in worker.records)
+    assert generated.generated_tokens == model.count_tokens("The door opens.")
+    assert streamed.generated_tokens == model.count_tokens("A gull cries.")
+    both = model.count_tokens("not JSON") + model.count_tokens('{"name": "Tom"}')
+    assert structured.generated_tokens == both, "a structured job's figures are its two tries together"
