@@ -28,6 +28,7 @@ No third-party HTTP client: the standard library's, in the worker's thread.
 from __future__ import annotations
 
 import functools
+import hashlib
 import http.client
 import json
 import logging
@@ -166,7 +167,7 @@ class ServerModel(LanguageModel):
     def _leased(
         self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
     ) -> Iterator[str]:
-        lease = self._lease(slot)
+        lease = self._lease(slot, messages)
         if lease is not None:
             slot_id = lease.slot
         elif self.slots is None:
@@ -275,18 +276,27 @@ class ServerModel(LanguageModel):
         """The slot for work of no game (the memory's background calls): the one after the games'."""
         return None if self.slots is None else self.slots.slots
 
-    def _lease(self, label: str | None) -> Lease | None:
-        """The game's slot for one call, its holder's state saved and the game's own restored first."""
+    def _lease(self, label: str | None, messages: Messages) -> Lease | None:
+        """The game's slot for one call, its holder's state saved and the game's own restored first (or, for a
+        game new to the slots, a copy of a slot whose prompt begins as its own)."""
         if self.slots is None or label is None:
             return None
-        lease = self.slots.acquire(label)
+        lease = self.slots.acquire(label, _beginning(messages))
         if lease is None:
             return None
         if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
             self.slots.saves += 1
             if self.slots.folder is not None:
                 self.slots.folder.trim()
-        if lease.restore is not None:
+        if lease.copy_from is not None and lease.restore is not None and self.slots.folder is not None:
+            try:
+                saved = self._slot_action(lease.copy_from, "save", lease.restore)
+            finally:
+                self.slots.release_copied(lease.copy_from)
+            if saved and self._slot_action(lease.slot, "restore", lease.restore):
+                self.slots.copies += 1
+            self.slots.folder.drop(lease.restore)
+        elif lease.restore is not None:
             if self._slot_action(lease.slot, "restore", lease.restore):
                 self.slots.restores += 1
             elif self.slots.folder is not None:
@@ -413,6 +423,14 @@ class ServerModel(LanguageModel):
                 log.info("Model server: %s; trying again in %.1f s", exc, wait)
                 time.sleep(wait)
         raise AssertionError("unreachable")
+
+
+def _beginning(messages: Messages) -> str | None:
+    """How a prompt begins, as a digest of its first message (a game's frozen layer: its world and rules)."""
+    if not messages:
+        return None
+    first = messages[0]
+    return hashlib.blake2b(f"{first.role}\n{first.content}".encode(), digest_size=12).hexdigest()
 
 
 def _whole(answer: dict, started: float) -> Answer:

@@ -1,6 +1,7 @@
 """Which slot of a llama.cpp server holds which game (F33): each game's calls go to its own slot, so its prompt
 stays cached; when games outnumber slots, an idle game's slot is saved to disk and its slot given to the game
-that comes, which restores its own file if it has one.
+that comes, which restores its own file if it has one. A game new to the slots starts from a copy of a slot whose
+game's prompt begins as its own (the same world): the world's frozen layer is read once, not once per game.
 
 The files live in one folder per model (``data/slots/<model key>/``, the server's ``--slot-save-path``): the
 folders of other models are removed when a model opens its own, and the folder keeps within a byte budget, the
@@ -29,11 +30,17 @@ WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or a
 @dataclass(frozen=True)
 class Lease:
     """A slot given to one call of a game: save its holder's state under ``save`` first, then restore ``restore``
-    (both file names in the slot folder, or ``None``)."""
+    (both file names in the slot folder, or ``None``).
+
+    ``copy_from``: a game new to the slots, whose prompt begins as the game in that slot's does (the same world's
+    frozen layer), starts from a copy of it: that slot, held for this call, is saved under ``restore`` (a file of
+    this call's, dropped once restored) and let go with :meth:`SlotMap.release_copied`; its prompt's beginning is
+    then not read again, as in process a new game starts from another game's state of its world."""
 
     slot: int
     save: str | None = None
     restore: str | None = None
+    copy_from: int | None = None
 
 
 def file_name(label: str) -> str:
@@ -82,13 +89,17 @@ class SlotMap:
         self._of: dict[str, int] = {}  # game -> its slot
         self._used: dict[int, float] = {}  # slot -> when its last call ended
         self._busy: set[int] = set()
-        self.saves = self.restores = self.failed = 0
+        self._beginning: dict[str, str] = {}  # game -> how its prompt begins (a digest of its frozen layer)
+        self.saves = self.restores = self.failed = self.copies = 0
 
-    def acquire(self, label: str) -> Lease | None:
-        """The slot for one call of ``label``'s game. A game whose slot is busy with another of its calls (its
-        prompt read ahead) waits for it, and so does one that finds every slot busy: its prompt is read once,
-        where it is kept. ``None`` after :attr:`wait` seconds of that (the server then picks a slot)."""
+    def acquire(self, label: str, beginning: str | None = None) -> Lease | None:
+        """The slot for one call of ``label``'s game, whose prompt begins as ``beginning`` says (a digest). A
+        game whose slot is busy with another of its calls (its prompt read ahead) waits for it, and so does one
+        that finds every slot busy: its prompt is read once, where it is kept. ``None`` after :attr:`wait`
+        seconds of that (the server then picks a slot)."""
         with self._lock:
+            if beginning is not None:
+                self._beginning[label] = beginning
             if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
                 return None
             slot = self._of.get(label)
@@ -105,11 +116,31 @@ class SlotMap:
             self._busy.add(chosen)
             own = file_name(label)
             keeping = self.folder is not None and self.folder.capacity_bytes > 0
-            return Lease(
-                chosen,
-                save=file_name(before) if before is not None and keeping else None,
-                restore=own if self.folder is not None and self.folder.has(own) else None,
-            )
+            save = file_name(before) if before is not None and keeping else None
+            if self.folder is not None and self.folder.has(own):
+                return Lease(chosen, save=save, restore=own)
+            kin = beginning is not None and before is not None and self._beginning.get(before) == beginning
+            donor = None if kin or not keeping else self._donor(beginning, chosen)
+            if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
+                return Lease(chosen, save=save)
+            self._busy.add(donor)
+            return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
+
+    def _donor(self, beginning: str | None, chosen: int) -> int | None:
+        """A free slot whose game's prompt begins as ``beginning``, the most recently used first."""
+        if beginning is None:
+            return None
+        kin = [
+            s for s, holder in self._holder.items()
+            if s != chosen and s not in self._busy and self._beginning.get(holder) == beginning
+        ]  # fmt: skip
+        return max(kin, key=lambda s: self._used.get(s, 0.0)) if kin else None
+
+    def release_copied(self, slot: int) -> None:
+        """A slot copied for another game is free again (its game's last use unchanged)."""
+        with self._lock:
+            self._busy.discard(slot)
+            self._lock.notify_all()
 
     def _available(self, label: str) -> bool:
         slot = self._of.get(label)
@@ -127,6 +158,7 @@ class SlotMap:
         """The game ended: its slot is free, and its file goes; the slot it held, if any."""
         with self._lock:
             slot = self._of.pop(label, None)
+            self._beginning.pop(label, None)
             if slot is not None:
                 self._holder.pop(slot, None)
             self._lock.notify_all()

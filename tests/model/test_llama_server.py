@@ -122,6 +122,22 @@ def test_more_games_than_slots_take_turns_through_files_and_a_damaged_one_is_rea
 
 
 @needs_server
+def test_a_new_game_starts_from_a_copy_of_a_slot_of_its_world_and_reads_only_what_differs(started: ServerModel):
+    """As in process, where a new game starts from another game's state of its world, a new game's slot is copied
+    from a slot whose prompt begins as its own: its first call reads only what differs."""
+    first = started.stream([*HELLO[:1], ChatMessage(role="user", content="Maya climbs the stair.")], max_tokens=4,
+                           slot="game:1")  # fmt: skip
+    "".join(first)
+    second = started.stream([*HELLO[:1], ChatMessage(role="user", content="Tom lights a match.")], max_tokens=4,
+                            slot="game:2")  # fmt: skip
+    "".join(second)
+    assert started.slots.copies == 1
+    assert first.stats.reused_tokens < 10, "the first game read its beginning cold"
+    assert second.stats.reused_tokens >= started.count_tokens(HELLO[0].content), (first.stats, second.stats)
+    assert not list(started.slots.folder.folder.glob("copy-*")), "the copy's file is gone once restored"
+
+
+@needs_server
 @pytest.mark.llm
 @pytest.mark.slow
 async def test_two_servers_one_killed_mid_game_lose_no_turn(tmp_path: Path, store: Store, worlds_dir: Path):

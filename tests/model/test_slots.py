@@ -42,6 +42,38 @@ def test_a_game_beyond_the_slots_takes_the_least_recently_used_one_saving_its_ho
     assert back.restore == file_name("game:2")
 
 
+def test_a_game_new_to_the_slots_starts_from_a_copy_of_a_game_of_its_world(tmp_path: Path):
+    """The world's frozen layer is read once, not once per game: a new game's slot is copied from a free slot
+    whose game's prompt begins as its own, that slot held while it is saved."""
+    slots = SlotMap(3, _folder(tmp_path), wait=0.2)
+    manor = slots.acquire("game:1", "manor")
+    slots.release(manor.slot)
+    road = slots.acquire("game:2", "road")
+    slots.release(road.slot)
+    new = slots.acquire("game:3", "manor")
+    assert new.copy_from == manor.slot and new.restore == "copy-" + file_name("game:3") and new.save is None
+    assert new.slot not in (manor.slot, road.slot)
+    assert slots.acquire("game:1", "manor") is None, "the copied slot is held until it is saved"
+    slots.release_copied(manor.slot)
+    slots.release(new.slot)
+    assert slots.acquire("game:1", "manor") == Lease(manor.slot), "then its game has it again, as it was"
+
+
+def test_a_game_of_another_world_or_whose_slot_already_begins_as_its_own_is_not_copied(tmp_path: Path):
+    slots = SlotMap(2, _folder(tmp_path))
+    for label, beginning in (("game:1", "manor"), ("game:2", "road")):
+        slots.release(slots.acquire(label, beginning).slot)
+    third = slots.acquire("game:3", "ember")  # no game of its world: read cold
+    assert third.copy_from is None and third.restore is None and third.save == file_name("game:1")
+    slots.release(third.slot)
+    fourth = slots.acquire("game:4", "road")  # takes game 2's slot, which already begins as its prompt does
+    assert fourth.slot == 1 and fourth.copy_from is None and fourth.restore is None
+    slots.release(fourth.slot)
+    unkept = SlotMap(2, _folder(tmp_path / "unkept", capacity=0))
+    unkept.release(unkept.acquire("game:1", "manor").slot)
+    assert unkept.acquire("game:2", "manor").copy_from is None, "no disk for states: nothing to copy through"
+
+
 def test_a_call_waits_for_its_games_busy_slot_rather_than_read_its_prompt_elsewhere(tmp_path: Path):
     slots = SlotMap(2, _folder(tmp_path), wait=5)
     ahead = slots.acquire("game:1")  # its prompt read ahead
