@@ -28,7 +28,6 @@ No third-party HTTP client: the standard library's, in the worker's thread.
 from __future__ import annotations
 
 import functools
-import hashlib
 import http.client
 import json
 import logging
@@ -281,7 +280,7 @@ class ServerModel(LanguageModel):
         game new to the slots, a copy of a slot whose prompt begins as its own)."""
         if self.slots is None or label is None:
             return None
-        lease = self.slots.acquire(label, _beginning(messages))
+        lease = self.slots.acquire(label, messages[0].content if messages else None)
         if lease is None:
             return None
         if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
@@ -423,14 +422,6 @@ class ServerModel(LanguageModel):
                 log.info("Model server: %s; trying again in %.1f s", exc, wait)
                 time.sleep(wait)
         raise AssertionError("unreachable")
-
-
-def _beginning(messages: Messages) -> str | None:
-    """How a prompt begins, as a digest of its first message (a game's frozen layer: its world and rules)."""
-    if not messages:
-        return None
-    first = messages[0]
-    return hashlib.blake2b(f"{first.role}\n{first.content}".encode(), digest_size=12).hexdigest()
 
 
 def _whole(answer: dict, started: float) -> Answer:

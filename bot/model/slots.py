@@ -12,6 +12,7 @@ deleted with one line in the log, and that game reads its prompt cold.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shutil
 import threading
@@ -24,6 +25,10 @@ from bot.model.statefiles import over_budget
 log = logging.getLogger(__name__)
 
 SUFFIX = ".bin"
+# A new game starts from a copy of another game's slot when their prompts' first messages (the frozen layer: the
+# world, its rules and characters, then the players, who differ) begin with at least this many characters alike.
+COPY_MIN_CHARS = 2000
+COPY_WAIT = 10.0  # seconds a new game waits for the busy slot of a game of its world, to copy it
 WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or any slot, to be free
 
 
@@ -80,32 +85,43 @@ class SlotFolder:
 class SlotMap:
     """``slots`` slots for games, numbered from 0; thread-safe (the worker's runners call at once)."""
 
-    def __init__(self, slots: int, folder: SlotFolder | None = None, *, wait: float = WAIT_SECONDS):
+    def __init__(
+        self, slots: int, folder: SlotFolder | None = None, *, wait: float = WAIT_SECONDS, copy_wait: float = COPY_WAIT
+    ):
         self.slots = slots
         self.folder = folder
         self.wait = wait
+        self.copy_wait = copy_wait
         self._lock = threading.Condition()
         self._holder: dict[int, str] = {}  # slot -> the game whose state it holds
         self._of: dict[str, int] = {}  # game -> its slot
         self._used: dict[int, float] = {}  # slot -> when its last call ended
         self._busy: set[int] = set()
-        self._beginning: dict[str, str] = {}  # game -> how its prompt begins (a digest of its frozen layer)
+        self._beginning: dict[str, str] = {}  # game -> how its prompt begins (its first message)
         self.saves = self.restores = self.failed = self.copies = 0
 
     def acquire(self, label: str, beginning: str | None = None) -> Lease | None:
-        """The slot for one call of ``label``'s game, whose prompt begins as ``beginning`` says (a digest). A
+        """The slot for one call of ``label``'s game, whose prompt begins with ``beginning`` (its first message). A
         game whose slot is busy with another of its calls (its prompt read ahead) waits for it, and so does one
         that finds every slot busy: its prompt is read once, where it is kept. ``None`` after :attr:`wait`
         seconds of that (the server then picks a slot)."""
         with self._lock:
             if beginning is not None:
                 self._beginning[label] = beginning
-            if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
-                return None
-            slot = self._of.get(label)
-            if slot is not None:
-                self._busy.add(slot)
-                return Lease(slot)
+            waited = False
+            while True:
+                if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
+                    return None
+                slot = self._of.get(label)
+                if slot is not None:
+                    self._busy.add(slot)
+                    return Lease(slot)
+                if waited or not self._kin_busy(label, beginning):
+                    break
+                # A game of its world is reading its prompt (games started together): wait for it a little, to
+                # copy its slot rather than read the same beginning again beside it.
+                self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.copy_wait)
+                waited = True
             free = [s for s in range(self.slots) if s not in self._busy]
             empty = [s for s in free if s not in self._holder]
             chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
@@ -119,22 +135,41 @@ class SlotMap:
             save = file_name(before) if before is not None and keeping else None
             if self.folder is not None and self.folder.has(own):
                 return Lease(chosen, save=save, restore=own)
-            kin = beginning is not None and before is not None and self._beginning.get(before) == beginning
-            donor = None if kin or not keeping else self._donor(beginning, chosen)
+            donor = self._donor(beginning, chosen, before) if keeping else None
             if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
                 return Lease(chosen, save=save)
             self._busy.add(donor)
             return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
 
-    def _donor(self, beginning: str | None, chosen: int) -> int | None:
-        """A free slot whose game's prompt begins as ``beginning``, the most recently used first."""
+    def _alike(self, holder: str | None, beginning: str) -> int:
+        """How many characters the prompt of ``holder``'s game begins with alike to ``beginning``."""
+        other = self._beginning.get(holder or "")
+        return len(os.path.commonprefix([other, beginning])) if other else 0
+
+    def _kin_busy(self, label: str, beginning: str | None) -> bool:
+        """A game new to the slots, with disk to copy through, whose only kin (a game whose prompt begins as its
+        own) holds a busy slot."""
+        if beginning is None or label in self._of or self.folder is None or self.folder.capacity_bytes <= 0:
+            return False
+        if self.folder.has(file_name(label)):
+            return False
+        kin = {slot: self._alike(holder, beginning) >= COPY_MIN_CHARS for slot, holder in self._holder.items()}
+        return any(kin[s] for s in kin if s in self._busy) and not any(kin[s] for s in kin if s not in self._busy)
+
+    def _donor(self, beginning: str | None, chosen: int, before: str | None) -> int | None:
+        """The free slot whose game's prompt begins most like ``beginning`` (at least :data:`COPY_MIN_CHARS`
+        alike), unless the chosen slot's own game, ``before``, begins as much alike: its state stays and serves."""
         if beginning is None:
             return None
+        kept = self._alike(before, beginning)
         kin = [
-            s for s, holder in self._holder.items()
-            if s != chosen and s not in self._busy and self._beginning.get(holder) == beginning
+            (self._alike(holder, beginning), self._used.get(slot, 0.0), slot) for slot, holder in self._holder.items()
+            if slot != chosen and slot not in self._busy
         ]  # fmt: skip
-        return max(kin, key=lambda s: self._used.get(s, 0.0)) if kin else None
+        best = max(kin, default=None)
+        if best is None or best[0] < COPY_MIN_CHARS or best[0] <= kept:
+            return None
+        return best[2]
 
     def release_copied(self, slot: int) -> None:
         """A slot copied for another game is free again (its game's last use unchanged)."""

@@ -42,36 +42,43 @@ def test_a_game_beyond_the_slots_takes_the_least_recently_used_one_saving_its_ho
     assert back.restore == file_name("game:2")
 
 
+MANOR = "You are the GM of Hollow Manor. The house is old and every clock in it has stopped. " * 30
+ROAD = "You are the GM of the Ember Road. The ash glows at night and the caravan moves by day. " * 30
+
+
 def test_a_game_new_to_the_slots_starts_from_a_copy_of_a_game_of_its_world(tmp_path: Path):
     """The world's frozen layer is read once, not once per game: a new game's slot is copied from a free slot
-    whose game's prompt begins as its own, that slot held while it is saved."""
+    whose game's prompt begins as its own (its players differ), that slot held while it is saved."""
     slots = SlotMap(3, _folder(tmp_path), wait=0.2)
-    manor = slots.acquire("game:1", "manor")
+    manor = slots.acquire("game:1", MANOR + "Players: Maya (a doctor).")
     slots.release(manor.slot)
-    road = slots.acquire("game:2", "road")
+    road = slots.acquire("game:2", ROAD + "Players: Rook.")
     slots.release(road.slot)
-    new = slots.acquire("game:3", "manor")
+    new = slots.acquire("game:3", MANOR + "Players: Tom.")
     assert new.copy_from == manor.slot and new.restore == "copy-" + file_name("game:3") and new.save is None
     assert new.slot not in (manor.slot, road.slot)
-    assert slots.acquire("game:1", "manor") is None, "the copied slot is held until it is saved"
+    assert slots.acquire("game:1", MANOR) is None, "the copied slot is held until it is saved"
     slots.release_copied(manor.slot)
     slots.release(new.slot)
-    assert slots.acquire("game:1", "manor") == Lease(manor.slot), "then its game has it again, as it was"
+    assert slots.acquire("game:1", MANOR) == Lease(manor.slot), "then its game has it again, as it was"
 
 
 def test_a_game_of_another_world_or_whose_slot_already_begins_as_its_own_is_not_copied(tmp_path: Path):
     slots = SlotMap(2, _folder(tmp_path))
-    for label, beginning in (("game:1", "manor"), ("game:2", "road")):
+    for label, beginning in (("game:1", MANOR), ("game:2", ROAD)):
         slots.release(slots.acquire(label, beginning).slot)
-    third = slots.acquire("game:3", "ember")  # no game of its world: read cold
+    third = slots.acquire("game:3", "You are the GM of a world of its own." * 100)  # no game of its world: cold
     assert third.copy_from is None and third.restore is None and third.save == file_name("game:1")
     slots.release(third.slot)
-    fourth = slots.acquire("game:4", "road")  # takes game 2's slot, which already begins as its prompt does
+    fourth = slots.acquire("game:4", ROAD + "Players: Sable.")  # game 2's slot, which begins as its prompt does
     assert fourth.slot == 1 and fourth.copy_from is None and fourth.restore is None
     slots.release(fourth.slot)
+    short = SlotMap(2, _folder(tmp_path / "short"))
+    short.release(short.acquire("game:1", MANOR[:500] + "Maya").slot)
+    assert short.acquire("game:2", MANOR[:500] + "Tom").copy_from is None, "too little alike to be worth a copy"
     unkept = SlotMap(2, _folder(tmp_path / "unkept", capacity=0))
-    unkept.release(unkept.acquire("game:1", "manor").slot)
-    assert unkept.acquire("game:2", "manor").copy_from is None, "no disk for states: nothing to copy through"
+    unkept.release(unkept.acquire("game:1", MANOR).slot)
+    assert unkept.acquire("game:2", MANOR).copy_from is None, "no disk for states: nothing to copy through"
 
 
 def test_a_call_waits_for_its_games_busy_slot_rather_than_read_its_prompt_elsewhere(tmp_path: Path):
@@ -131,3 +138,24 @@ def test_the_folder_keeps_its_budget_and_drops_other_models_files(tmp_path: Path
 def test_a_slot_file_name_is_a_plain_file_name():
     assert file_name("game:12") == "game-12.bin"
     assert "/" not in file_name("../../etc/passwd")
+
+
+def test_a_new_game_waits_a_little_for_the_busy_slot_of_a_game_of_its_world_to_copy_it(tmp_path: Path):
+    """Games started together: the second game of a world waits for the first one's slot, busy reading the
+    world, and copies it, rather than read the same beginning beside it; it waits no longer than ``copy_wait``."""
+    slots = SlotMap(3, _folder(tmp_path), copy_wait=5)
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")
+    got: list[Lease | None] = []
+    second = threading.Thread(target=lambda: got.append(slots.acquire("game:2", MANOR + "Players: Tom.")))
+    second.start()
+    time.sleep(0.2)
+    assert not got, "it waits for the slot of its world's game"
+    slots.release(reading.slot)
+    second.join(5)
+    assert got[0].copy_from == reading.slot
+    slots.release_copied(reading.slot)
+    impatient = SlotMap(2, _folder(tmp_path / "impatient"), copy_wait=0.1)
+    held = impatient.acquire("game:1", MANOR)
+    started = time.monotonic()
+    cold = impatient.acquire("game:2", MANOR + "Players: Tom.")
+    assert cold.copy_from is None and cold.slot != held.slot and time.monotonic() - started < 2, "then reads cold"
