@@ -28,7 +28,6 @@ SUFFIX = ".bin"
 # A new game starts from a copy of another game's slot when their prompts' first messages (the frozen layer: the
 # world, its rules and characters, then the players, who differ) begin with at least this many characters alike.
 COPY_MIN_CHARS = 2000
-COPY_WAIT = 10.0  # seconds a new game waits for the busy slot of a game of its world, to copy it
 WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or any slot, to be free
 
 
@@ -85,18 +84,16 @@ class SlotFolder:
 class SlotMap:
     """``slots`` slots for games, numbered from 0; thread-safe (the worker's runners call at once)."""
 
-    def __init__(
-        self, slots: int, folder: SlotFolder | None = None, *, wait: float = WAIT_SECONDS, copy_wait: float = COPY_WAIT
-    ):
+    def __init__(self, slots: int, folder: SlotFolder | None = None, *, wait: float = WAIT_SECONDS):
         self.slots = slots
         self.folder = folder
         self.wait = wait
-        self.copy_wait = copy_wait
         self._lock = threading.Condition()
         self._holder: dict[int, str] = {}  # slot -> the game whose state it holds
         self._of: dict[str, int] = {}  # game -> its slot
         self._used: dict[int, float] = {}  # slot -> when its last call ended
         self._busy: set[int] = set()
+        self._cold: set[int] = set()  # busy slots reading a new game's prompt from nothing
         self._beginning: dict[str, str] = {}  # game -> how its prompt begins (its first message)
         self.saves = self.restores = self.failed = self.copies = 0
 
@@ -118,9 +115,9 @@ class SlotMap:
                     return Lease(slot)
                 if waited or not self._kin_busy(label, beginning):
                     break
-                # A game of its world is reading its prompt (games started together): wait for it a little, to
-                # copy its slot rather than read the same beginning again beside it.
-                self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.copy_wait)
+                # A new game of its world is reading its prompt from nothing (games started together): wait for
+                # it, to copy its slot rather than read the same beginning again beside it.
+                self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
                 waited = True
             free = [s for s in range(self.slots) if s not in self._busy]
             empty = [s for s in free if s not in self._holder]
@@ -137,6 +134,8 @@ class SlotMap:
                 return Lease(chosen, save=save, restore=own)
             donor = self._donor(beginning, chosen, before) if keeping else None
             if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
+                if self._alike(before, beginning or "") < COPY_MIN_CHARS:
+                    self._cold.add(chosen)
                 return Lease(chosen, save=save)
             self._busy.add(donor)
             return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
@@ -148,13 +147,13 @@ class SlotMap:
 
     def _kin_busy(self, label: str, beginning: str | None) -> bool:
         """A game new to the slots, with disk to copy through, whose only kin (a game whose prompt begins as its
-        own) holds a busy slot."""
+        own) is new too and reading its prompt from nothing."""
         if beginning is None or label in self._of or self.folder is None or self.folder.capacity_bytes <= 0:
             return False
         if self.folder.has(file_name(label)):
             return False
         kin = {slot: self._alike(holder, beginning) >= COPY_MIN_CHARS for slot, holder in self._holder.items()}
-        return any(kin[s] for s in kin if s in self._busy) and not any(kin[s] for s in kin if s not in self._busy)
+        return any(kin[s] for s in kin if s in self._cold) and not any(kin[s] for s in kin if s not in self._busy)
 
     def _donor(self, beginning: str | None, chosen: int, before: str | None) -> int | None:
         """The free slot whose game's prompt begins most like ``beginning`` (at least :data:`COPY_MIN_CHARS`
@@ -186,6 +185,7 @@ class SlotMap:
     def release(self, slot: int) -> None:
         with self._lock:
             self._busy.discard(slot)
+            self._cold.discard(slot)
             self._used[slot] = time.monotonic()
             self._lock.notify_all()
 
