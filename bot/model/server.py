@@ -121,6 +121,9 @@ class ServerModel(LanguageModel):
         self.parameters: int | None = None  # the model's size and trained context, where the server says them
         self.trained_context: int | None = None
         self._json_format = "json_schema"
+        # llama.cpp's server: it says in every streamed piece what the call has read and reused so far, so a reply
+        # left early (the reply rules ended it) still has its figures. Known from /models, or the bot started it.
+        self.llama_cpp = owner is not None
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
 
     # Start-up
@@ -145,6 +148,7 @@ class ServerModel(LanguageModel):
         # llama.cpp's server says the model's size and trained context: the defaults that depend on them follow.
         meta = next((m.get("meta") for m in data if isinstance(m, dict) and m.get("id") == self.model), None)
         if isinstance(meta, dict):
+            self.llama_cpp = True
             if isinstance(meta.get("n_params"), int) and meta["n_params"] > 0:
                 self.parameters = meta["n_params"]
             if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
@@ -186,6 +190,7 @@ class ServerModel(LanguageModel):
         started = time.perf_counter()
         first: float | None = None
         usage: dict | None = None
+        timings: dict | None = None  # llama.cpp's figures so far, in each piece
         written: list[str] = []
         finish = None
         pieces = chars = 0
@@ -198,6 +203,7 @@ class ServerModel(LanguageModel):
                 if event is _DONE:
                     break
                 usage = event.get("usage") or usage
+                timings = event.get("timings") or timings
                 for choice in event.get("choices") or []:
                     finish = choice.get("finish_reason") or finish
                     piece = (choice.get("delta") or {}).get("content")
@@ -221,6 +227,8 @@ class ServerModel(LanguageModel):
             raise ServerDown(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
             response.close()
+            if not usage and isinstance(timings, dict):  # left early: llama.cpp's last figures
+                usage = _usage_of(timings)
             if not usage:  # a server that does not report usage in a stream: count what was sent and written
                 generated = max_tokens if finish == "length" else self._count("".join(written))
                 usage = {
@@ -363,6 +371,8 @@ class ServerModel(LanguageModel):
         if stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
+            if self.llama_cpp:
+                body["timings_per_token"] = True
         return body
 
     def request_json(
@@ -427,6 +437,16 @@ class ServerModel(LanguageModel):
 def _whole(answer: dict, started: float) -> Answer:
     """A whole (not streamed) answer's text and figures."""
     return Answer(answer["choices"][0]["message"].get("content") or "", _figures(answer.get("usage"), started, started))
+
+
+def _usage_of(timings: dict) -> dict | None:
+    """llama.cpp's ``timings`` (prompt tokens read, reused from the cache, written) as OpenAI's ``usage``."""
+    try:
+        read, cached, written = (int(timings.get(k) or 0) for k in ("prompt_n", "cache_n", "predicted_n"))
+    except (TypeError, ValueError):
+        return None
+    return {"prompt_tokens": read + cached, "completion_tokens": written,
+            "prompt_tokens_details": {"cached_tokens": cached}}  # fmt: skip
 
 
 def _figures(usage: dict | None, started: float, first: float | None) -> CallStats:

@@ -122,6 +122,19 @@ def test_more_games_than_slots_take_turns_through_files_and_a_damaged_one_is_rea
 
 
 @needs_server
+def test_a_reply_left_early_still_says_what_it_read_and_reused(started: ServerModel):
+    """The reply rules often end a reply early: the stream is closed before the server's usage comes, and its
+    figures come from llama.cpp's timings in each piece (reading them as nothing reused counted a cached prompt
+    as read cold)."""
+    "".join(started.stream(HELLO, max_tokens=4, slot="game:1"))
+    written = started.stream(HELLO, max_tokens=64, slot="game:1")
+    next(written), next(written)
+    written.close()
+    assert written.stats.reused_tokens >= started.count_tokens(HELLO[0].content), written.stats
+    assert 0 < written.stats.generated_tokens < 64
+
+
+@needs_server
 def test_a_new_game_starts_from_a_copy_of_a_slot_of_its_world_and_reads_only_what_differs(started: ServerModel):
     """As in process, where a new game starts from another game's state of its world, a new game's slot is copied
     from a slot whose prompt begins as its own: its first call reads only what differs."""
