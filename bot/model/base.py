@@ -83,9 +83,9 @@ class Written(Iterator[str]):
     A model makes one with :meth:`of`, from a generator that is handed the ``Written`` to record its figures in
     when it ends."""
 
-    def __init__(self, pieces: Iterator[str] | None = None):
+    def __init__(self) -> None:
         self.stats: CallStats | None = None
-        self._pieces: Iterator[str] = pieces if pieces is not None else iter(())
+        self._pieces: Iterator[str] = iter(())
 
     @classmethod
     def of(cls, make: Callable[[Written], Iterator[str]]) -> Written:

@@ -295,14 +295,15 @@ class ServerModel(LanguageModel):
             self.slots.saves += 1
             if self.slots.folder is not None:
                 self.slots.folder.trim()
-        if lease.copy_from is not None and lease.restore is not None and self.slots.folder is not None:
+        if lease.copy_from is not None and lease.restore is not None:  # a copy: its file is the slot folder's
             try:
                 saved = self._slot_action(lease.copy_from, "save", lease.restore)
             finally:
                 self.slots.release_copied(lease.copy_from)
             if saved and self._slot_action(lease.slot, "restore", lease.restore):
                 self.slots.copies += 1
-            self.slots.folder.drop(lease.restore)
+            if self.slots.folder is not None:
+                self.slots.folder.drop(lease.restore)
         elif lease.restore is not None:
             if self._slot_action(lease.slot, "restore", lease.restore):
                 self.slots.restores += 1
