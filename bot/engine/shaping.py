@@ -72,7 +72,8 @@ ENGINE_NOTE = re.compile(
     r"^\s*\(\s*(?:gm|dm|game master|narrator)\s*[:,]|"  # "(GM: keep to what ...)": a note in its own words
     r"^\W*(?:gm[ -]?note\b|note to (?:the gm|self)\b|ooc\b|correction\b|gm-only\b|private\)|"
     r"keep to what the players (?:have )?found\b|write (?:the reply|what happens next)\b|"
-    r"your (?:last )?(?:reply|draft) (?:only|gave|had|said|repeated)\b|answer \w+ privately\b|"
+    r"your (?:last |next )?(?:reply|draft|turn|response) (?:only|gave|had|said|repeated|should|must)\b|"
+    r"answer \w+ privately\b|"
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"
     r"the gm (?:answers privately|keeps that to)\b)",
     re.IGNORECASE,

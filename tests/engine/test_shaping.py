@@ -167,6 +167,16 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     assert text == "The lamp gutters." and shaper.shaped.engine_notes
     text, _ = _shape("GM: The lamp gutters. Who moves?")
     assert text == "The lamp gutters. Who moves?", "the GM's own name before a line is no note"
+    # The note's form with its words changed, as a 1.5B model went on after its reply in a 300-turn game.
+    for note in (
+        "(Your next reply only repeated the player's actions or an earlier reply, or told you nothing.",
+        "(Your next turn should be what happens as the player does it.)",
+        "(Your next reply should be a short summary of what the players do on the following turn.)",
+    ):
+        text, shaper = _shape(f"The lamp gutters. Who moves?\n\n{note} The captain nods.")
+        assert text == "The lamp gutters. Who moves?" and shaper.shaped.engine_notes, note
+    text, _ = _shape("Your turn is over for now. The lamp gutters.")
+    assert text == "Your turn is over for now. The lamp gutters.", "the GM speaking to the player is no note"
 
 
 def test_transcript_brackets_are_taken_out_of_the_story():
