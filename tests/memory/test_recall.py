@@ -41,5 +41,16 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
         RecallHit(ref="entry:3", text="GM: The lamp oil has been watered down.", turn=3, score=0.7),
         RecallHit(ref="entry:4", text="GM: The lamp oil has been watered down.", turn=4, score=0.6),
         RecallHit(ref="entry:5", text=f"GM: {lens} Tom left the key in the cellar.", turn=5, score=0.5),
+        RecallHit(ref="entry:6", text=f"GM: {lens}", turn=6, score=0.4),  # a turn of that sentence alone
     ]
     assert [hit.turn for hit in _distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
+
+
+def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_nearer():
+    import numpy as np
+
+    from bot.engine.meaning import nearest_sentence
+
+    similar = np.array([0.2, 0.9, 0.5, 0.7, 0.4], dtype=np.float32)  # fragment A: rows 1-3, B: row 4
+    assert nearest_sentence(similar, 1, 4) == 2, "the whole (0.9) is not a sentence: the second sentence (0.7) is"
+    assert nearest_sentence(similar, 4, 5) == 0, "a fragment of one sentence is found by itself"
