@@ -498,8 +498,7 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
         found = hit.text
         if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
             parts = passages(hit.text)
-            found = parts[hit.part] if hit.part < len(parts) else hit.text
-        found = _SPEAKER.sub("", found, count=1)  # a turn of that one sentence is the same find
+            found = _SPEAKER.sub("", parts[hit.part], count=1) if hit.part < len(parts) else hit.text
         if found not in seen:
             seen.add(found)
             kept.append(hit)

