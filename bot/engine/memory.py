@@ -24,11 +24,22 @@ from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import NEWER, MemoryItem, MemoryView
+from bot.memory.context import BEST_MATCHES, FOLLOWING, NEWER, MemoryItem, MemoryView
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.sizing import REPLY_TOKENS
 from bot.model.worker import ModelWorker
-from bot.store import Game, JobFailure, LogEntry, MemoryState, Store, Summary, SummaryKind, TurnNote, Visibility
+from bot.store import (
+    Fact,
+    Game,
+    JobFailure,
+    LogEntry,
+    MemoryState,
+    Store,
+    Summary,
+    SummaryKind,
+    TurnNote,
+    Visibility,
+)  # fmt: skip
 from bot.worlds import World
 
 # The reports of the jobs, for the front ends' renderings.
@@ -100,7 +111,10 @@ class MemoryKeeper:
             game, scene, in_prompt, config, glossary_through=state.front.glossary_through
         )
         buckets = await self.settings.buckets(game.id)
-        notes = _switched_on(await self.store.turn_notes(game.id, state.folded_through), buckets)
+        # A turn's notes stay beside its action until the front changes: the recent turns after it are read again
+        # then anyway, and without the older turns' notes the room they free puts the next fold turns later.
+        notes_after = max(state.folded_through, state.front.notes_through)
+        notes = _switched_on(await self.store.turn_notes(game.id, notes_after), buckets)
         if buckets.facts:
             recall = await self._newer_facts_first(game.id, notes, recall)
         public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
@@ -130,16 +144,29 @@ class MemoryKeeper:
     ) -> list[MemoryItem]:
         """A fact that earlier turns' notes show and that a newer one has superseded ("the key: on the desk",
         then "the key: in the cellar") brings its current value first, so the newer value is always in the
-        prompt after the older."""
+        prompt after the older. An old turn among the action's best matches that told a value since superseded
+        is followed by the value that holds now, even where older notes show it far up: a small model answers
+        from what sits beside the question, and answered the key's old place."""
         held = {note.ref for entry_notes in notes.values() for note in entry_notes}
         shown = [int(ref.split(":")[1]) for ref in held if ref.startswith("fact:")]
         newer = [
-            MemoryItem(f"fact:{fact.id}", f"[fact, now] {fact.text}", found_by=NEWER)
-            for fact in await self.ledger.current_values(game_id, shown)
-            if f"fact:{fact.id}" not in held
+            _newer(fact) for fact in await self.ledger.current_values(game_id, shown) if f"fact:{fact.id}" not in held
         ]
+        best = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)][:BEST_MATCHES]
+        told = [int(item.ref.split(":")[1]) for item in best if item.ref.startswith("entry:")]
+        follows = {
+            f"entry:{entry_id}": [_newer(fact) for fact in facts]
+            for entry_id, facts in (await self.ledger.updates_of(game_id, told)).items()
+        }
+        moved = {fact.ref for facts in follows.values() for fact in facts}
         taken = {item.ref for item in newer}
-        return newer + [item for item in recall if item.ref not in taken]
+        ordered = list(newer)
+        for item in [item for item in recall if item.ref not in moved]:
+            for one in [item, *follows.get(item.ref, ())]:
+                if one.ref not in taken:
+                    ordered.append(one)
+                    taken.add(one.ref)
+        return ordered
 
     def cast(self, game: Game) -> Cast:
         """The world's NPCs and the names that bring them into a scene (rebuilt when the world reloads)."""
@@ -306,3 +333,7 @@ def _switched_on(notes: dict[int, list[TurnNote]], buckets: Buckets) -> dict[int
 
 def _item(summary: Summary) -> MemoryItem:
     return MemoryItem(f"summary:{summary.id}", summary.content)
+
+
+def _newer(fact: Fact) -> MemoryItem:
+    return MemoryItem(f"fact:{fact.id}", f"[fact, now] {fact.text}", found_by=NEWER)

@@ -73,11 +73,11 @@ NEW_SHARE = 4
 # ten clues asked about in other words (tests/memory/test_long_game.py): 5 found with none guaranteed, 9 with three,
 # for about one point of prefix reuse (89.4% to 89.1%).
 BEST_MATCHES = 3
-# ...and are said beside it again unless one of the last few turns' notes holds them: a small model answers from
-# what sits near the question, not from a note thirty messages up beside another action. Measured with
-# Qwen2.5 1.5B as the GM of a 300-turn game asked about its first turns (tests/engine/test_instruct_model.py):
-# three of its clues were in the prompt only in older turns' notes, and it answered none of those three.
-NEAR_ENTRIES = 4
+# ...and are said beside it again wherever earlier turns' notes hold them: a small model answers from what sits
+# beside the question, not from a note further up beside another action. Measured with Qwen2.5 1.5B as the GM of
+# a 300-turn game asked about its first turns (tests/engine/test_instruct_model.py): three clues held only by
+# older turns' notes went unanswered; one held by the notes of the turn just before the question, two messages
+# up, went unanswered too (the model answered with the brass key of another best match beside the question).
 
 
 @dataclass
@@ -117,10 +117,10 @@ def _cap(
 
 def _best_matches(items: Sequence[MemoryItem]) -> set[str]:
     """What always gets room: the first ``BEST_MATCHES`` fragments the action itself matched (not the turns they
-    brought along), and every fact that supersedes one the prompt shows, so a newer value never loses to an
-    older one."""
+    brought along), the first ones recall by meaning ranked (``lead``), and every fact that supersedes one the
+    prompt shows, so a newer value never loses to an older one."""
     matched = [item for item in items if item.found_by not in (FOLLOWING, NEWER)][:BEST_MATCHES]
-    return {item.ref for item in matched} | {item.ref for item in items if item.found_by == NEWER}
+    return {item.ref for item in matched} | {item.ref for item in items if item.found_by == NEWER or item.lead}
 
 
 def _bring_back(layer: _Layer, recall: Sequence[MemoryItem], held: Mapping[int, Sequence[TurnNote]],
@@ -160,8 +160,7 @@ def build_context(
     if own is not None:  # answered again (a retry, or a turn the model failed): the notes it was given
         added = {name: _Layer(name, [MemoryItem(n.ref, n.text) for n in own if n.layer == name]) for name in NOTES}
     else:
-        near = {note.ref for e in hot[-NEAR_ENTRIES:] for note in held.get(e.id, ())}
-        added = _new_notes(world, view, action.turn, held, near, budget, count_tokens, grouped=full_guide)
+        added = _new_notes(world, view, action.turn, held, budget, count_tokens, grouped=full_guide)
 
     def total(kept: Sequence[LogEntry], additions: Mapping[str, _Layer] = added) -> int:
         messages = _assemble(system, kept, held, action, additions, bracketed)
@@ -212,17 +211,16 @@ def _new_notes(
     view: MemoryView,
     turn: int,
     held: Mapping[int, Sequence[TurnNote]],
-    near: set[str],
     budget: Budget,
     count: CountTokens,
     *,
     grouped: bool = True,
 ) -> dict[str, _Layer]:
     """This turn's additions: what is not in the prompt yet, each layer within what its budget has left, and
-    the action's best matches that only older turns' notes hold (``near``: what the last turns' notes hold)."""
+    the action's best matches again where earlier turns' notes hold them."""
     notes = [note for entry_notes in held.values() for note in entry_notes]
     refs = {note.ref for note in notes}
-    again = _best_matches(view.recall) - near
+    again = _best_matches(view.recall)
 
     def left(layer: str, limit: int) -> int:
         # A layer's notes share its budget across the prompt, but a turn may always add its most relevant

@@ -57,6 +57,7 @@ class MemoryItem:
     text: str
     priority: int = 0
     found_by: str = ""  # for a recalled fragment: "words", "meaning", "both", or "next" (the turn after one)
+    lead: bool = False  # among the first fragments recall by meaning ranked: a best match wherever fusion put it
 
 
 @dataclass(frozen=True)

@@ -133,6 +133,9 @@ class FrontSnapshot(BaseModel):
 
     memories: dict[int, int] = Field(default_factory=dict, description="Player id -> private memory version id.")
     glossary_through: int = Field(default=0, description="The last glossary term id the front shows.")
+    notes_through: int = Field(
+        default=0, description="The last log entry id when the front was fixed: the turn notes up to it are not shown."
+    )
 
 
 class JobFailure(_Row):

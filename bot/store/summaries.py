@@ -94,7 +94,12 @@ class SummaryStore(LedgerStore):
             "SELECT player_id, id FROM player_memory WHERE game_id = ? AND replaced_by IS NULL", (game_id,)
         )
         glossary = await self._one("SELECT max(id) FROM glossary WHERE game_id = ?", (game_id,))
-        return FrontSnapshot(memories={r["player_id"]: r["id"] for r in memories}, glossary_through=glossary[0] or 0)
+        logged = await self._one("SELECT max(id) FROM turn_log WHERE game_id = ?", (game_id,))
+        return FrontSnapshot(
+            memories={r["player_id"]: r["id"] for r in memories},
+            glossary_through=glossary[0] or 0,
+            notes_through=logged[0] or 0,
+        )
 
     async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
         """Insert a summary inside a transaction the caller holds; return its id. Chunks are indexed for recall."""

@@ -12,7 +12,7 @@ from bot.memory.config import MemoryConfig
 from bot.model import ChatMessage, ModelWorker, ScriptedModel
 from bot.store import FactKind, Store
 from bot.worlds import WorldLibrary
-from tests.engine.test_memory import scripted_memory, start
+from tests.engine.test_memory import play, scripted_memory, start
 
 
 class Extractor:
@@ -260,3 +260,43 @@ async def test_a_fact_an_earlier_turn_recalled_is_followed_by_its_newer_value(en
     assert f"fact:{current.id}" in later.context.trace.layer("recall").items
     assert later.context.trace.found_by[f"fact:{current.id}"] == "newer"
     assert prompt.index("under the mat") < prompt.index("[fact, now] brass key, location: in the cellar")
+
+
+async def test_an_old_turn_recalled_beside_the_question_is_followed_by_the_value_that_holds_now(
+    engine: Engine, extractor
+):
+    """A small model answers from what sits next to the question: an old turn saying where the key was, recalled
+    there, with the key's new place only in an earlier turn's notes far up, had it answer the old place."""
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")], [key_fact("in the cellar")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    await turn(engine, game.id, "I carry the brass key down to the cellar.")
+    await turn(engine, game.id, "Where is the brass key now?")  # its notes show the new place
+    await play(engine, game.id, 8, start=4)
+
+    asked = await turn(engine, game.id, "Did I hide the brass key under the mat?")
+    question = asked.context.messages[-1].content
+    [current] = await engine.facts(game.id)
+    assert "I hide the brass key under the mat." in question, "the old turn recalled beside the question"
+    assert question.index("I hide the brass key under the mat.") < question.index(
+        "[fact, now] brass key, location: in the cellar"
+    )
+    assert asked.context.trace.found_by[f"fact:{current.id}"] == "newer"
+
+
+async def test_a_turns_notes_leave_the_prompt_when_the_front_changes_and_its_action_stays(engine: Engine, extractor):
+    """After a fold the recent turns after the new summaries are read again anyway: their notes go, and the room
+    they took goes to the turns to come, which puts the next fold (and the next full read) later."""
+    game = await start(engine)
+    extractor.facts = [[key_fact("under the mat")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    asked = await turn(engine, game.id, "Where did I put the brass key?")
+    assert "brass key, location: under the mat" in asked.context.messages[-1].content, "recalled into its notes"
+    before = await turn(engine, game.id, "I whistle a tune by the fire.")
+    assert "brass key, location: under the mat" in "\n".join(m.content for m in before.context.messages)
+
+    await engine.compact(game.id)
+    after = await turn(engine, game.id, "I whistle another tune by the fire.")
+    users = [m.content for m in after.context.messages[1:-1] if m.role == "user"]
+    assert "Maya: Where did I put the brass key?" in users, "the turn is still among the recent ones, bare"
+    assert not any("From earlier in the game" in text for text in users), "no earlier turn's notes"

@@ -290,20 +290,30 @@ def test_a_best_match_held_by_a_turn_that_is_cut_off_comes_back_with_this_turn()
     assert "GROOMCLUE" in context.messages[-1].content
 
 
-def test_a_best_match_only_an_older_turns_note_holds_is_said_again_beside_the_question():
-    """A small model answers from what sits near the question: a clue in a note thirty messages up, beside
-    another action, went unsaid. One held by the last turns' notes is near enough, and not repeated."""
+def test_a_best_match_an_earlier_turns_note_holds_is_said_again_beside_the_question():
+    """A small model answers from what sits beside the question: a clue in a note thirty messages up, beside
+    another action, went unsaid, and so did one in the notes of the turn just before. The first fragments by
+    meaning are best matches too; what is not a best match is not repeated."""
     hot = [gm(i, f"HOT{i} the lamp flickers.") if i % 2 else act(i, f"HOT{i} I wait.") for i in range(1, 12)]
     clue, other = "GROOMCLUE the groom rode north at dawn.", "OATHCLUE the groom swore it on his mother's grave."
+    third, fourth, fifth = "HORSECLUE a grey mare.", "SADDLECLUE a wet saddle.", "WHIPCLUE a broken whip."
+    lead = "VAULTCLUE the housekeeper wears the cellar key."
     notes = {2: [TurnNote(layer="recall", ref="entry:100", text=clue)],
-             10: [TurnNote(layer="recall", ref="entry:101", text=other)]}  # fmt: skip
-    recall = [MemoryItem("entry:100", clue, found_by="meaning"), MemoryItem("entry:101", other, found_by="words")]
+             10: [TurnNote(layer="recall", ref="entry:101", text=other),
+                  TurnNote(layer="recall", ref="entry:104", text=fifth),
+                  TurnNote(layer="recall", ref="entry:105", text=lead)]}  # fmt: skip
+    recall = [MemoryItem("entry:100", clue, found_by="meaning"), MemoryItem("entry:101", other, found_by="words"),
+              MemoryItem("entry:102", third, found_by="words"), MemoryItem("entry:103", fourth, found_by="words"),
+              MemoryItem("entry:104", fifth, found_by="words"),
+              MemoryItem("entry:105", lead, found_by="meaning", lead=True)]  # fmt: skip
     context = build_context(WORLD, MemoryView(hot=hot, recall=recall, notes=notes),
                             act(12, "Which way did the groom ride?"), ROOMY, words)  # fmt: skip
     last = context.messages[-1].content
 
     assert "GROOMCLUE" in last and everything(context.messages).count("GROOMCLUE") == 2
-    assert "OATHCLUE" not in last and everything(context.messages).count("OATHCLUE") == 1
+    assert "OATHCLUE" in last and everything(context.messages).count("OATHCLUE") == 2, "the last turn's note too"
+    assert "WHIPCLUE" not in last and everything(context.messages).count("WHIPCLUE") == 1, "not a best match"
+    assert "VAULTCLUE" in last, "one of the first by meaning is a best match wherever fusion put it"
 
 
 # Over the total budget

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.engine.ledger import _meaning_leads
+from bot.engine.ledger import MEANING_LEADS, _leads, _meaning_leads
 from bot.memory.context import BEST_MATCHES
 from bot.memory.recall import fragments
 from bot.store.models import RecallHit
@@ -29,6 +29,13 @@ def test_the_first_fragment_recall_by_meaning_ranked_gets_a_place_among_the_best
     already = [h.turn for h in _meaning_leads(fused, [hit(304)])]
     assert already == [h.turn for h in fused], "one that is among the best already stays where it is"
     assert [h.turn for h in _meaning_leads(fused, [])] == [h.turn for h in fused]
+
+
+def test_the_first_fragments_by_meaning_the_turn_may_see_lead_wherever_the_fusion_put_them():
+    fused = [hit(n) for n in (110, 304, 10, 106, 44, 12, 143)]
+    by_meaning = [hit(999), hit(12), hit(143), hit(110)]  # its first is one the turn may not see
+    assert MEANING_LEADS == 2 and _leads(fused, by_meaning) == {"entry:12", "entry:143"}
+    assert _leads(fused, []) == set()
 
 
 def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
