@@ -12,6 +12,8 @@ from bot.bench.quality import CLUE_ACTION, CLUE_BEAT, CLUE_WORDS
 from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker
 from bot.model.llama import LlamaConfig, LlamaModel, Sampling
+from bot.settings import ProcessSettings
+from bot.startup import settle_for_model
 from bot.store import Store
 from bot.words import stems
 from bot.worlds import WorldLibrary
@@ -39,7 +41,10 @@ pytestmark = [
 def instruct() -> LlamaModel:
     path = instruct_model_path()
     assert path is not None
-    return LlamaModel(LlamaConfig(model_path=path, n_ctx=4096, n_gpu_layers=int(GPU_LAYERS), sampling=Sampling(seed=7)))
+    config = LlamaConfig(model_path=path, n_ctx=4096, n_gpu_layers=int(GPU_LAYERS), sampling=Sampling(seed=7))
+    model = LlamaModel(config)
+    settle_for_model(ProcessSettings(_env_file=None), model)  # sampled as the bot samples a model of its size
+    return model
 
 
 @pytest.fixture
