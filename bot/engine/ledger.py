@@ -531,9 +531,9 @@ def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> li
 # The first fragments recall by meaning ranked, among what the turn may see, are best matches wherever the fusion
 # put them (said beside the question, never left out for room). Measured with Qwen2.5 1.5B as the GM of a 300-turn
 # game asked about its first turns (tests/engine/test_instruct_model.py): the clue for "Which servant carries the
-# key to the wine vault?" was second by meaning, behind the brass key carried to the cellar, and fourth or fifth
-# fused, in an older turn's notes only, and the model answered with the brass key. Leading them in the fused order
-# instead (the first two, not one, moved up) cost bench locomo 0.003 at 1,000 tokens; this keeps the order.
+# key to the wine vault?" was second by meaning, behind the brass key carried to the cellar, and not among the
+# three best fused once the scene's words counted; the model answered with the brass key. Leading them in the fused
+# order instead (the first two, not one, moved up) cost bench locomo 0.003 at 1,000 tokens; this keeps the order.
 MEANING_LEADS = 2
 
 

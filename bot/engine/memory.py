@@ -39,7 +39,7 @@ from bot.store import (
     SummaryKind,
     TurnNote,
     Visibility,
-)  # fmt: skip
+)
 from bot.worlds import World
 
 # The reports of the jobs, for the front ends' renderings.
