@@ -22,8 +22,8 @@ given to the model, so that the engine knows what was taken out:
 - a reply cut by the token limit loses its unfinished last sentence (unless
   that sentence is all it has);
 - the engine's own notes copied into the reply (a correction it was given,
-  "GM-only ..." headers, "(The GM answers privately.)") end it, and at its
-  start are dropped;
+  "GM-only ..." headers, "(The GM answers privately.)", its bookkeeping: "End
+  of turn 12 ...") end it, and at its start are dropped;
 - transcript artefacts go: a lone "[" the reply opens with, a whole sentence
   in single brackets (a copied "[Maya joins the game.]"), a stray "]".
 
@@ -74,6 +74,7 @@ ENGINE_NOTE = re.compile(
     r"keep to what the players (?:have )?found\b|write (?:the reply|what happens next)\b|"
     r"your (?:last |next )?(?:reply|draft|turn|response) (?:only|gave|had|said|repeated|should|must)\b|"
     r"answer \w+ privately\b|"
+    r"end of (?:the )?(?:turn|round|reply|response)\b|(?:turn|round) \d+ (?:ends|is over)\b|"
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"
     r"the gm (?:answers privately|keeps that to)\b)",
     re.IGNORECASE,

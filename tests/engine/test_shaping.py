@@ -175,6 +175,14 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     ):
         text, shaper = _shape(f"The lamp gutters. Who moves?\n\n{note} The captain nods.")
         assert text == "The lamp gutters. Who moves?" and shaper.shaped.engine_notes, note
+    # The engine's bookkeeping in the model's words, as a 1.5B model closed two replies of a 300-turn game.
+    note = "End of turn 257, with no new player joining or leaving the game, and no further actions by the players."
+    text, shaper = _shape(f"The oars were sawn halfway through.\n\n{note}")
+    assert text == "The oars were sawn halfway through." and shaper.shaped.engine_notes
+    text, _ = _shape("Turn 12 ends with the rain. The lamp gutters.")
+    assert text == "The lamp gutters."
+    text, _ = _shape("At the end of the road, a lamp gutters.")
+    assert text == "At the end of the road, a lamp gutters.", "an end in the story is no note"
     text, _ = _shape("Your turn is over for now. The lamp gutters.")
     assert text == "Your turn is over for now. The lamp gutters.", "the GM speaking to the player is no note"
 
