@@ -275,26 +275,23 @@ class Ledger:
             log.info("Game %d: %d facts recorded", game_id, added)
         return added
 
-    async def current_values(self, game_id: int, fact_ids: Sequence[int]) -> list[Fact]:
-        """For each of ``fact_ids`` that a newer fact superseded, the one that holds now (its chain's end)."""
-        if not fact_ids:
-            return []
+    async def newer_values(
+        self, game_id: int, fact_ids: Sequence[int], entry_ids: Sequence[int]
+    ) -> tuple[list[Fact], dict[int, list[Fact]]]:
+        """The values that hold now in place of superseded ones: for each of ``fact_ids`` a newer fact superseded,
+        the one that holds now (its chain's end); and for each of ``entry_ids`` that told a fact superseded since,
+        the facts that hold now. One read of the game's facts for both."""
+        if not fact_ids and not entry_ids:
+            return [], {}
         facts = {f.id: f for f in await self.store.facts(game_id, active_only=False)}
         current = {fact.id: fact for fact_id in fact_ids if (fact := _holds_now(facts, fact_id)) is not None}
-        return list(current.values())
-
-    async def updates_of(self, game_id: int, entry_ids: Sequence[int]) -> dict[int, list[Fact]]:
-        """For each of ``entry_ids`` that told a fact a newer one has superseded since, the facts that hold now."""
-        if not entry_ids:
-            return {}
-        facts = {f.id: f for f in await self.store.facts(game_id, active_only=False)}
         updates = {}
         for entry_id in entry_ids:
             told = [f.id for f in facts.values() if f.superseded_by is not None and entry_id in f.sources]
             now = {fact.id: fact for fact_id in told if (fact := _holds_now(facts, fact_id)) is not None}
             if now:
                 updates[entry_id] = list(now.values())
-        return updates
+        return list(current.values()), updates
 
     async def facts(self, game_id: int, *, include_superseded: bool = False) -> list[Fact]:
         return await self.store.facts(game_id, active_only=not include_superseded)

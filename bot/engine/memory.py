@@ -24,7 +24,7 @@ from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import BEST_MATCHES, FOLLOWING, NEWER, MemoryItem, MemoryView
+from bot.memory.context import NEWER, MemoryItem, MemoryView, best_matches
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.sizing import REPLY_TOKENS
 from bot.model.worker import ModelWorker
@@ -145,19 +145,16 @@ class MemoryKeeper:
         """A fact that earlier turns' notes show and that a newer one has superseded ("the key: on the desk",
         then "the key: in the cellar") brings its current value first, so the newer value is always in the
         prompt after the older. An old turn among the action's best matches that told a value since superseded
-        is followed by the value that holds now, even where older notes show it far up: a small model answers
-        from what sits beside the question, and answered the key's old place."""
+        (those the recall layer always makes room for) is followed by the value that holds now, even where older
+        notes show it far up: a small model answers from what sits beside the question, and answered the key's
+        old place."""
         held = {note.ref for entry_notes in notes.values() for note in entry_notes}
         shown = [int(ref.split(":")[1]) for ref in held if ref.startswith("fact:")]
-        newer = [
-            _newer(fact) for fact in await self.ledger.current_values(game_id, shown) if f"fact:{fact.id}" not in held
-        ]
-        best = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)][:BEST_MATCHES]
-        told = [int(item.ref.split(":")[1]) for item in best if item.ref.startswith("entry:")]
-        follows = {
-            f"entry:{entry_id}": [_newer(fact) for fact in facts]
-            for entry_id, facts in (await self.ledger.updates_of(game_id, told)).items()
-        }
+        best = best_matches(recall)
+        told = [int(item.ref.split(":")[1]) for item in recall if item.ref in best and item.ref.startswith("entry:")]
+        current, updates = await self.ledger.newer_values(game_id, shown, told)
+        newer = [_newer(fact) for fact in current if f"fact:{fact.id}" not in held]
+        follows = {f"entry:{entry_id}": [_newer(fact) for fact in facts] for entry_id, facts in updates.items()}
         moved = {fact.ref for facts in follows.values() for fact in facts}
         taken = {item.ref for item in newer}
         ordered = list(newer)

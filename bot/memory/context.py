@@ -115,7 +115,7 @@ def _cap(
     return layer
 
 
-def _best_matches(items: Sequence[MemoryItem]) -> set[str]:
+def best_matches(items: Sequence[MemoryItem]) -> set[str]:
     """What always gets room: the first ``BEST_MATCHES`` fragments the action itself matched (not the turns they
     brought along), the first ones recall by meaning ranked (``lead``), and every fact that supersedes one the
     prompt shows, so a newer value never loses to an older one."""
@@ -130,7 +130,7 @@ def _bring_back(layer: _Layer, recall: Sequence[MemoryItem], held: Mapping[int, 
     shown = {note.ref for entry in kept for note in held.get(entry.id, ())}
     lost = {note.ref for entry in dropped for note in held.get(entry.id, ())} - shown
     have = {item.ref for item in layer.items}
-    best = _best_matches(recall)
+    best = best_matches(recall)
     back = [item for item in recall if item.ref in best and item.ref in lost and item.ref not in have]
     if not back:
         return
@@ -220,7 +220,7 @@ def _new_notes(
     the action's best matches again where earlier turns' notes hold them."""
     notes = [note for entry_notes in held.values() for note in entry_notes]
     refs = {note.ref for note in notes}
-    again = _best_matches(view.recall)
+    again = best_matches(view.recall)
 
     def left(layer: str, limit: int) -> int:
         # A layer's notes share its budget across the prompt, but a turn may always add its most relevant
@@ -238,7 +238,7 @@ def _new_notes(
     for name in NOTES:
         # What each NPC entering witnessed is never left out (F6); what it hides and knows fits the budget.
         room = left(name, limits[name]) - sum(count(item.text) + 2 for item in present) * (name == "scene")
-        best = _best_matches(candidates[name]) if name == "recall" else set()
+        best = best_matches(candidates[name]) if name == "recall" else set()
         layer = _cap(name, candidates[name], room, count, best=best, best_room=limits[name])
         if name == "scene":
             layer.items[:0] = present
