@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot import reports
+from bot.bench import guard_fit
 from bot.engine import Engine
 from bot.engine.game import REGENERATE
 from bot.model.base import ChatMessage, LanguageModel
@@ -186,13 +187,15 @@ class MeaningReport:
 
     tuned: MeaningTally = field(default_factory=MeaningTally)
     held_out: MeaningTally = field(default_factory=MeaningTally)
+    # Thresholds set on one world's sentences and measured on the other's, both ways (bot.bench.guard_fit).
+    cross: dict[str, str] = field(default_factory=dict)
 
     def line(self) -> str:
         return (
             f"{self.tuned.rates()} paraphrases={self.tuned.leaks} clean={self.tuned.clean} "
             f"{self.held_out.rates('_held_out')} paraphrases_held_out={self.held_out.leaks} "
             f"clean_held_out={self.held_out.clean}"
-        )
+        ) + "".join(f" {name}={value}" for name, value in self.cross.items())
 
 
 class SayingModel(ScriptedModel):
@@ -224,6 +227,7 @@ async def run_meaning_bench(
 
     model = SayingModel()
     report = MeaningReport()
+    measured = []
     async with ModelWorker(model) as worker:
         engine = Engine(store, worker, worlds, config, embedder=embedder)
         try:
@@ -231,6 +235,9 @@ async def run_meaning_bench(
                 (WORLD, report.tuned, PARAPHRASED, CLEAN),
                 ("ember-road", report.held_out, EMBER_PARAPHRASED, EMBER_CLEAN),
             ):
+                game = (await engine.start_game(f"bench:meaning:{time.time_ns()}", world)).game
+                measured.append(await guard_fit.measure(engine, game, [*leaks, *clean], [True] * len(leaks)
+                                                        + [False] * len(clean)))  # fmt: skip
                 if out is not None:
                     out.write(f" {world}{' (held out)' if tally is report.held_out else ''}:\n")
                 for leak, sentence in [(True, s) for s in leaks] + [(False, s) for s in clean]:
@@ -242,6 +249,10 @@ async def run_meaning_bench(
                         out.flush()
         finally:
             await engine.close()
+    lines, report.cross = guard_fit.report(*measured)
+    if out is not None:
+        out.write("\nthe guard by meaning's thresholds, set on one world and measured on the other:\n")
+        out.write("".join(f"{line}\n" for line in lines))
     return report
 
 

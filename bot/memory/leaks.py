@@ -249,13 +249,20 @@ def prompt_secret() -> Secret:
 # sentences the thresholds were set on, 70% of the paraphrases stopped and no clean sentence of 47 (before the
 # contrast with the public text: 70% and 1); on Ember Road's, written before anything was measured on them, 42%
 # and 1 of 30.
-MEANING_CLOSE = 0.45
-MEANING_VERY_CLOSE = 0.65
-MEANING_SHARED_WORDS = 2
-MEANING_AHEAD = 0.02  # closer to the secret than to the public text by at least this, to count at all
-# Much closer to the secret than to the public text: closeness - MEANING_PUBLIC_WEIGHT * public >= MEANING_MARGIN.
-MEANING_PUBLIC_WEIGHT = 0.75
-MEANING_MARGIN = 0.28
+@dataclass(frozen=True)
+class MeaningRule:
+    """The thresholds of :func:`leaks_by_meaning` (cosines, and a count of words)."""
+
+    close: float = 0.45
+    very_close: float = 0.65
+    shared_words: int = 2
+    ahead: float = 0.02  # closer to the secret than to the public text by at least this, to count at all
+    # Much closer to the secret than to the public text: closeness - public_weight * public >= margin.
+    public_weight: float = 0.75
+    margin: float = 0.28
+
+
+MEANING_RULE = MeaningRule()
 
 
 def world_public_stems(world: World) -> frozenset[str]:
@@ -264,15 +271,22 @@ def world_public_stems(world: World) -> frozenset[str]:
 
 
 def leaks_by_meaning(
-    sentence: str, secret_text: str, closeness: float, public_stems: frozenset[str], public: float = 0.0
-) -> bool:
+    sentence: str, secret_text: str, closeness: float, public_stems: frozenset[str], public: float = 0.0,
+    rule: MeaningRule = MEANING_RULE,
+) -> bool:  # fmt: skip
     """Whether ``sentence``, ``closeness`` (cosine) from ``secret_text`` and ``public`` from the closest part
     of what the world makes public, tells the secret in other words."""
-    if closeness - MEANING_PUBLIC_WEIGHT * public >= MEANING_MARGIN:
-        return True
-    if closeness < MEANING_CLOSE or closeness - public < MEANING_AHEAD:
-        return False
-    if closeness >= MEANING_VERY_CLOSE:
-        return True
-    own = stems(secret_text) - public_stems
-    return len(own & stems(sentence)) >= MEANING_SHARED_WORDS
+    return rule_says_leak(rule, closeness, public, len(secret_own_stems(secret_text, public_stems) & stems(sentence)))
+
+
+def secret_own_stems(secret_text: str, public_stems: frozenset[str]) -> frozenset[str]:
+    """A secret's words that the world's public text does not hold: a sentence using them may be telling it."""
+    return frozenset(stems(secret_text) - public_stems)
+
+
+def rule_says_leak(rule: MeaningRule, closeness, public, shared):
+    """:func:`leaks_by_meaning`'s test on its measures (numbers, or numpy arrays of them, compared elementwise):
+    ``shared`` is how many of the secret's own words (:func:`secret_own_stems`) the sentence uses."""
+    much_closer = closeness - rule.public_weight * public >= rule.margin
+    counts = (closeness >= rule.close) & (closeness - public >= rule.ahead)
+    return much_closer | (counts & ((closeness >= rule.very_close) | (shared >= rule.shared_words)))

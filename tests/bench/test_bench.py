@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,18 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
     rates = {"paraphrase_caught", "clean_flagged", "paraphrase_caught_held_out", "clean_flagged_held_out"}
     assert rates <= set(numbers)
     assert "ember-road (held out):" in result.stdout
+    # Thresholds set on each world and measured on the other; the shipped rule, measured outside the engine,
+    # stops exactly what the engine stopped.
+    assert {"heldout_caught_ember", "heldout_flagged_ember", "heldout_caught_hollow", "heldout_flagged_hollow"} <= set(
+        numbers
+    )
+    shipped = re.search(r"the shipped rule: hollow-manor (\d+) of 20 leaks, (\d+) of 47 clean; ember-road (\d+) of 12 "
+                        r"leaks, (\d+) of 30 clean", result.stdout)  # fmt: skip
+    assert shipped, result.stdout
+    assert [int(n) for n in shipped.groups()] == [
+        round(numbers["paraphrase_caught"] * 20), round(numbers["clean_flagged"] * 47),
+        round(numbers["paraphrase_caught_held_out"] * 12), round(numbers["clean_flagged_held_out"] * 30),
+    ]  # fmt: skip
 
 
 @pytest.mark.llm
