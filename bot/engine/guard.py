@@ -28,12 +28,16 @@ from bot.memory.leaks import (
     world_public_texts,
 )
 from bot.store import Game, Store
-from bot.words import sentences, stems
+from bot.words import content_words, sentences, stems
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
 
 PRIVATE_ENTRIES = 200  # the newest private messages guarded word for word; older ones live on in private memories
+# A private message the public record already holds is no secret: looked past, to the next closest, this many
+# times a reply; a sentence's first TOLD_WORDS content words, close together in public, count as it said there.
+TOLD_IN_PUBLIC_SKIPS = 3
+TOLD_WORDS = 12
 # The guard by meaning's share of a reply, at most: a slow embedding model (a remote server) costs a reply no more,
 # and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
 # (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
@@ -96,7 +100,7 @@ class TurnGuard:
 
         async def measure():
             closeness = await self.meaning.closeness(said, [s.text for s in secrets]) if secrets else None
-            private = await self.meaning.nearest_private(self.game.id, said, audience)
+            private = await self._nearest_private(said, audience)
             public = (
                 (await self.meaning.closeness(said, list(self.public_texts))).max(axis=1)
                 if self.public_texts else np.zeros(len(said))
@@ -124,6 +128,35 @@ class TurnGuard:
                 if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public):
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
         return hits
+
+    async def _nearest_private(self, said: Sequence[str], audience: int | None) -> list[tuple[str, str, float] | None]:
+        """Each sentence's closest private message that is still private: one whose every sentence the public
+        record holds (a small model writes its public line again as an aside: "[[to Maya: The captain takes the
+        brass key ...]]") tells nothing, and the next closest is looked at instead."""
+        skip: set[str] = set()
+        for _ in range(TOLD_IN_PUBLIC_SKIPS):
+            private = await self.meaning.nearest_private(self.game.id, said, audience, skip)
+            told = {found[0] for found in private if found is not None and await self._told_in_public(*found[:2])}
+            if not told:
+                return private
+            skip |= told
+        return [found if found is not None and found[0] not in skip else None for found in private]
+
+    async def _told_in_public(self, ref: str, text: str) -> bool:
+        """Whether the public record holds every sentence of a private message (its content words close
+        together)."""
+        key = f"told:{ref}"
+        if key not in self._uncovered:
+            told = None
+            for sentence in sentences(text):
+                words = [surface for _, surface in content_words(sentence)][:TOLD_WORDS]
+                if len(words) < 2:
+                    continue
+                told = await self.store.said_in_public(self.game.id, words)
+                if not told:
+                    break
+            self._uncovered[key] = bool(told)
+        return self._uncovered[key]
 
     async def _said_already(self, secret: Secret) -> bool:
         """Whether the players uncovered a secret in public already: some run of its words was said there (not

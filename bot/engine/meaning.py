@@ -22,7 +22,7 @@ import logging
 import time
 from array import array
 from collections import OrderedDict, deque
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -536,19 +536,24 @@ class MeaningIndex:
         return np.array([(vectors[t] @ said.T).max(axis=0) for t in secrets]).T.reshape(len(sentences), len(secrets))
 
     async def nearest_private(
-        self, game_id: int, sentences: Sequence[str], audience: int | None
+        self, game_id: int, sentences: Sequence[str], audience: int | None, skip: Set[str] = frozenset()
     ) -> list[tuple[str, str, float] | None]:
         """For each sentence, the closest private message of the game that ``audience`` did not witness (all of
-        them for the channel, ``None``): its ref, its text and the cosine; ``None`` where there is none.
+        them for the channel, ``None``), leaving out the refs in ``skip``: its ref, its text and the cosine;
+        ``None`` where there is none.
 
         A private message the background has not embedded yet (a whisper of this very turn) is embedded now:
         the guard never waits for the queue."""
         vectors = await self._vectors(game_id)
-        rows = [i for i, seen in vectors.private.items() if audience is None or audience not in seen]
+        rows = [
+            i for i, seen in vectors.private.items()
+            if (audience is None or audience not in seen) and vectors.refs[i] not in skip
+        ]  # fmt: skip
         embedded = {vectors.refs[i] for i in rows}
         queued = [
             todo for todo in await self.store.queued_private_vectors(game_id)
             if (audience is None or audience not in todo.audience) and todo.ref not in embedded
+            and todo.ref not in skip
         ]  # fmt: skip
         if not rows and not queued:
             return [None] * len(sentences)

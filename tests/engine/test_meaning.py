@@ -382,6 +382,42 @@ async def test_another_players_whisper_told_in_other_words_is_stopped_even_befor
         await engine.close()
 
 
+async def test_an_aside_that_only_says_again_what_the_channel_was_told_guards_nothing(
+    store, worlds_dir, model, real_embedder
+):
+    """A small model writes its public line again as an aside to a player; the channel heard it, so a later
+    public reply saying it in other words is no leak (with Qwen2.5 1.5B as GM, "Where is the brass key now?" was
+    answered "(The GM keeps that to themselves.)" after such an aside). A real whisper stays guarded."""
+    told = "The keeper's logbook lies open on the desk beside the lamp."
+    again = "Wind rattles the shutters. The keeper's logbook still lies open there on the desk, by the lamp."
+    whisper = "I pry up the loose floorboard under my bunk and hide the keeper's brass telescope there."
+    leak = "Maya has tucked the keeper's brass spyglass beneath a loose plank under her bed."
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        game = (await engine.start_game("chan", "lighthouse")).game
+        await engine.join(game.id, "maya", "Maya")
+        await engine.join(game.id, "tom", "Tom")
+        model.enqueue(f"{told} [[to Maya: {told}]]")
+        first = await engine.act(game.id, "maya", "I look over the keeper's desk.")
+        assert first.text.strip() == told and [m.entry.content for m in first.private] == [told]
+        await engine.memory.idle(game.id)
+        await engine.meaning.idle()
+
+        model.enqueue(again, "Wind rattles the shutters. What do you do?")
+        result = await engine.act(game.id, "tom", "I look at the keeper's desk too.")
+        assert result.draft is None and "logbook" in result.text, "the channel was told it: no leak"
+        assert not await store.leak_hits(game.id)
+
+        model.enqueue("The board creaks back into place. What do you do?")
+        await engine.whisper(game.id, "maya", whisper)
+        await engine.memory.idle(game.id)
+        await engine.meaning.idle()
+        model.enqueue(f"Gulls cry. {leak}", "Gulls cry over the rocks. What do you do?")
+        stopped = await engine.act(game.id, "tom", "I search the keeper's cottage.")
+        assert stopped.draft is not None and "plank" not in stopped.text, "a real whisper is still guarded"
+        await engine.close()
+
+
 async def test_a_games_vectors_read_in_blocks_keep_every_fragment_whole(store, monkeypatch, real_embedder):
     """A fragment's parts that a block boundary splits are put back together: nothing lost, nothing doubled."""
     import numpy as np
