@@ -18,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from bot.bench.locomo import (
+    CATEGORIES,
     Conversation,
     Question,
     Retrieved,
@@ -102,6 +104,9 @@ class MemoryRetriever:
         self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
         self.plain: dict[str, Engine] = {}  # the same games, recalled by words alone
         self.variants: list[Engine] = []  # the same games, with other settings (weighted)
+        # Where each evidence turn the memory did not show sat, by budget and question category: ranked among the
+        # recall candidates past what the budget held (by rank), or not among them at all (see placement_table).
+        self.placed: dict[int, dict[int, Counter[str]]] = {}
 
     async def ingest(self, conv: Conversation, worlds_dir: Path) -> None:
         world = conversation_world(conv)
@@ -186,7 +191,40 @@ class MemoryRetriever:
         trace = context.trace
         refs = trace.layer("hot").items + trace.layer("recall").items
         found = {dia_of.get(int(ref.split(":")[1])) for ref in refs if ref.startswith("entry:")}
+        if engine is meaning:
+            recall = trace.layer("recall")
+            ranked = [dia_of.get(int(ref.split(":")[1])) for ref in recall.items + recall.left_out
+                      if ref.startswith("entry:")]  # fmt: skip
+            tally = self.placed.setdefault(budget, {}).setdefault(question.category, Counter())
+            for evidence in question.evidence:
+                tally[_placement(evidence, found, ranked)] += 1
         return Retrieved(dia_ids=frozenset(d for d in found if d), tokens=max(0, trace.total_tokens - base))
+
+
+# "not ranked": not among the recall candidates (a turn of the recent window the budget cut is not one either).
+PLACEMENTS = ("shown", "ranked 1-50, past the budget", "ranked past 50", "not ranked")
+
+
+def _placement(evidence: str, shown: set[str | None], ranked: list[str | None]) -> str:
+    if evidence in shown:
+        return PLACEMENTS[0]
+    if evidence not in ranked:
+        return PLACEMENTS[3]
+    return PLACEMENTS[1] if ranked.index(evidence) < 50 else PLACEMENTS[2]
+
+
+def placement_table(placed: dict[int, Counter[str]], budget: int) -> str:
+    """Where the evidence turns sat at ``budget``, by category: shown, ranked among the recall candidates but past
+    what the budget held (a budget's miss), or ranked too low or not found (a ranking's miss)."""
+    lines = [f"\nwhere the evidence turns sat, the memory at {budget} tokens (evidence turns, not questions):",
+             f"{'category':<12}" + "".join(f"{p:>32}" for p in PLACEMENTS)]  # fmt: skip
+    total: Counter[str] = Counter()
+    for category in sorted(placed):
+        total.update(placed[category])
+        lines.append(f"{CATEGORIES.get(category, category):<12}" + "".join(f"{placed[category][p]:>32}"
+                                                                           for p in PLACEMENTS))  # fmt: skip
+    lines.append(f"{'all':<12}" + "".join(f"{total[p]:>32}" for p in PLACEMENTS))
+    return "\n".join(lines) + "\n"
 
 
 def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) -> dict[str, float]:
@@ -239,6 +277,8 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
             f"{held.in_sample:.3f}\n"
         )
         extra = {f"insample_recall_{held.budget}": held.in_sample, f"heldout_recall_{held.budget}": held.recall}
+    for budget in sorted(memory.placed):
+        out.write(placement_table(memory.placed[budget], budget))
     print_results(results, out, budgets, extra)
     return results.figures(budgets) | extra
 

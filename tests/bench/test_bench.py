@@ -40,6 +40,7 @@ def test_bench_refuses_nonsense_turns(tmp_path: Path):
 def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path: Path):
     import json
 
+    from bot.bench.locomo import load_locomo
     from tests.bench.test_locomo import TINY
 
     data = tmp_path / "locomo.json"
@@ -54,6 +55,13 @@ def test_bench_locomo_runs_the_memory_beside_bm25_and_ends_with_figures(tmp_path
     # With room for every turn of these tiny conversations, the memory's context holds all the evidence.
     assert numbers["recall_400"] == 1.0
     assert "multi-hop" in result.stdout and "single-hop" in result.stdout
+    # Where the evidence turns sat: every one counted once a budget, all of them shown where all fit.
+    for budget in (60, 400):
+        table = result.stdout.split(f"the memory at {budget} tokens")[1]
+        every = [int(n) for n in next(line for line in table.splitlines() if line.startswith("all")).split()[1:]]
+        assert len(every) == 4, table
+        assert sum(every) == sum(len(q.evidence) for c in load_locomo(data) for q in c.questions), table
+    assert every[0] == sum(every), "at 400 tokens every evidence turn is shown"
 
 
 def test_bench_locomo_with_a_missing_file_is_one_line(tmp_path: Path):
