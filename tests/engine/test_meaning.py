@@ -54,14 +54,20 @@ async def _engine(store: Store, worker: ModelWorker, worlds_dir: Path, embedder:
     return Engine(store, worker, WorldLibrary(worlds_dir), CONFIG, embedder=embedder)
 
 
+async def _maya_and_tom(engine: Engine):
+    """A new game of the lighthouse with Maya and Tom seated."""
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    return game
+
+
 async def _play_with_a_clue(engine: Engine, model: ScriptedModel) -> int:
     """A game where the GM shows a clue at turn 2, then 24 turns of weather push it out of the recent turns.
 
     Played with recall switched off: earlier turns' notes (which later prompts show) then hold nothing, and
     the question's own recall is what the test sees."""
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    await engine.join(game.id, "tom", "Tom")
+    game = await _maya_and_tom(engine)
     await engine.set_bucket(game.id, "recall", False)
     for turn in range(1, 27):
         model.enqueue(CLUE if turn == 2 else " ".join(FILLER[(turn + i) % len(FILLER)] for i in range(3)))
@@ -104,9 +110,7 @@ async def test_a_private_message_is_recalled_by_meaning_only_in_its_witness_secr
     secret = "Under the bed you find a silver cufflink shaped like a heron, which you keep."
     async with ModelWorker(model) as worker:
         engine = await _engine(store, worker, worlds_dir, real_embedder)
-        game = (await engine.start_game("chan", "lighthouse")).game
-        await engine.join(game.id, "maya", "Maya")
-        await engine.join(game.id, "tom", "Tom")
+        game = await _maya_and_tom(engine)
         model.enqueue(secret)
         await engine.whisper(game.id, "maya", "I search under the bed, quietly.")
         for turn in range(24):
@@ -355,9 +359,7 @@ async def test_another_players_whisper_told_in_other_words_is_stopped_even_befor
     async with ModelWorker(model) as worker:
         engine = await _engine(store, worker, worlds_dir, real_embedder)
         engine.meaning.notify = lambda: None  # nothing is embedded in the background: the guard embeds it now
-        game = (await engine.start_game("chan", "lighthouse")).game
-        await engine.join(game.id, "maya", "Maya")
-        await engine.join(game.id, "tom", "Tom")
+        game = await _maya_and_tom(engine)
         model.enqueue("The board creaks back into place; nobody saw. What do you do?")
         secret = await engine.whisper(game.id, "maya", whisper)
         await engine.memory.idle(game.id)
@@ -394,9 +396,7 @@ async def test_an_aside_that_only_says_again_what_the_channel_was_told_guards_no
     leak = "Maya has tucked the keeper's brass spyglass beneath a loose plank under her bed."
     async with ModelWorker(model) as worker:
         engine = await _engine(store, worker, worlds_dir, real_embedder)
-        game = (await engine.start_game("chan", "lighthouse")).game
-        await engine.join(game.id, "maya", "Maya")
-        await engine.join(game.id, "tom", "Tom")
+        game = await _maya_and_tom(engine)
         model.enqueue(f"{told} [[to Maya: {told}]]")
         first = await engine.act(game.id, "maya", "I look over the keeper's desk.")
         assert first.text.strip() == told and [m.entry.content for m in first.private] == [told]
@@ -543,9 +543,7 @@ class PoisonedEmbedder(DigestEmbedder):
 async def _whispered(engine: Engine, model: ScriptedModel) -> tuple[int, str]:
     """A game where Maya whispers a secret among a few public turns, all embedded; the secret's text."""
     secret = "I slip the brass key into my boot."
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    await engine.join(game.id, "tom", "Tom")
+    game = await _maya_and_tom(engine)
     model.enqueue("Nobody sees the key vanish. What do you do?")
     await engine.whisper(game.id, "maya", secret)
     for turn in range(3):
