@@ -201,7 +201,7 @@ class MemoryRetriever:
         return Retrieved(dia_ids=frozenset(d for d in found if d), tokens=max(0, trace.total_tokens - base))
 
 
-# "not ranked": not among the recall candidates (a turn of the recent window the budget cut is not one either).
+# "not ranked": not among the recall candidates (a turn of the recent window the budget cut is one).
 PLACEMENTS = ("shown", "ranked 1-50, past the budget", "ranked past 50", "not ranked")
 
 

@@ -422,9 +422,19 @@ class Ledger:
     # What goes into the prompt
 
     async def layers(
-        self, game: Game, scene: Scene, exclude: set[str], config: MemoryConfig, *, glossary_through: int | None = None
-    ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem]]:
-        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on.
+        self,
+        game: Game,
+        scene: Scene,
+        exclude: set[str],
+        config: MemoryConfig,
+        *,
+        glossary_through: int | None = None,
+        recent: set[str] = frozenset(),
+    ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem], list[tuple[str, MemoryItem]]]:
+        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on, and the
+        fragments of the ``recent`` turns (which ``exclude`` leaves out of recall: the prompt holds them) that
+        recall ranked, each with the ref of the recalled fragment it ranks before ("" for none), in case the
+        prompt's budget cuts their turn from the recent window.
 
         ``glossary_through`` keeps to the terms the prompt's front was fixed with (see FrontSnapshot).
         """
@@ -448,9 +458,10 @@ class Ledger:
             fired = match_lore([e for e in entries if e.match != "meaning"], texts)
             fired += await self._lore_by_meaning([e for e in entries if e.match != "keys"], fired, scene.query)
             lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
-        recall = []
+        recall, placed = [], []
         if kinds:
-            hits, named = await self.ranked(game.id, scene, kinds, exclude, config.recall_candidates)
+            fused, named = await self._rankings(game.id, scene, kinds, config.recall_candidates)
+            hits = _meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
             following = {}
             if config.recall_following:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
@@ -459,7 +470,8 @@ class Ledger:
             recall = fragments(hits, exclude, kinds, following, found_by(named), query_terms(scene.action))
             leads = _leads(hits, named.get("meaning", ()))
             recall = [dataclasses.replace(item, lead=True) if item.ref in leads else item for item in recall]
-        return pins, glossary, lore, recall
+            placed = _recent_places(fused, exclude, recent, kinds, found_by(named), query_terms(scene.action))
+        return pins, glossary, lore, recall, placed
 
     async def ranked(
         self, game_id: int, scene: Scene, kinds: set[str], exclude: set[str], limit: int
@@ -467,14 +479,20 @@ class Ledger:
         """Every index's ranking for ``scene`` by the index's name (``bm25-action``: the action's words,
         ``bm25``: with the scene's, ``meaning``), and the fused one recall offers from, of ``kinds`` and leaving
         out ``exclude``."""
+        fused, named = await self._rankings(game_id, scene, kinds, limit)
+        return _meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ())), named
+
+    async def _rankings(
+        self, game_id: int, scene: Scene, kinds: set[str], limit: int
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]]]:
+        """The fused ranking of ``kinds``, whatever the prompt holds, and every index's by name."""
         searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
         for index in self.indexes:
             if id(index) not in searched:
                 searched[id(index)] = _distinct(await index.search(game_id, scene, limit))
         rankings = [searched[id(index)] for index in self.indexes]
         named = {index.name: searched[id(index)] for index in self.indexes}
-        hits = [h for h in fuse(rankings) if h.ref not in exclude and h.ref.split(":")[0] in kinds]
-        return _meaning_leads(hits, named.get("meaning", ())), named
+        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named
 
     async def _lore_by_meaning(
         self, entries: Sequence[LoreEntry], fired: Sequence[LoreMatch], query: Query | None
@@ -508,6 +526,26 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
             seen.add(found)
             kept.append(hit)
     return kept
+
+
+def _recent_places(
+    fused: Sequence[RecallHit], exclude: set[str], recent: set[str], kinds: set[str],
+    sources: Mapping[str, str], terms: Sequence[str],
+) -> list[tuple[str, MemoryItem]]:  # fmt: skip
+    """The fragments of the ``recent`` turns in ``fused``, each with the ref of the first fragment recall offers
+    (one not in ``exclude``) that ranks after it, "" where none does."""
+    mine = [hit for hit in fused if hit.ref in recent]
+    if not mine:
+        return []
+    items = {item.ref: item for item in fragments(mine, set(), kinds, sources=sources, terms=terms)}
+    placed, waiting = [], []
+    for hit in fused:
+        if hit.ref in recent:
+            waiting.append(hit.ref)
+        elif hit.ref not in exclude and waiting:
+            placed += [(hit.ref, items[ref]) for ref in waiting if ref in items]
+            waiting = []
+    return placed + [("", items[ref]) for ref in waiting if ref in items]
 
 
 def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> list[RecallHit]:

@@ -106,9 +106,10 @@ class MemoryKeeper:
             recent=[e.line for e in hot[-config.lore_scan_depth :]],
             audience=action.player_id if secret else None,
         )
-        in_prompt = {f"entry:{e.id}" for e in hot} | {f"entry:{action.id}", f"summary:{state.short_id}"}
-        pins, glossary, lore, recall = await self.ledger.layers(
-            game, scene, in_prompt, config, glossary_through=state.front.glossary_through
+        recent = {f"entry:{e.id}" for e in hot}
+        in_prompt = recent | {f"entry:{action.id}", f"summary:{state.short_id}"}
+        pins, glossary, lore, recall, recent_recall = await self.ledger.layers(
+            game, scene, in_prompt, config, glossary_through=state.front.glossary_through, recent=recent
         )
         buckets = await self.settings.buckets(game.id)
         # A turn's notes stay beside its action until the front changes: the recent turns after it are read again
@@ -134,6 +135,7 @@ class MemoryKeeper:
             hot=hot,
             lore=lore,
             recall=recall,
+            recent_recall=recent_recall,
             scene=npcs,
             threads=await self.players.threads(game.id, list(players), state.front.memories),
             notes=notes,

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, world_brief, world_secrets
 from bot.memory.layers import (
@@ -140,6 +140,25 @@ def _bring_back(layer: _Layer, recall: Sequence[MemoryItem], held: Mapping[int, 
     layer.left_out = [ref for ref in layer.left_out if ref not in taken]
 
 
+def _with_cut_turns(
+    recall: Sequence[MemoryItem], recent: Sequence[tuple[str, MemoryItem]], dropped: Sequence[LogEntry]
+) -> Sequence[MemoryItem]:
+    """``recall`` with the fragments of the ``dropped`` recent turns put back at their rank (``recent``: each with
+    the ref it ranks before); ``recall`` itself where there are none."""
+    cut = {f"entry:{entry.id}" for entry in dropped}
+    back: dict[str, list[MemoryItem]] = {}
+    for before, item in recent:
+        if item.ref in cut:
+            back.setdefault(before, []).append(item)
+    if not back:
+        return recall
+    merged = []
+    for item in recall:
+        merged += back.pop(item.ref, [])
+        merged.append(item)
+    return merged + [item for items in back.values() for item in items]
+
+
 def build_context(
     world: World,
     view: MemoryView,
@@ -178,8 +197,13 @@ def build_context(
     kept, dropped = _fit_hot(
         hot, held, lambda rest: total(rest) <= limit, max(1, limit // HOT_BLOCKS), count_tokens, bracketed
     )
+    recall = view.recall
     if own is None and dropped:
-        _bring_back(added["recall"], view.recall, held, kept, dropped)
+        recall = _with_cut_turns(recall, view.recent_recall, dropped)
+        if recall is not view.recall:  # a turn cut from the recent ones competes for recall's room in its place
+            added.update(_new_notes(world, replace(view, recall=recall), action.turn, held, budget, count_tokens,
+                                    grouped=full_guide))  # fmt: skip
+        _bring_back(added["recall"], recall, held, kept, dropped)
     if total(kept) > limit:
         _trim_added(added, lambda: total(kept) > limit)
     notes = tuple(TurnNote(layer=name, ref=item.ref, text=item.text) for name in NOTES for item in added[name].items)

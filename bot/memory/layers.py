@@ -74,6 +74,9 @@ class MemoryView:
     hot: Sequence[LogEntry] = ()  # unsummarized entries before the new action, oldest first
     lore: Sequence[MemoryItem] = ()
     recall: Sequence[MemoryItem] = ()  # most relevant first
+    # The recent turns' fragments recall ranked, each with the ref in ``recall`` it ranks before ("": after all):
+    # offered where the budget cuts their turn from the prompt's recent turns, which would otherwise hold neither.
+    recent_recall: Sequence[tuple[str, MemoryItem]] = ()
     scene: Sequence[NpcScene] = ()  # the world's NPCs present now
     threads: Sequence[MemoryItem] = ()  # each player's private memory, as of the last compaction
     notes: Mapping[int, Sequence[TurnNote]] = field(default_factory=dict)  # by action entry id: earlier turns' notes

@@ -9,8 +9,9 @@ import pytest
 from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
+from bot.memory.context import Budget
 from bot.model import ChatMessage, ModelWorker, ScriptedModel
-from bot.store import FactKind, Store
+from bot.store import EntryKind, FactKind, NewEntry, Store
 from bot.worlds import WorldLibrary
 from tests.engine.test_memory import play, scripted_memory, start
 
@@ -300,3 +301,32 @@ async def test_a_turns_notes_leave_the_prompt_when_the_front_changes_and_its_act
     users = [m.content for m in after.context.messages[1:-1] if m.role == "user"]
     assert "Maya: Where did I put the brass key?" in users, "the turn is still among the recent ones, bare"
     assert not any("From earlier in the game" in text for text in users), "no earlier turn's notes"
+
+
+async def test_a_recent_turn_the_budget_cuts_from_the_prompt_can_still_be_recalled(engine: Engine, extractor):
+    """The recent turns were left out of recall (the prompt holds them) even where the budget then cut the oldest
+    of them: a clue there was in neither."""
+    game = await start(engine)
+    maya = (await engine.store.players(game.id))[0]
+    said = [
+        "I hide the brass key inside the cracked bell of the chapel.",
+        *(f"I keep watch from the gallery and count the gulls, hour {n}." for n in range(40)),
+    ]
+    entries = [
+        (await engine.store.append(game.id, NewEntry(turn=1, kind=EntryKind.ACTION, author="Maya", content=text,
+                                                      player_id=maya.id)))[0]
+        for text in said
+    ]  # fmt: skip
+    question = "Where did I hide the brass key?"
+    roomy = await engine.preview(game.id, "maya", question, budget=Budget(n_ctx=100_000, reply_tokens=100))
+    assert roomy.trace.layer("hot").left_out == []
+    clue = f"entry:{entries[0].id}"
+    assert clue in roomy.trace.layer("hot").items and clue not in roomy.trace.layer("recall").items
+
+    tight = await engine.preview(
+        game.id, "maya", question, budget=Budget(n_ctx=roomy.tokens - 300, reply_tokens=100, recall=150)
+    )
+    assert clue in tight.trace.layer("hot").left_out, "the budget cut the clue's turn from the recent ones"
+    assert clue in tight.trace.layer("recall").items
+    assert "Maya: I hide the brass key inside the cracked bell of the chapel." in tight.messages[-1].content
+    assert tight.tokens <= tight.trace.limit
