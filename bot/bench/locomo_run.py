@@ -16,6 +16,7 @@ world and the question itself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import tempfile
 from collections import Counter
@@ -35,8 +36,9 @@ from bot.bench.locomo import (
     print_results,
 )
 from bot.engine import Engine, EngineConfig
-from bot.engine.ledger import recall_indexes
+from bot.engine.ledger import MEANING_WEIGHT, recall_indexes
 from bot.errors import UserError
+from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget, MemoryView, build_context
 from bot.model.base import ChatMessage
 from bot.model.embedding import Embedder
@@ -64,9 +66,18 @@ def conversation_world(conv: Conversation) -> World:
 
 
 # The settings chosen by cross-validation (leave one conversation out): how many times recall by meaning's
-# ranking counts in the fusion, beside the three by words. HELD_OUT_BUDGET: the budget they are chosen at.
+# ranking counts in the fusion, beside the three by words, and how many words of a recalled fragment are kept
+# around its sentence nearest the question (each varied around the defaults). HELD_OUT_BUDGET: the budget they
+# are chosen at.
 MEANING_WEIGHTS = (1, 2, 3)
+EXCERPT_WORDS = (45, 20)
 HELD_OUT_BUDGET = 1000
+
+
+def candidate_settings() -> list[tuple[int, int]]:
+    """(meaning weight, excerpt words) pairs: each weight at the default excerpt, each excerpt at the default weight."""
+    default = MemoryConfig().excerpt_words
+    return [(w, default) for w in MEANING_WEIGHTS] + [(MEANING_WEIGHT, n) for n in EXCERPT_WORDS if n != default]
 
 
 class PlaceholderSummaries(ScriptedModel):
@@ -139,14 +150,17 @@ class MemoryRetriever:
     def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
         return self.loop.run_until_complete(self._retrieve(conv, question, budget))
 
-    def weighted(self, weight: int) -> Callable[[Conversation, Question, int], Retrieved]:
-        """The memory with recall by meaning counted ``weight`` times in the fusion (a candidate setting)."""
+    def weighted(self, weight: int, excerpt_words: int) -> Callable[[Conversation, Question, int], Retrieved]:
+        """The memory with recall by meaning counted ``weight`` times in the fusion and recalled fragments cut to
+        ``excerpt_words`` (a candidate setting)."""
         engines: dict[str, Engine] = {}
+        memory = self.config.memory.model_copy(update={"excerpt_words": excerpt_words})
+        config = dataclasses.replace(self.config, memory=memory)
 
         def retrieve(conv: Conversation, question: Question, budget: int) -> Retrieved:
             if conv.id not in engines:
                 engine, _, _ = self.games[conv.id]
-                variant = Engine(self.store, self.worker, engine.worlds, self.config, embedder=self.embedder)
+                variant = Engine(self.store, self.worker, engine.worlds, config, embedder=self.embedder)
                 variant.memory.ledger.indexes = recall_indexes(self.store, variant.meaning, weight)
                 engines[conv.id] = variant
                 self.variants.append(variant)
@@ -254,7 +268,7 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
             results = evaluate(conversations, retrievers, budgets)
             held = None
             if embedder is not None:
-                candidates = {f"meaning x{w}": memory.weighted(w) for w in MEANING_WEIGHTS}
+                candidates = {f"meaning x{w}, {n} words": memory.weighted(w, n) for w, n in candidate_settings()}
                 held = cross_validate(conversations, candidates, HELD_OUT_BUDGET)
         finally:
             for engine in [*(e for e, _, _ in memory.games.values()), *memory.variants]:
@@ -271,8 +285,9 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
     extra = {}
     if held is not None:
         out.write(
-            f"\nheld out, {held.budget} tokens: the weight of recall by meaning in the fusion "
-            f"({', '.join(candidates)}) chosen on the other conversations, for each in turn: {held.recall:.3f} "
+            f"\nheld out, {held.budget} tokens: the weight of recall by meaning in the fusion and the words kept of "
+            f"a recalled fragment ({'; '.join(candidates)}) chosen on the other conversations, for each in turn: "
+            f"{held.recall:.3f} "
             f"(chosen: {', '.join(f'{c} {n}' for c, n in held.chosen.items())}); in sample, {held.best} on all: "
             f"{held.in_sample:.3f}\n"
         )

@@ -467,10 +467,11 @@ class Ledger:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
                 lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
                 following = await self.store.following_entries(game.id, lead)
-            recall = fragments(hits, exclude, kinds, following, found_by(named), query_terms(scene.action))
+            terms, words = query_terms(scene.action), config.excerpt_words
+            recall = fragments(hits, exclude, kinds, following, found_by(named), terms, words)
             leads = _leads(hits, named.get("meaning", ()))
             recall = [dataclasses.replace(item, lead=True) if item.ref in leads else item for item in recall]
-            placed = _recent_places(fused, exclude, recent, kinds, found_by(named), query_terms(scene.action))
+            placed = _recent_places(fused, exclude, recent, kinds, found_by(named), terms, words)
         return pins, glossary, lore, recall, placed
 
     async def ranked(
@@ -530,14 +531,14 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
 
 def _recent_places(
     fused: Sequence[RecallHit], exclude: set[str], recent: set[str], kinds: set[str],
-    sources: Mapping[str, str], terms: Sequence[str],
+    sources: Mapping[str, str], terms: Sequence[str], words: int,
 ) -> list[tuple[str, MemoryItem]]:  # fmt: skip
     """The fragments of the ``recent`` turns in ``fused``, each with the ref of the first fragment recall offers
     (one not in ``exclude``) that ranks after it, "" where none does."""
     mine = [hit for hit in fused if hit.ref in recent]
     if not mine:
         return []
-    items = {item.ref: item for item in fragments(mine, set(), kinds, sources=sources, terms=terms)}
+    items = {item.ref: item for item in fragments(mine, set(), kinds, sources=sources, terms=terms, words=words)}
     placed, waiting = [], []
     for hit in fused:
         if hit.ref in recent:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from bot.memory.config import MemoryConfig
 from bot.memory.layers import FOLLOWING, MemoryItem
 from bot.store.models import RecallHit
 
@@ -79,14 +80,16 @@ def fragments(
     following: dict[int, RecallHit] | None = None,
     sources: Mapping[str, str] | None = None,
     terms: Sequence[str] = (),
+    words: int | None = None,
 ) -> list[MemoryItem]:
     """Recalled fragments in rank order, labelled with their turn, leaving out what the prompt holds.
 
     A recalled turn brings the turn after it (``following``, by entry id): what was said is most
     often answered, or completed, by the next message. ``sources`` says which index found each hit
-    (an item brought along as the next turn is marked ``next``). A long fragment is cut to its passage
-    nearest the question (see :func:`excerpt`; ``terms``: the question's search terms).
+    (an item brought along as the next turn is marked ``next``). A fragment longer than ``words`` is cut to
+    its passage nearest the question (see :func:`excerpt`; ``terms``: the question's search terms).
     """
+    words = EXCERPT_WORDS if words is None else words
     items: list[MemoryItem] = []
     taken = set(exclude)
     said: set[str] = set()  # a text told again at another turn ("The captain coughs.") is offered once
@@ -101,30 +104,32 @@ def fragments(
         if hit.ref in taken or kind not in allowed_kinds:
             continue
         taken.add(hit.ref)
-        offer(_item(hit, kind, (sources or {}).get(hit.ref, ""), terms), hit.text)
+        offer(_item(hit, kind, (sources or {}).get(hit.ref, ""), terms, words), hit.text)
         after = (following or {}).get(_entry_id(hit.ref)) if kind == "entry" else None
         if after is not None and after.ref not in taken:
             taken.add(after.ref)
-            offer(_item(after, "entry", FOLLOWING), after.text)
+            offer(_item(after, "entry", FOLLOWING, words=words), after.text)
     return items
 
 
-def _item(hit: RecallHit, kind: str, source: str = "", terms: Sequence[str] = ()) -> MemoryItem:
+def _item(
+    hit: RecallHit, kind: str, source: str = "", terms: Sequence[str] = (), words: int | None = None
+) -> MemoryItem:
     label = "fact" if kind == "fact" else f"turn {hit.turn}"
-    return MemoryItem(hit.ref, f"[{label}] {excerpt(hit.text, terms, hit.part)}", found_by=source)
+    return MemoryItem(hit.ref, f"[{label}] {excerpt(hit.text, terms, hit.part, words)}", found_by=source)
 
 
-# A recalled fragment longer than this many words is cut to the sentences nearest the question: a clue told in
-# one sentence of a long reply or summary comes back without the rest, so more matches fit the recall budget
-# and each turn adds fewer tokens (what the prompt cache cannot reuse).
-EXCERPT_WORDS = 45
+# A recalled fragment longer than this many words is cut to the sentences nearest the question: the default of
+# the memory's ``excerpt_words`` setting (bot/memory/config.py says how it was chosen).
+EXCERPT_WORDS: int = MemoryConfig.model_fields["excerpt_words"].default
 
 
-def excerpt(text: str, terms: Sequence[str] = (), part: int = 0) -> str:
-    """``text``, or for a long one the sentence nearest the question with its neighbours, within
-    :data:`EXCERPT_WORDS`, marked "…" where cut. The sentence is the one recall by meaning found nearest
+def excerpt(text: str, terms: Sequence[str] = (), part: int = 0, words: int | None = None) -> str:
+    """``text``, or for one longer than ``words`` the sentence nearest the question, whole, with its neighbours
+    while they fit within ``words``, marked "…" where cut. The sentence is the one recall by meaning found nearest
     (``part``, counted from 1), else the one holding most of the question's ``terms``, else the first."""
-    if len(text.split()) <= EXCERPT_WORDS:
+    words = EXCERPT_WORDS if words is None else words
+    if len(text.split()) <= words:
         return text
     sentences = passages(text)[1:]
     if len(sentences) < 2:
@@ -140,7 +145,7 @@ def excerpt(text: str, terms: Sequence[str] = (), part: int = 0) -> str:
     while True:  # the neighbours, the next one first, while they fit
         grown = False
         for side in (end + 1, start - 1):
-            if 0 <= side < len(sentences) and used + len(sentences[side].split()) <= EXCERPT_WORDS:
+            if 0 <= side < len(sentences) and used + len(sentences[side].split()) <= words:
                 used += len(sentences[side].split())
                 start, end = min(start, side), max(end, side)
                 grown = True
