@@ -467,11 +467,11 @@ class Ledger:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
                 lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
                 following = await self.store.following_entries(game.id, lead)
-            terms, words = query_terms(scene.action), config.excerpt_words
-            recall = fragments(hits, exclude, kinds, following, found_by(named), terms, words)
+            terms, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
+            recall = fragments(hits, exclude, kinds, following, sources, terms, words)
             leads = _leads(hits, named.get("meaning", ()))
             recall = [dataclasses.replace(item, lead=True) if item.ref in leads else item for item in recall]
-            placed = _recent_places(fused, exclude, recent, kinds, found_by(named), terms, words)
+            placed = _recent_places(fused, exclude, recent, kinds, sources, terms, words)
         return pins, glossary, lore, recall, placed
 
     async def ranked(

@@ -89,7 +89,6 @@ def fragments(
     (an item brought along as the next turn is marked ``next``). A fragment longer than ``words`` is cut to
     its passage nearest the question (see :func:`excerpt`; ``terms``: the question's search terms).
     """
-    words = EXCERPT_WORDS if words is None else words
     items: list[MemoryItem] = []
     taken = set(exclude)
     said: set[str] = set()  # a text told again at another turn ("The captain coughs.") is offered once
