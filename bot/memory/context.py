@@ -13,10 +13,9 @@ the GM, the lore that fired, fragments recalled from earlier and the NPCs
 that entered the scene (GM-only), is written into that turn's message with
 its action and stored, so later prompts show it at the same place until a
 compaction folds the turn. A later turn adds only what is not there yet,
-within what its layer's budget has left in the prompt and never less than a
-quarter of it; recall adds a quarter of its budget at any turn, and the
-action's best matches past it (said again beside it where earlier notes
-hold them), so a clue mentioned now comes back.
+within what its layer's budget has left in the prompt; once that is spent, a
+turn still adds its single most relevant new item, so a clue mentioned now
+comes back.
 
 The front changes only when the memory does: a compaction (new summaries,
 the glossary and private memories as of then), a chapter's end, a pin, a
@@ -68,10 +67,6 @@ __all__ = [
 # oldest recent turn: a cut lands on the same border whichever turn makes it.
 HOT_BLOCKS = 8
 # Once a layer's notes fill its budget, a turn still adds up to this fraction of it, the most relevant first.
-# Recall adds no more than that at any turn, but for the action's best matches: the first turn after a fold (the
-# turns that held the notes are summarized then) filled the whole recall budget with fragments ranked low for its
-# action, which then took the recent turns' room until the next fold (bench context, 4k, 120 turns: 89.1% of
-# each prompt reused; 90.2% with recall's quarter at every turn).
 NEW_SHARE = 4
 # The new action's best recalled matches always get room, within the whole recall budget, whatever earlier
 # turns' notes already hold: appending never starves the question at hand. Measured on a 300-turn game with
@@ -253,10 +248,7 @@ def _new_notes(
 
     def left(layer: str, limit: int) -> int:
         # A layer's notes share its budget across the prompt, but a turn may always add its most relevant
-        # quarter of a budget: otherwise a long stretch between compactions would recall nothing new. Recall
-        # adds that quarter whatever is held, its best matches past it (see NEW_SHARE).
-        if layer == "recall":
-            return limit // NEW_SHARE
+        # quarter of a budget: otherwise a long stretch between compactions would recall nothing new.
         return max(limit // NEW_SHARE, limit - sum(count(note.text) + 2 for note in notes if note.layer == layer))
 
     present, hidden = scene_notes(world, view.scene, turn, refs, grouped=grouped)

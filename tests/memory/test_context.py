@@ -253,17 +253,6 @@ def test_the_actions_best_matches_get_in_however_full_earlier_notes_left_the_rec
     assert "entry:104" in recall_layer.left_out and "MATCH4" not in last, "past the three, the budget rules"
 
 
-def test_a_turn_adds_a_quarter_of_the_recall_budget_and_its_best_matches_however_little_earlier_notes_hold():
-    """After a fold nothing recalled is held: the turn filled the whole budget with fragments ranked low for its
-    action, and they took the recent turns' room until the next fold."""
-    recall = [MemoryItem(f"entry:{100 + i}", filler(f"MATCH{i}", 20), found_by="words") for i in range(8)]
-    context = build_context(WORLD, MemoryView(recall=recall), act(13, "Where did the groom go?"), ROOMY, words)
-    layer = context.trace.layer("recall")
-    assert layer.items == [f"entry:{100 + i}" for i in range(4)], "the three best, and others within a quarter"
-    assert layer.left_out == [f"entry:{100 + i}" for i in range(4, 8)]
-    assert layer.tokens <= ROOMY.recall // 4
-
-
 def test_a_fact_that_supersedes_one_shown_gets_in_and_takes_none_of_the_actions_places():
     hot = [gm(i, f"HOT{i} the lamp flickers.") if i % 2 else act(i, f"HOT{i} I wait.") for i in range(1, 13)]
     notes = _notes_filling_recall(hot)
