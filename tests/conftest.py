@@ -24,6 +24,17 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT.resolve()),
 os.environ["GM_MODEL"] = "tiny"
 
 
+@pytest.fixture(autouse=True)
+def unhurried_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Recall and the leak guard by meaning give a turn up to words alone after a few seconds, which a machine
+    busy with other work can pass: a whisper told in other words then went unstopped in a test run beside the
+    benches. A test of what they find gets the time it needs; a test of the deadline sets its own."""
+    from bot.engine import guard, meaning
+
+    monkeypatch.setattr(guard, "MEANING_SECONDS", 600.0)
+    monkeypatch.setattr(meaning, "TURN_SECONDS", 600.0)
+
+
 def bot_environment() -> dict[str, str]:
     """The environment of a ``python -m bot`` a test starts: this one's without its GM_ settings and Discord token,
     with the bundled model (``GM_MODEL=tiny``); a test adds its own settings."""
