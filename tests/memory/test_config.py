@@ -31,7 +31,7 @@ def test_at_a_small_context_a_fold_keeps_only_the_last_exchange_whole():
             content=f"message {n}",
             visibility=Visibility.PUBLIC,
             created_at=datetime.now(UTC),
-        )  # fmt: skip
+        )
         for n in range(1, 11)
     ]
     chunks = plan_compaction(log, [10] * len(log), fitted(MemoryConfig(), 4096), force=True)
