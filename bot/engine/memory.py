@@ -22,7 +22,7 @@ from bot.engine.meaning import MeaningIndex
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
-from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed
+from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView, best_matches
 from bot.memory.npcs import Cast, NpcScene, cast_of
@@ -98,8 +98,7 @@ class MemoryKeeper:
     ) -> MemoryView:
         """The memory as of ``state``, which must be the one ``hot`` was read after, under the game's ``config``."""
         recaps = await self.store.summaries(game.id, SummaryKind.RECAP)
-        story = await self.store.summary(state.story_id)
-        short = await self.store.summary(state.short_id)
+        story, shorts = await front_summaries(self.store, state)
         secret = action.visibility is Visibility.PRIVATE  # its answer goes to its player alone
         scene = Scene(
             action=action.content,
@@ -107,7 +106,7 @@ class MemoryKeeper:
             audience=action.player_id if secret else None,
         )
         recent = {f"entry:{e.id}" for e in hot}
-        in_prompt = recent | {f"entry:{action.id}", f"summary:{state.short_id}"}
+        in_prompt = recent | {f"entry:{action.id}"} | {f"summary:{short.id}" for short in shorts}
         pins, glossary, lore, recall, recent_recall = await self.ledger.layers(
             game, scene, in_prompt, config, glossary_through=state.front.glossary_through, recent=recent
         )
@@ -131,7 +130,7 @@ class MemoryKeeper:
             story=_item(story) if story else None,
             pins=pins,
             glossary=glossary,
-            short=_item(short) if short else None,
+            short=[_item(short) for short in shorts],
             hot=hot,
             lore=lore,
             recall=recall,

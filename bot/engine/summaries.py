@@ -30,7 +30,7 @@ from bot.memory.config import MemoryConfig
 from bot.memory.context import ContextTrace
 from bot.model.base import Messages, ModelUnavailable
 from bot.model.worker import ModelWorker, Priority
-from bot.store import Game, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
+from bot.store import FrontSnapshot, Game, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -171,12 +171,15 @@ class Summaries(UpkeepJobs):
                               config.story_words),
                 config.story_words,
             )  # fmt: skip
+        story_through = await self._story_kept(state, short_text, config)
         async with self.store.transaction() as db:
             current = await self.store.memory_state(game_id)
             if (current.version, current.folded_through, current.short_id) != (
                 state.version, state.folded_through, state.short_id,
             ):  # fmt: skip
                 raise LogChanged("the log changed while summarizing")
+            if (current.story_id, current.front.story_through) != (state.story_id, state.front.story_through):
+                story_through = None  # a chapter ended meanwhile: the front shows the story as it is now
             short_id = await self.store.add_summary(
                 db,
                 game_id,
@@ -198,11 +201,23 @@ class Summaries(UpkeepJobs):
                     "story_id": story_id,
                     "last_compaction_at": datetime.now().astimezone(),
                     "last_error": None,
-                    "front": await self.store.front_now(game_id),
+                    "front": _front_after(state.front, await self.store.front_now(game_id), story_through, chunk),
                 }
             )
             await self.store.save_memory_state(db, updated)
         return updated
+
+    async def _story_kept(self, state: MemoryState, short_text: str, config: MemoryConfig) -> int | None:
+        """Where the story the front shows after this fold ends: the one it shows now, while the chunk
+        summaries after it, this one included, fit the short-term budget; None (the story as rewritten now)
+        once they would not."""
+        story, chunks = await front_summaries(self.store, state)
+        if not chunks:
+            return None
+        tokens = await self.worker.count_many([*(c.content for c in chunks), short_text])
+        if sum(tokens) > config.budgets.short:
+            return None
+        return (story.last_entry_id or 0) if story else 0
 
     # Edits and deletes (F19): rebuild every summary that covers a changed message
 
@@ -309,6 +324,42 @@ class Summaries(UpkeepJobs):
             log.warning("Game %d: counting tokens failed (%s); estimating", game_id, exc)
             tokens = [(len(text) + 3) // 4 for text in texts]
         return next_trigger(unsummarized, tokens, await self.settings.memory(game_id))
+
+
+def _front_after(before: FrontSnapshot, now: FrontSnapshot, story_through: int | None, chunk: Chunk) -> FrontSnapshot:
+    """The front a fold leaves. One that keeps the story shown changes the front from the end of its summaries
+    on: the glossary and the players' private memories stay as shown, unless the folded turns held something
+    private (a whisper, a secret action), which only the private memories tell, or the players changed."""
+    if story_through is None:
+        return now
+    private = any(e.visibility is Visibility.PRIVATE for e in chunk.entries)
+    memories = now.memories if private or set(now.memories) != set(before.memories) else before.memories
+    return now.model_copy(
+        update={"story_through": story_through, "glossary_through": before.glossary_through, "memories": memories}
+    )
+
+
+async def front_summaries(store: Store, state: MemoryState) -> tuple[Summary | None, list[Summary]]:
+    """The story version and the chunk summaries after it that the prompt's front shows.
+
+    A fold rewrites the story, but the front goes on showing the version it
+    showed, followed by each chunk summary folded since, until they would
+    pass the short-term budget: the front then changes from the end of its
+    summaries, not from the story's start, and the prompt cache keeps the
+    story. The summaries shown cover the folded log either way.
+    """
+    story = await store.summary(state.story_id)
+    short = await store.summary(state.short_id)
+    through = state.front.story_through
+    if through is None or short is None:
+        return story, [short] if short else []
+    while story is not None and (story.last_entry_id or 0) > through:
+        story = await store.summary(story.previous_id)
+    chunks = await store.chunks_after(state.game_id, through, state.folded_through)
+    covered = (story.last_entry_id if story else 0) == through
+    if not covered or not chunks or chunks[-1].id != short.id:  # not as the fold left it: the latest instead
+        return await store.summary(state.story_id), [short]
+    return story, chunks
 
 
 def _story_version(text: str, story: Summary | None, folded: Summary, previous_id: int | None) -> NewSummary:

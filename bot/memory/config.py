@@ -14,7 +14,8 @@ class Budgets(BaseModel):
     story: int = Field(default=600, ge=0, le=8000)
     pins: int = Field(default=300, ge=0, le=8000)
     glossary: int = Field(default=200, ge=0, le=8000)
-    short: int = Field(default=250, ge=0, le=8000)
+    # The chunk summaries folded since the story the front shows: two of them at the default summary length.
+    short: int = Field(default=500, ge=0, le=8000)
     secrets: int = Field(default=600, ge=0, le=8000)
     private: int = Field(default=500, ge=0, le=8000)
     lore: int = Field(default=400, ge=0, le=8000)

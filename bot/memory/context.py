@@ -18,7 +18,9 @@ turn still adds its single most relevant new item, so a clue mentioned now
 comes back.
 
 The front changes only when the memory does: a compaction (new summaries,
-the glossary and private memories as of then), a chapter's end, a pin, a
+the glossary and private memories as of then; or, while the short-term
+summaries fit their budget, only its chunk summary added after them and
+the private memories if it folded a whisper), a chapter's end, a pin, a
 player joining or leaving, an admin's edit of lore, a setting or a world.
 Over budget, the oldest recent turns go first, in blocks whose borders do
 not move, so the prompts after a cut begin alike again; then this turn's
@@ -93,7 +95,7 @@ class _Layer:
         if self.name in ("frozen", "action"):
             return "\n".join(item.text for item in self.items)
         if self.name in ("story", "short"):
-            return f"{HEADERS[self.name]}\n{self.items[0].text}"
+            return HEADERS[self.name] + "\n" + "\n\n".join(item.text for item in self.items)
         return HEADERS[self.name] + "\n" + "\n".join(f"- {item.text}" for item in self.items)
 
 
@@ -225,7 +227,7 @@ def _front(
         "pins": _Layer("pins", list(view.pins), budget=budget.pins),
         "glossary": _cap("glossary", view.glossary, budget.glossary, count),
         "story": _Layer("story", [view.story] if view.story else [], budget=budget.story),
-        "short": _Layer("short", [view.short] if view.short else [], budget=budget.short),
+        "short": _Layer("short", list(view.short), budget=budget.short),
         "private": _cap("private", view.threads, budget.private, count),
     }
 

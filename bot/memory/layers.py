@@ -70,7 +70,7 @@ class MemoryView:
     story: MemoryItem | None = None
     pins: Sequence[MemoryItem] = ()
     glossary: Sequence[MemoryItem] = ()
-    short: MemoryItem | None = None
+    short: Sequence[MemoryItem] = ()  # the chunk summaries folded since the story shown, oldest first
     hot: Sequence[LogEntry] = ()  # unsummarized entries before the new action, oldest first
     lore: Sequence[MemoryItem] = ()
     recall: Sequence[MemoryItem] = ()  # most relevant first
@@ -90,7 +90,7 @@ class Budget:
     story: int = 600
     pins: int = 300
     glossary: int = 200
-    short: int = 250
+    short: int = 500
     secrets: int = 600
     private: int = 500
     lore: int = 400

@@ -126,7 +126,11 @@ class FrontSnapshot(BaseModel):
 
     Private memories and the glossary are updated after every turn; shown
     as they stood when the turns they cover left the recent window, the
-    front of the prompt stays the same until the next compaction.
+    front of the prompt stays the same until the next compaction. A
+    compaction may keep the story shown, the glossary and (when nothing
+    private was folded) the private memories as they were, and add its
+    chunk summary after those shown: the front then changes only from
+    there (see ``bot.engine.summaries.front_summaries``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -135,6 +139,11 @@ class FrontSnapshot(BaseModel):
     glossary_through: int = Field(default=0, description="The last glossary term id the front shows.")
     notes_through: int = Field(
         default=0, description="The last log entry id when the front was fixed: the turn notes up to it are not shown."
+    )
+    story_through: int | None = Field(
+        default=None,
+        description="None: the front shows the latest story and chunk summary. A number: the story version that "
+        "covers the log up to that entry id (0: none), then every chunk summary folded since.",
     )
 
 

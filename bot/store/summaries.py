@@ -142,6 +142,15 @@ class SummaryStore(LedgerStore):
             sql += " AND replaced_by IS NULL"
         return [_summary(r) for r in await self._all(sql + " ORDER BY id", params)]
 
+    async def chunks_after(self, game_id: int, entry_id: int, through: int) -> list[Summary]:
+        """The current chunk summaries of the log entries after ``entry_id`` up to ``through``, oldest first."""
+        rows = await self._all(
+            "SELECT * FROM summaries WHERE game_id = ? AND kind = ? AND replaced_by IS NULL AND first_entry_id > ?"
+            " AND last_entry_id <= ? ORDER BY first_entry_id",
+            (game_id, SummaryKind.CHUNK.value, entry_id, through),
+        )
+        return [_summary(r) for r in rows]
+
     # Per-turn traces of what the GM was given
 
     async def save_trace(self, game_id: int, turn: int, trace: str) -> None:

@@ -7,11 +7,13 @@ import json
 import pytest
 
 from bot.engine import Engine
+from bot.engine.summaries import front_summaries
 from bot.errors import UserError
+from bot.memory.layers import HEADERS
 from bot.model import ChatMessage, ScriptedModel
 from bot.model.base import TEMPLATE_TOKENS_PER_MESSAGE
 from bot.model.scripted import found_nothing
-from bot.store import EntryKind, SummaryKind
+from bot.store import EntryKind, SummaryKind, Visibility
 
 
 def scripted_memory(messages: list[ChatMessage]) -> str:
@@ -345,3 +347,94 @@ async def test_with_no_chunk_closed_the_recent_turns_fold_once_the_next_turn_wou
         assert (report.messages_folded > 0) is folds
     finally:
         await engine.close()
+
+
+async def _turn(engine: Engine, game_id: int, who: str, text: str) -> str:
+    """Play one turn, let the memory's jobs finish, and return the system message the GM was given."""
+    result = await engine.act(game_id, who, text)
+    await engine.memory.idle(game_id)
+    return result.context.messages[0].content
+
+
+def _summaries_end(system: str) -> int:
+    """Where the front's summaries end: the players' private memories follow them."""
+    return system.index("\n\n" + HEADERS["private"]) if HEADERS["private"] in system else len(system)
+
+
+async def test_a_fold_adds_its_summary_at_the_front_s_end_until_the_summaries_pass_their_budget(
+    engine: Engine, memory_model: ScriptedModel
+):
+    """bench context at 4k: each fold rewrote the story, and the prompt after it was read again from the story's
+    start (64% of it reused, against 95% between folds). A fold now leaves the story shown as it was and appends
+    its chunk summary after the others; once they would pass the short-term budget, the front shows the story as
+    rewritten and the newest chunk summary alone. Either way the summaries shown cover the whole folded log."""
+    game = await start(engine, "Maya", "Tom")
+    count = engine.worker.count_tokens
+    system, story, shown, folded_through, kept, advanced = "", None, [], 0, 0, 0
+    for turn in range(1, 61):
+        before, story_before, shown_before = system, story, shown
+        state = await engine.store.memory_state(game.id)  # what this turn's prompt is built from
+        story, shown = await front_summaries(engine.store, state)
+        system = await _turn(engine, game.id, "tom" if turn % 3 else "maya", f"Action {turn}: I climb step {turn}.")
+        if state.folded_through == folded_through:
+            continue
+        folded_through = state.folded_through
+        assert shown[-1].id == state.short_id
+        # What the front shows covers the folded log without a gap: the story, then each chunk after it.
+        log = [e.id for e in await engine.store.log(game.id) if e.id <= state.folded_through]
+        covered = [i for i in log if story and i <= story.last_entry_id]
+        covered += [i for c in shown for i in log if c.first_entry_id <= i <= c.last_entry_id]
+        assert covered == log
+        assert "Most recently:\n" + "\n\n".join(c.content for c in shown) in system
+        if shown_before and story == story_before:
+            kept += 1
+            # Nothing before the new summaries changed: not the story, not the glossary, not the summaries
+            # before them, and (nothing private was folded) not the players' private memories.
+            assert shown[: len(shown_before)] == shown_before and len(shown) > len(shown_before)
+            assert system.startswith(before[: _summaries_end(before)] + "\n\n" + shown[len(shown_before)].content)
+            assert system[_summaries_end(system) :] == before[_summaries_end(before) :]
+        else:
+            advanced += 1
+            assert story == await engine.store.summary(state.story_id) and len(shown) == 1
+            if story_before is not None or shown_before:  # the summaries since the story shown passed their budget
+                since = await engine.store.chunks_after(
+                    game.id, story_before.last_entry_id if story_before else 0, state.folded_through
+                )
+                assert sum(count(c.content) for c in since) > engine.config.memory.budgets.short
+                assert f"The story so far:\n{story.content}" in system
+    assert kept >= 3 and advanced >= 3, (kept, advanced)
+
+    # An edit rewrites the summaries that covered it: the front then shows the story as replayed, and the newest
+    # chunk summary alone.
+    first = next(e for e in await engine.store.log(game.id) if e.content.startswith("Action 2:"))
+    await engine.edit_entry(game.id, first.id, "Action 2: I climb the rope instead.", user_key="tom")
+    await engine.memory.idle(game.id)
+    state = await engine.store.memory_state(game.id)
+    story, shown = await front_summaries(engine.store, state)
+    assert story is not None and story.id == state.story_id and [c.id for c in shown] == [state.short_id]
+    system = await _turn(engine, game.id, "tom", "Action 61: I wait.")
+    assert f"The story so far:\n{story.content}\n\nMost recently:\n{shown[0].content}" in system
+
+
+async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine: Engine, memory_model: ScriptedModel):
+    """A fold that keeps the story shown keeps the players' private memories as shown too, unless it folds
+    something private: a whisper is told in no summary, only in the private memory of the player it was for."""
+    game = await start(engine, "Maya", "Tom")
+    await play(engine, game.id, 3)
+    await engine.compact(game.id)
+    before = await _turn(engine, game.id, "maya", "Action 4: I look at the sea.")
+    memory_model.enqueue("Fog rolls in. [[to Maya: A rowboat is tied under the pier.]]")
+    await _turn(engine, game.id, "maya", "Action 5: I look down at the water.")
+    whisper = (await engine.store.log(game.id))[-1]
+    assert whisper.visibility is Visibility.PRIVATE and "rowboat" in whisper.content
+    await play(engine, game.id, 2, start=6)  # the whisper leaves the protected tail
+    await engine.compact(game.id)
+    maya = next(p for p in await engine.store.players(game.id) if p.name == "Maya")
+    memory = await engine.store.player_memory(game.id, maya.id)
+    assert memory is not None and memory.through_entry_id > whisper.id
+    system = await _turn(engine, game.id, "maya", "Action 8: I walk on.")
+    _, shown = await front_summaries(engine.store, await engine.store.memory_state(game.id))
+    assert len(shown) == 2, "the story shown was kept"
+    assert system.startswith(before[: _summaries_end(before)] + "\n\n" + shown[1].content)
+    assert f"Only Maya knows: {memory.summary}" in system[_summaries_end(system) :]
+    assert f"Only Maya knows: {memory.summary}" not in before

@@ -64,7 +64,7 @@ def full_view(**overrides) -> MemoryView:
         story=MemoryItem("summary:5", "STORYSUMMARY Maya and Tom crossed to Gull Rock with Wren."),
         pins=[MemoryItem("pin:1", "PINFACT Tom owes Wren ten shillings.")],
         glossary=[MemoryItem("glossary:1", "GLOSSTERM Skerry: a small rocky island.")],
-        short=MemoryItem("summary:9", "SHORTSUMMARY They forced the cottage door."),
+        short=[MemoryItem("summary:9", "SHORTSUMMARY They forced the cottage door.")],
         hot=[
             gm(10, "HOTGM The cottage is cold and the lamp is out."),
             act(11, "HOTMAYA I search the desk."),
@@ -439,7 +439,7 @@ def test_between_compactions_the_prompt_only_grows_at_its_end():
         story=MemoryItem("summary:5", "Maya and Tom crossed to Gull Rock with Wren, who talked all the way."),
         pins=[MemoryItem("pin:1", "Tom owes Wren ten shillings.")],
         glossary=[MemoryItem("glossary:1", "Skerry: a small rocky island.")],
-        short=MemoryItem("summary:9", "They forced the cottage door and found it empty."),
+        short=[MemoryItem("summary:9", "They forced the cottage door and found it empty.")],
     )
     hot1 = [
         gm(20, "The cottage is cold. A log book lies open on the desk, its last page torn."),
@@ -492,10 +492,10 @@ def test_a_changed_summary_breaks_the_shared_prefix():
     budget = Budget(n_ctx=4096, reply_tokens=256)
     hot = [gm(1, "The boat lands."), act(2, "I step ashore.")]
     before = build_context(
-        WORLD, MemoryView(hot=hot, short=MemoryItem("summary:1", "Old.")), act(3, "Hi."), budget, words
+        WORLD, MemoryView(hot=hot, short=[MemoryItem("summary:1", "Old.")]), act(3, "Hi."), budget, words
     )
     after = build_context(
-        WORLD, MemoryView(hot=hot, short=MemoryItem("summary:2", "New.")), act(3, "Hi."), budget, words
+        WORLD, MemoryView(hot=hot, short=[MemoryItem("summary:2", "New.")]), act(3, "Hi."), budget, words
     )
     assert before.messages[0] != after.messages[0]
     assert shared_prefix_share(before.messages, after.messages, words) < 1.0

@@ -184,7 +184,7 @@ def scenarios(draw):
     action = log_entry(len(hot) + 1, EntryKind.ACTION, filler("ACTIONX", draw(st.integers(1, 60))))
     lore_sizes = draw(sizes)
     story = draw(st.integers(0, 400))
-    short = draw(st.integers(0, 150))
+    shorts = draw(st.lists(st.integers(1, 150), max_size=2))  # the chunk summaries since the story shown
     view = MemoryView(
         players=draw(st.sampled_from([(), PLAYERS])),
         chapter_index=draw(st.integers(0, 2)),
@@ -192,7 +192,7 @@ def scenarios(draw):
         story=MemoryItem("summary:100", filler("STORYX", story)) if story else None,
         pins=items("pin", draw(sizes)),
         glossary=items("glossary", draw(sizes)),
-        short=MemoryItem("summary:200", filler("SHORTX", short)) if short else None,
+        short=[MemoryItem(f"summary:{200 + i}", filler(f"SHORT{i}X", size)) for i, size in enumerate(shorts)],
         hot=hot,
         lore=items("lore", lore_sizes, draw(st.lists(st.integers(0, 100), min_size=len(lore_sizes),
                                                      max_size=len(lore_sizes)))),
@@ -243,12 +243,12 @@ def test_the_frozen_layer_summaries_pins_and_action_are_never_dropped(scenario, 
         assert trace.layer("chapters").items == [c.ref for c in view.chapters]
         assert trace.layer("pins").items == [p.ref for p in view.pins]
         assert trace.layer("story").items == ([view.story.ref] if view.story else [])
-        assert trace.layer("short").items == ([view.short.ref] if view.short else [])
+        assert trace.layer("short").items == [s.ref for s in view.short]
         kept = [
             *view.chapters,
             *view.pins,
             *([view.story] if view.story else []),
-            *([view.short] if view.short else []),
+            *view.short,
         ]
         for item in kept:
             assert item.text in system, item.ref
