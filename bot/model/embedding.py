@@ -52,6 +52,12 @@ class NonFiniteVector(ValueError):
     ``NaN`` in its JSON): no vector of it is used, as a query or stored."""
 
 
+# The bundled model's chance level: the mean cosine of 1,500 pairs of turns taken from two different conversations
+# of LoCoMo's dev file (../shared/bench/locomo-dev.json, turns of six words or more; all-MiniLM-L6-v2 has no
+# prefixes, so a query's and a passage's are the same). Measured with ``python -m bot bench chance``.
+REFERENCE_CHANCE = 0.192
+
+
 class Embedder(ABC):
     """Turns texts into unit vectors; synchronous and possibly slow: called from a thread."""
 
@@ -62,6 +68,22 @@ class Embedder(ABC):
     # Some models are trained with a marker before a query and before a stored passage (e5, nomic).
     query_prefix: str = ""
     document_prefix: str = ""
+    # The mean cosine of unrelated texts, a query against a passage and a passage against a passage (see
+    # ``comparable``); None where it was not measured.
+    chance: tuple[float, float] | None = None
+
+    def comparable(self, cosines: np.ndarray, *, query: bool = False) -> np.ndarray:
+        """``cosines`` on the bundled model's scale, where the thresholds of lore by meaning and of the guard by
+        meaning were set: this model's chance level (unrelated texts) maps to the bundled model's, and 1 stays 1.
+
+        Models spread their cosines differently: multilingual-e5-small puts unrelated texts around 0.8 (its
+        model card says 0.7 to 1.0, from the low temperature of its training), all-MiniLM-L6-v2 around 0.2, so a
+        threshold of 0.35 fired every lore entry by meaning with e5 (bench recall: 20 of 20 actions about
+        something else). A model whose chance level was not measured is taken as it is."""
+        if self.chance is None:
+            return cosines
+        own = self.chance[0 if query else 1]
+        return REFERENCE_CHANCE + (cosines - own) * ((1 - REFERENCE_CHANCE) / (1 - own))
 
     @abstractmethod
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -95,7 +117,7 @@ class LlamaEmbedder(Embedder):
 
     def __init__(
         self, path: Path, *, name: str | None = None, n_threads: int | None = None, n_gpu_layers: int = 0,
-        query_prefix: str = "", document_prefix: str = "",
+        query_prefix: str = "", document_prefix: str = "", chance: tuple[float, float] | None = None,
     ):  # fmt: skip
         import llama_cpp
 
@@ -115,7 +137,7 @@ class LlamaEmbedder(Embedder):
         # A file named by its path alone is told from another of the same name by its digest.
         self.identity = name or f"{path.stem}@{file_digest(path)}"
         self.placement = f"in process ({path.name}), {self._where(n_gpu_layers)}"
-        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+        self.query_prefix, self.document_prefix, self.chance = query_prefix, document_prefix, chance
         self._lock = threading.Lock()  # one llama context: a player's query and background work take turns
         try:  # a chat model loads as well, and answers a vector per token: refused now, not every 30 s
             self.embed(["dimension probe"])

@@ -33,6 +33,9 @@ NAME = "all-MiniLM-L6-v2"
 # The upstream file's SHA-256 (sentence-transformers/all-MiniLM-L6-v2, model.safetensors).
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 GGUF_NAME = f"{NAME}-{WEIGHTS_SHA256[:12]}-f16.gguf"
+# The mean cosine of unrelated texts, a query's and a passage's (``python -m bot bench chance``): the scale the
+# thresholds by meaning were set on (bot.model.embedding.REFERENCE_CHANCE).
+CHANCE = (0.192, 0.192)
 
 
 def bundled_archive() -> Path:

@@ -190,3 +190,52 @@ def test_gm_n_threads_unset_gives_the_embedding_model_the_physical_cores(real_em
 
     threads = physical_cores()
     assert real_embedder._llama.n_threads == threads and f"{threads} thread" in real_embedder.placement
+
+
+def test_cosines_are_brought_to_the_bundled_models_scale_by_each_models_chance_level():
+    from bot.model import e5
+    from bot.model.embedding import REFERENCE_CHANCE
+
+    assert minilm.CHANCE == (REFERENCE_CHANCE, REFERENCE_CHANCE), "the scale the thresholds were set on"
+
+    class Fixed(Embedder):
+        name, dimension = "fixed", 2
+
+        def __init__(self, chance):
+            self.chance = chance
+
+        def _embed(self, texts):
+            return np.ones((len(texts), 2))
+
+    cosines = np.array([-0.2, 0.1, 0.35, 0.9])
+    assert np.allclose(Fixed(minilm.CHANCE).comparable(cosines), cosines)
+    assert np.array_equal(Fixed(None).comparable(cosines), cosines), "a model not measured is taken as it is"
+    high = Fixed(e5.CHANCE)
+    query_chance, passage_chance = e5.CHANCE
+    assert high.comparable(np.array([query_chance, 1.0]), query=True) == pytest.approx([REFERENCE_CHANCE, 1.0])
+    assert high.comparable(np.array([passage_chance, 1.0])) == pytest.approx([REFERENCE_CHANCE, 1.0])
+    # the order never changes: a closer text stays closer
+    assert np.all(np.diff(high.comparable(np.linspace(0.5, 1.0, 11))) > 0)
+
+
+def test_bench_chance_measures_the_mean_cosine_of_unrelated_turns(tmp_path: Path, real_embedder, monkeypatch):
+    import io
+
+    from bot.bench import chance
+    from bot.errors import UserError
+
+    talks = [
+        {"conversation": {"session_1": [{"text": f"Conversation {c} says thing number {n} about its own day."}
+                                        for n in range(5)]}}
+        for c in range(3)
+    ]  # fmt: skip
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(talks))
+    monkeypatch.setattr(chance, "load_embedder", lambda settings: (real_embedder, None))
+    out = io.StringIO()
+    figures = chance.run(ProcessSettings(_env_file=None), path, out)
+    assert 0 < figures["chance_passage"] < 1 and figures["pairs"] == chance.PAIRS
+    assert out.getvalue().splitlines()[-1].startswith("chance_query=")
+    path.write_text("{}")
+    with pytest.raises(UserError, match="not a LoCoMo file|two conversations"):
+        chance.run(ProcessSettings(_env_file=None), path, io.StringIO())
