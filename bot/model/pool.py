@@ -36,6 +36,7 @@ class ServerPool(LanguageModel):
         self.name = self.servers[0].name
         self.parallel = sum(s.parallel for s in self.servers)
         self.background_parallel = sum(s.background_parallel for s in self.servers)
+        self.background_yields = any(getattr(s, "background_yields", False) for s in self.servers)
         self.placement = f"on {len(self.servers)} model servers ({self.parallel} calls at once)"
         self._down: dict[str, float] = {}  # server url -> until when it is left out
         self._lock = threading.Lock()

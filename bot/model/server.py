@@ -118,6 +118,8 @@ class ServerModel(LanguageModel):
         self.placement = f"on a model server ({self.parallel} calls at once)"
         # Background calls at once: with slots, the one spare slot; else all but one place, kept for a player.
         self.background_parallel = 1 if slots is not None else max(1, self.parallel - 1)
+        # A server the bot started on the CPU shares its cores with every call: background work waits for players.
+        self.background_yields = owner is not None and not getattr(owner, "gpu_layers", 0)
         self.parameters: int | None = None  # the model's size and trained context, where the server says them
         self.trained_context: int | None = None
         self._json_format = "json_schema"

@@ -91,7 +91,11 @@ class ModelWorker:
         self.parallel = max(1, int(getattr(model, "parallel", 1) or 1))
         # Background jobs running at once, at most: the other places stay free for players' turns of any game.
         self.background_parallel = max(1, min(self.parallel, int(getattr(model, "background_parallel", 1) or 1)))
+        # A model whose calls share the same processor cores (a llama.cpp server on the CPU): a background call
+        # beside a player's turn slows that turn, so background calls start only while no player's call runs.
+        self.background_yields = self.parallel > 1 and bool(getattr(model, "background_yields", False))
         self._background_running = 0
+        self._players_running = 0
         self._deferred: list[_Job] = []  # background jobs taken while the background places were full
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._seq = itertools.count()
@@ -241,16 +245,22 @@ class ModelWorker:
             if job.future.cancelled():
                 continue
             background = self.parallel > 1 and job.priority >= Priority.MAINTENANCE
-            if background and self._background_running >= self.background_parallel:
-                self._deferred.append(job)  # back in the queue when a background place frees
+            full = self._background_running >= self.background_parallel
+            if background and (full or (self.background_yields and self._players_running)):
+                self._deferred.append(job)  # back in the queue when a background place frees, or the players' calls end
                 continue
             if background:
                 self._background_running += 1
+            else:
+                self._players_running += 1
             try:
                 await self._run(job)
             finally:
                 if background:
                     self._background_running -= 1
+                else:
+                    self._players_running -= 1
+                if background or not self._players_running:
                     for waiting in self._deferred:
                         self._queue.put_nowait(waiting)
                     self._deferred.clear()

@@ -341,3 +341,12 @@ async def test_a_server_without_embeddings_leaves_recall_on_words(tmp_path: Path
         assert embedder is not None and embedder.dimension == 8 and problem is None
     embedder, problem = load_embedder(ProcessSettings(_env_file=None, embed_model="server:nomic"))
     assert embedder is None and "GM_MODEL_URL" in problem
+
+
+def test_background_work_waits_for_players_on_a_server_the_bot_started_on_the_cpu():
+    from types import SimpleNamespace
+
+    cpu = ServerModel("http://127.0.0.1:1/v1", "m", parallel=5, owner=SimpleNamespace(gpu_layers=0))
+    gpu = ServerModel("http://127.0.0.1:1/v1", "m", parallel=5, owner=SimpleNamespace(gpu_layers=99))
+    theirs = ServerModel("http://127.0.0.1:1/v1", "m", parallel=5)  # GM_MODEL_URL: its hardware is not known
+    assert cpu.background_yields and not gpu.background_yields and not theirs.background_yields

@@ -205,6 +205,53 @@ async def test_a_model_serving_several_calls_keeps_a_place_free_of_background_wo
         assert await asyncio.gather(*background) == ["summary 0", "summary 1", "summary 2"]
 
 
+async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_only_while_no_player_call_runs():
+    """llama.cpp's server on two cores, four tables (bench tables): a summary or an embedding run beside a player's
+    turn took its share of the cores, and the turn's first words came later. With such a model (a server the bot
+    started without a GPU) background calls wait while a player's call runs, and start once none does; a call
+    that started first runs on (a server's call is not interrupted)."""
+    release = threading.Event()
+
+    def answer(messages: list[ChatMessage]) -> str:
+        text = messages[-1].content
+        if text.startswith("turn"):
+            release.wait(10)
+        return text
+
+    model = ScriptedModel(default=answer)
+    model.parallel, model.background_parallel, model.background_yields = 3, 1, True
+    async with ModelWorker(model) as worker:
+        turn = asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content="turn 1")], max_tokens=8, priority=Priority.PLAYER)
+        )
+        await _until(lambda: len(model.started) == 1)
+        summary = asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content="summary")], max_tokens=8, priority=Priority.MAINTENANCE)
+        )
+        await asyncio.sleep(0.3)
+        assert [c.messages[-1].content for c in model.started] == ["turn 1"], "the summary waits"
+        release.set()
+        assert await asyncio.wait_for(turn, 5) == "turn 1"
+        assert await asyncio.wait_for(summary, 5) == "summary", "and runs once no player's call does"
+
+    # Without it (a GPU, or a server of its own) the spare place takes background work beside a turn, as before.
+    release.clear()
+    model = ScriptedModel(default=answer)
+    model.parallel, model.background_parallel = 3, 1
+    async with ModelWorker(model) as worker:
+        turn = asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content="turn 1")], max_tokens=8, priority=Priority.PLAYER)
+        )
+        await _until(lambda: len(model.started) == 1)
+        summary = await asyncio.wait_for(
+            worker.generate([ChatMessage(role="user", content="summary")], max_tokens=8, priority=Priority.MAINTENANCE),
+            5,
+        )
+        assert summary == "summary" and not turn.done()
+        release.set()
+        await turn
+
+
 def test_each_model_call_gives_back_its_own_text_and_figures_even_when_calls_overlap():
     """A call's text, usage and timing come back as one value, not as figures left on the model for the caller
     to read afterwards, where a call made meanwhile (another thread's, a server's parallel one) would overwrite
