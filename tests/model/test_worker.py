@@ -174,18 +174,24 @@ async def test_a_stream_is_never_interrupted_even_at_maintenance_priority():
     assert "".join(pieces) == "A long slow answer."
 
 
+def _echo_holding(prefix: str, release: threading.Event):
+    """A scripted answer that says the prompt back, holding the calls whose prompt starts with ``prefix`` until
+    ``release`` is set."""
+
+    def answer(messages: list[ChatMessage]) -> str:
+        text = messages[-1].content
+        if text.startswith(prefix):
+            release.wait(10)
+        return text
+
+    return answer
+
+
 async def test_a_model_serving_several_calls_keeps_a_place_free_of_background_work_for_players():
     """Through a model server with several places, background calls of any game take at most the model's
     background places: a player's turn that comes while more background work waits starts at once."""
     release = threading.Event()
-
-    def answer(messages: list[ChatMessage]) -> str:
-        text = messages[-1].content
-        if text.startswith("summary"):
-            release.wait(10)
-        return text
-
-    model = ScriptedModel(default=answer)
+    model = ScriptedModel(default=_echo_holding("summary", release))
     model.parallel, model.background_parallel = 3, 1
     async with ModelWorker(model) as worker:
         background = [
@@ -211,13 +217,7 @@ async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_onl
     started without a GPU) background calls wait while a player's call runs, and start once none does; a call
     that started first runs on (a server's call is not interrupted)."""
     release = threading.Event()
-
-    def answer(messages: list[ChatMessage]) -> str:
-        text = messages[-1].content
-        if text.startswith("turn"):
-            release.wait(10)
-        return text
-
+    answer = _echo_holding("turn", release)
     model = ScriptedModel(default=answer)
     model.parallel, model.background_parallel, model.background_yields = 3, 1, True
     async with ModelWorker(model) as worker:
