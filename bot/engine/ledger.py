@@ -522,7 +522,8 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
         found = hit.text
         if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
             parts = passages(hit.text)
-            found = _SPEAKER.sub("", parts[hit.part], count=1) if hit.part < len(parts) else hit.text
+            found = parts[hit.part] if hit.part < len(parts) else hit.text
+        found = _SPEAKER.sub("", found, count=1)  # a turn of one sentence, found by its whole, says that sentence
         if found not in seen:
             seen.add(found)
             kept.append(hit)

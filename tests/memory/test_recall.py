@@ -51,6 +51,11 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
     ]
     assert [hit.turn for hit in _distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
 
+    # A turn of that one sentence is found by its whole, speaker and all: it says nothing the first did not.
+    alone = RecallHit(ref="entry:6", text=f"GM: {lens}", turn=6, score=0.85)
+    assert [hit.turn for hit in _distinct([ranking[0], alone, *ranking[2:]])] == [1, 3, 5]
+    assert [hit.turn for hit in _distinct([alone, *ranking])] == [6, 3, 5]
+
 
 def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_nearer():
     import numpy as np
