@@ -356,9 +356,9 @@ async def _turn(engine: Engine, game_id: int, who: str, text: str) -> str:
     return result.context.messages[0].content
 
 
-def _summaries_end(system: str) -> int:
-    """Where the front's summaries end: the players' private memories follow them."""
-    return system.index("\n\n" + HEADERS["private"]) if HEADERS["private"] in system else len(system)
+def _private_start(system: str) -> int:
+    """Where the front's players' private memories begin, or would: before the story and the summaries."""
+    return min(system.index(f"\n\n{HEADERS[name]}") for name in ("private", "story", "short") if HEADERS[name] in system)
 
 
 async def test_a_fold_adds_its_summary_at_the_front_s_end_until_the_summaries_pass_their_budget(
@@ -388,11 +388,10 @@ async def test_a_fold_adds_its_summary_at_the_front_s_end_until_the_summaries_pa
         assert "Most recently:\n" + "\n\n".join(c.content for c in shown) in system
         if shown_before and story == story_before:
             kept += 1
-            # Nothing before the new summaries changed: not the story, not the glossary, not the summaries
-            # before them, and (nothing private was folded) not the players' private memories.
+            # Nothing before the new summaries changed: not the glossary, (nothing private was folded) not the
+            # players' private memories, not the story, not the summaries before them. The summaries end the front.
             assert shown[: len(shown_before)] == shown_before and len(shown) > len(shown_before)
-            assert system.startswith(before[: _summaries_end(before)] + "\n\n" + shown[len(shown_before)].content)
-            assert system[_summaries_end(system) :] == before[_summaries_end(before) :]
+            assert system == before + "\n\n" + "\n\n".join(c.content for c in shown[len(shown_before) :])
         else:
             advanced += 1
             assert story == await engine.store.summary(state.story_id) and len(shown) == 1
@@ -435,6 +434,17 @@ async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine
     system = await _turn(engine, game.id, "maya", "Action 8: I walk on.")
     _, shown = await front_summaries(engine.store, await engine.store.memory_state(game.id))
     assert len(shown) == 2, "the story shown was kept"
-    assert system.startswith(before[: _summaries_end(before)] + "\n\n" + shown[1].content)
-    assert f"Only Maya knows: {memory.summary}" in system[_summaries_end(system) :]
-    assert f"Only Maya knows: {memory.summary}" not in before
+    private = _private_start(before)
+    assert system[:private] == before[:private], "the front is the same up to the private memories"
+    assert f"Only Maya knows: {memory.summary}" in system[private:] and f"Only Maya knows: {memory.summary}" not in before
+    assert system.endswith(f"Most recently:\n{shown[0].content}\n\n{shown[1].content}")
+
+    # The next fold has nothing private in it: the private memories stay where the prompt cache holds them, and
+    # only the new summary is added, at the front's end.
+    await play(engine, game.id, 2, start=9)
+    before = await _turn(engine, game.id, "tom", "Action 11: I wait.")
+    await engine.compact(game.id)
+    after = await _turn(engine, game.id, "tom", "Action 12: I wait again.")
+    _, shown = await front_summaries(engine.store, await engine.store.memory_state(game.id))
+    assert len(shown) == 3 and f"Only Maya knows: {memory.summary}" in before
+    assert after == f"{before}\n\n{shown[2].content}"
