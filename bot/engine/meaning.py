@@ -497,7 +497,12 @@ class MeaningIndex:
     async def vectors_of(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
         """Each text's parts' vectors (see ``passages``), embedding the texts not seen yet; raises when the
         model fails."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._texts]
+        found = {}
+        for text in texts:  # those used now go last out, and are held here whatever a concurrent call evicts
+            if text in self._texts:
+                self._texts.move_to_end(text)
+                found[text] = self._texts[text]
+        missing = [t for t in dict.fromkeys(texts) if t not in found]
         if missing:
 
             def embed() -> list[np.ndarray]:
@@ -511,10 +516,11 @@ class MeaningIndex:
                 ends = np.cumsum([len(each) for each in parts])
                 return np.split(vectors, ends[:-1])
 
-            self._texts.update(zip(missing, await asyncio.to_thread(embed), strict=True))
+            found.update(zip(missing, await asyncio.to_thread(embed), strict=True))
+            self._texts.update((text, found[text]) for text in missing)
             while len(self._texts) > TEXTS_KEPT:
                 self._texts.popitem(last=False)
-        return {t: self._texts[t] for t in texts}
+        return {t: found[t] for t in texts}
 
     async def lore_scores(self, texts: Sequence[str], query: Query | None) -> list[float]:
         """How close each lore text is to the turn's query (its closest part's cosine)."""

@@ -823,3 +823,24 @@ async def test_the_games_vectors_held_in_memory_keep_within_their_byte_cap(store
         await index.search(north, query, 1)
     assert caplog.text.count("more than GM_VECTORS_MIB") == 1
     assert np.isfinite(query.vector).all()
+
+
+async def test_the_guard_by_meaning_still_compares_a_secret_whose_vector_is_the_oldest_kept(store, monkeypatch):
+    """bench context at 4k, 500 turns: past the texts kept whole (the world's truths first, then every reply's
+    sentences), the guard by meaning failed three turns running with a KeyError naming a truth: the truths, kept
+    since the warm-up and never moved up when used, were the oldest, and went as the reply's new sentences came
+    in, between looking them up and reading them."""
+    import numpy as np
+
+    from bot.engine import meaning
+    from bot.engine.meaning import MeaningIndex
+
+    monkeypatch.setattr(meaning, "TEXTS_KEPT", 4)
+    index = MeaningIndex(store, None, DigestEmbedder())
+    secrets = ["Ashby killed Silas.", "The will was changed."]
+    await index.vectors_of(secrets)  # the warm-up
+    for turn in range(3):
+        said = [f"Turn {turn}: the rain falls.", f"Turn {turn}: Ashby pours the brandy."]
+        closeness = await index.closeness(said, secrets)
+        assert closeness.shape == (2, 2) and np.isfinite(closeness).all()
+    assert set(secrets) <= set(index._texts), "the truths, used at every reply, are the last to go"
