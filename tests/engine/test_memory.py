@@ -358,7 +358,8 @@ async def _turn(engine: Engine, game_id: int, who: str, text: str) -> str:
 
 def _private_start(system: str) -> int:
     """Where the front's players' private memories begin, or would: before the story and the summaries."""
-    return min(system.index(f"\n\n{HEADERS[name]}") for name in ("private", "story", "short") if HEADERS[name] in system)
+    starts = [system.index(f"\n\n{HEADERS[name]}") for name in ("private", "story", "short") if HEADERS[name] in system]
+    return min(starts)
 
 
 async def test_a_fold_adds_its_summary_at_the_front_s_end_until_the_summaries_pass_their_budget(
@@ -436,7 +437,8 @@ async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine
     assert len(shown) == 2, "the story shown was kept"
     private = _private_start(before)
     assert system[:private] == before[:private], "the front is the same up to the private memories"
-    assert f"Only Maya knows: {memory.summary}" in system[private:] and f"Only Maya knows: {memory.summary}" not in before
+    told = f"Only Maya knows: {memory.summary}"
+    assert told in system[private:] and told not in before
     assert system.endswith(f"Most recently:\n{shown[0].content}\n\n{shown[1].content}")
 
     # The next fold has nothing private in it: the private memories stay where the prompt cache holds them, and
@@ -446,5 +448,5 @@ async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine
     await engine.compact(game.id)
     after = await _turn(engine, game.id, "tom", "Action 12: I wait again.")
     _, shown = await front_summaries(engine.store, await engine.store.memory_state(game.id))
-    assert len(shown) == 3 and f"Only Maya knows: {memory.summary}" in before
+    assert len(shown) == 3 and told in before
     assert after == f"{before}\n\n{shown[2].content}"
