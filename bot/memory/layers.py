@@ -18,10 +18,6 @@ from bot.store.models import LogEntry, Player, TurnNote
 
 CountTokens = Callable[[str], int]
 
-LAYERS = (
-    "frozen", "secrets", "chapters", "pins", "glossary", "private", "story", "short", "hot", "scene", "lore", "recall",
-    "action",
-)  # fmt: skip
 # The front in the order the prompt cache loses least: a fold changes the front from the end of its summaries on
 # (see bot.engine.summaries.front_summaries), and the players' private memories only at a fold of something
 # private, so they come before the story. Measured with bench context at 4k over 120 turns: a turn after a fold
@@ -29,6 +25,7 @@ LAYERS = (
 # prompt over the game).
 FRONT = ("frozen", "secrets", "chapters", "pins", "glossary", "private", "story", "short")
 NOTES = ("scene", "lore", "recall")  # what a turn adds, in the order its message shows them
+LAYERS = (*FRONT, "hot", *NOTES, "action")  # every layer, in the prompt's order
 GM_ONLY_LAYERS = ("secrets", "private", "scene")
 NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
 FOLLOWING = "next"  # how a recalled fragment is marked when it came along as the turn after a recalled one
