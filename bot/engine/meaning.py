@@ -66,7 +66,7 @@ class Query:
 
 
 class _GameVectors:
-    """One game's vectors in memory: a row per part (a fragment whole, then its sentences), the parts of one
+    """One game's vectors in memory: a row per part (a fragment whole, then its sentences and clauses), the parts of one
     fragment next to each other; a fragment's closeness is that of its closest part.
 
     Rows are held as int8 with a scale each (a quarter of float32's bytes; the cosines differ by less than 0.003,
@@ -93,6 +93,8 @@ class _GameVectors:
         self._scales = np.empty(0, dtype=np.float32)
         self._height = 0
         self._public = np.empty(0, dtype=bool)  # per fragment: anyone may be shown it
+        self._public_sum = np.zeros(dimension)  # the public fragments' parts added up, and how many (see scores)
+        self._public_parts = 0
 
     @property
     def rows(self) -> int:
@@ -120,11 +122,33 @@ class _GameVectors:
         return fixed + per_fragment * len(self.refs) + 120 * len(self.private)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
-        """Each row's cosine with ``query`` (a unit vector), in blocks made float32."""
+        """Each row's cosine with ``query`` (a unit vector), both taken as they differ from the mean of the game's
+        public parts, in blocks made float32.
+
+        In a game whose every turn talks of the same beacon and lamp, what all its parts share says nothing of
+        which one answers, and drowned the clause that does. Measured with MiniLM, plain cosines against centred
+        ones: bench recall's topical game, the beacon's clue behind 3 turns by meaning, then 2, the hidden
+        passage's behind 5, then 3, clues that reached the prompt 7 of 10, then 9; bench locomo at 1,000 tokens,
+        0.805 held out, then 0.811 (meaning alone 0.650, then 0.668). Private parts are left out of the mean, so
+        a witness's private memories move no one else's ranking."""
         out = np.empty(self._height, dtype=np.float32)
+        if not self._public_parts:
+            for at in range(0, self._height, SCORE_BLOCK):
+                block = self._rows[at : min(at + SCORE_BLOCK, self._height)]
+                out[at : at + len(block)] = (block.astype(np.float32) @ query) * self._scales[at : at + len(block)]
+            return out
+        # With unit rows d and query q and the mean m: cos(d - m, q - m) = (d.q - d.m - q.m + m.m) / (|d - m| |q - m|)
+        # and |d - m|^2 = 1 - 2 d.m + m.m; one product gives d.q and d.m.
+        mean = self._public_sum / self._public_parts
+        probe = np.stack([query, mean], axis=1).astype(np.float32)
+        q_m, m_m = float(query @ mean), float(mean @ mean)
+        q_len = np.sqrt(max(1.0 - 2.0 * q_m + m_m, 1e-12))
         for at in range(0, self._height, SCORE_BLOCK):
             block = self._rows[at : min(at + SCORE_BLOCK, self._height)]
-            out[at : at + len(block)] = (block.astype(np.float32) @ query) * self._scales[at : at + len(block)]
+            both = (block.astype(np.float32) @ probe) * self._scales[at : at + len(block), None]
+            d_len = np.sqrt(np.maximum(1.0 - 2.0 * both[:, 1] + m_m, 0.0))
+            near = (both[:, 0] - both[:, 1] - q_m + m_m) / np.maximum(d_len * q_len, 1e-6)
+            out[at : at + len(block)] = np.where(d_len > 1e-3, near, 0.0)  # the mean itself: no direction
         return out
 
     def parts(self, fragment: int) -> np.ndarray:
@@ -142,12 +166,16 @@ class _GameVectors:
         scales = np.maximum(np.abs(block).max(axis=1), 1e-12) / 127.0
         self._rows[self._height : self._height + len(parts)] = np.rint(block / scales[:, None])
         self._scales[self._height : self._height + len(parts)] = scales
-        self._starts.append(self._height)
+        start = self._height
+        self._starts.append(start)
         self._starts_array = None
         self._height += len(parts)
         self._public[n] = audience is None
         if audience is not None:
             self.private[n] = audience
+        else:
+            self._public_sum += (self._rows[start : self._height].astype(np.float32) * scales[:, None]).sum(axis=0)
+            self._public_parts += len(parts)
         self.row_ids.append(row_id)
         self.refs.append(ref)
         self.turns.append(turn)
@@ -170,6 +198,10 @@ class _GameVectors:
         if at == len(self.row_ids) or self.row_ids[at] != first_row or at in self._gone:
             return
         self._gone.add(at)
+        if self._public[at]:
+            gone = self.parts(at)
+            self._public_sum -= gone.sum(axis=0)
+            self._public_parts -= len(gone)
         self._public[at] = False
         self.private.pop(at, None)
         self.gone += 1
@@ -179,9 +211,9 @@ class _GameVectors:
 
 
 def nearest_sentence(similar: np.ndarray, start: int, end: int) -> int:
-    """Which sentence of the fragment whose parts are rows ``start`` to ``end`` came nearest, counted from 1 (the
-    passage an excerpt is cut around, and what the fragment was found by), even where the whole came nearer; 0
-    for a fragment of one sentence. Turns that say the same sentence beside different ones are found by that
+    """Which part of the fragment whose parts are rows ``start`` to ``end`` came nearest, counted from 1 (a
+    sentence or a clause: what an excerpt is cut around, and what the fragment was found by), even where the whole
+    came nearer; 0 for a fragment of one part. Turns that say the same sentence beside different ones are found by that
     sentence, and told once: with multilingual-e5-small the whole of each "The beacon's great lens is smeared
     with salt." turn came nearer than the sentence, and six of them took the first places for the beacon."""
     return 0 if end - start < 2 else 1 + int(np.argmax(similar[start + 1 : end]))
@@ -495,8 +527,8 @@ class MeaningIndex:
     # Texts compared whole: lore entries, the world's secrets, sentences of a reply (cached, this model's)
 
     async def vectors_of(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        """Each text's parts' vectors (see ``passages``), embedding the texts not seen yet; raises when the
-        model fails."""
+        """Each text's parts' vectors (whole, then its sentences: see ``passages``; clauses are for recall's
+        fragments), embedding the texts not seen yet; raises when the model fails."""
         found = {}
         for text in texts:  # those used now go last out, and are held here whatever a concurrent call evicts
             if text in self._texts:
@@ -508,7 +540,7 @@ class MeaningIndex:
             def embed() -> list[np.ndarray]:
                 # In batches of parts, not a call a text: a world's 100 texts are a few calls to a server, and a
                 # player's query waits for one batch at most.
-                parts = [passages(text) for text in missing]
+                parts = [passages(text, clauses=False) for text in missing]
                 flat = [part for each in parts for part in each]
                 vectors = np.vstack(
                     [self.embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)]

@@ -126,16 +126,16 @@ EXCERPT_WORDS: int = MemoryConfig.model_fields["excerpt_words"].default
 def excerpt(text: str, terms: Sequence[str] = (), part: int = 0, words: int | None = None) -> str:
     """``text``, or for one longer than ``words`` the sentence nearest the question, whole, with its neighbours
     while they fit within ``words``, marked "…" where cut. The sentence is the one recall by meaning found nearest
-    (``part``, counted from 1), else the one holding most of the question's ``terms``, else the first."""
+    (that ``part`` of the fragment's passages is or is of), else the one holding most of the question's ``terms``,
+    else the first."""
     words = EXCERPT_WORDS if words is None else words
     if len(text.split()) <= words:
         return text
-    sentences = passages(text)[1:]
+    sentences = _sentences(text)
     if len(sentences) < 2:
         return text
-    if 0 < part <= len(sentences):
-        center = part - 1
-    else:
+    center = sentence_of(text, part) - 1
+    if center < 0:
         wanted = {term[:5] for term in terms}
         overlap = [len({w[:5] for w in _WORD.findall(s.lower())} & wanted) for s in sentences]
         center = max(range(len(sentences)), key=lambda i: (overlap[i], -i)) if any(overlap) else 0
@@ -167,13 +167,12 @@ SHORT_SENTENCE = 4  # words: a shorter sentence ("He nods.") is read with the ne
 MAX_PASSAGES = 24  # sentences embedded of one fragment; past it, neighbours are read together
 
 
-def passages(text: str) -> list[str]:
-    """What of a fragment is embedded: the whole, then each of its sentences when it has several.
+# A clause of a sentence: after a semicolon, or before ", and" (but, so, while, where, though).
+_CLAUSE = re.compile(r"(?<=;)\s+|,\s+(?=(?:and|but|so|while|where|though)\s)")
+SHORT_CLAUSE = 4  # words: a shorter piece is not embedded on its own
 
-    Measured on a 300-turn game with the bundled model: a clue told in one sentence of a six-sentence reply,
-    asked about in other words, was ranked 0 to 2 of 300 turns by its best sentence, and from 0 to 161 by
-    the whole reply, whose other sentences drown it.
-    """
+
+def _sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for piece in _SENTENCE.findall(text):
         piece = piece.strip()
@@ -188,4 +187,43 @@ def passages(text: str) -> list[str]:
     if len(sentences) > MAX_PASSAGES:
         size = -(-len(sentences) // MAX_PASSAGES)
         sentences = [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
-    return [text] if len(sentences) <= 1 else [text, *sentences]
+    return sentences
+
+
+def _parts(text: str, clauses: bool) -> tuple[list[str], list[int]]:
+    """A fragment's parts (see ``passages``), with the sentence each is of, counted from 0 (-1 for the whole)."""
+    sentences = _sentences(text)
+    parts, of = [text], [-1]
+    if len(sentences) > 1:
+        parts += sentences
+        of += range(len(sentences))
+    if clauses:
+        extra = []
+        for n, sentence in enumerate(sentences):
+            pieces = [p for p in _CLAUSE.split(sentence) if len(p.split()) >= SHORT_CLAUSE]
+            if len(pieces) > 1:
+                extra += [(piece, n) for piece in pieces]
+        parts += [piece for piece, _ in extra[:MAX_PASSAGES]]
+        of += [n for _, n in extra[:MAX_PASSAGES]]
+    return parts, of
+
+
+def passages(text: str, clauses: bool = True) -> list[str]:
+    """What of a fragment is embedded: the whole, then each of its sentences when it has several, then each
+    clause of a sentence of several (``clauses``; see ``_CLAUSE``). A fragment is found by its closest part.
+
+    Measured on a 300-turn game with the bundled model: a clue told in one sentence of a six-sentence reply,
+    asked about in other words, was ranked 0 to 2 of 300 turns by its best sentence, and from 0 to 161 by
+    the whole reply, whose other sentences drown it. A clue told in one clause is drowned the same way: in bench
+    recall's topical game, where the filler talks of the same beacon and lamp, MiniLM ranked "The lamp oil has
+    been watered down; someone diluted it so the light would fail." behind 19 turns for "Was the fuel for the
+    beacon tampered with?" by its sentence, and behind 3 by its clauses.
+    """
+    return _parts(text, clauses)[0]
+
+
+def sentence_of(text: str, part: int) -> int:
+    """The sentence, counted from 1, that part ``part`` of ``text``'s passages is or is of; 0 for the whole, or
+    for a part it has not (vectors of an older split)."""
+    of = _parts(text, True)[1]
+    return of[part] + 1 if 0 <= part < len(of) else 0

@@ -65,3 +65,21 @@ def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_n
     similar = np.array([0.2, 0.9, 0.5, 0.7, 0.4], dtype=np.float32)  # fragment A: rows 1-3, B: row 4
     assert nearest_sentence(similar, 1, 4) == 2, "the whole (0.9) is not a sentence: the second sentence (0.7) is"
     assert nearest_sentence(similar, 4, 5) == 0, "a fragment of one sentence is found by itself"
+
+
+def test_a_clause_is_embedded_on_its_own_and_an_excerpt_cut_around_it_keeps_its_whole_sentence():
+    """A clue told in one clause of a long sentence is found by that clause (bench recall's topical game: the
+    beacon's clue ranked 19th by its sentence), and what the prompt shows of it is still the whole sentence."""
+    from bot.memory.recall import excerpt, passages, sentence_of
+
+    clue = "The lamp oil has been watered down; someone diluted it so the light would fail."
+    reply = f"GM: The cellar door is heavy oak, swollen with damp. {clue} Gulls cry, and the tide turns below."
+    parts = passages(reply)
+    assert parts[:4] == [reply, "GM: The cellar door is heavy oak, swollen with damp.", clue,
+                         "Gulls cry, and the tide turns below."]  # fmt: skip
+    assert parts[4:] == ["The lamp oil has been watered down;", "someone diluted it so the light would fail."]
+    assert "Gulls cry," not in parts[4:], "a clause of fewer than four words is not embedded on its own"
+    assert [sentence_of(reply, part) for part in range(len(parts))] == [0, 1, 2, 3, 2, 2]
+    assert excerpt(reply, part=5, words=10) == f"… {clue} …"
+    assert passages(reply, clauses=False) == parts[:4]
+    assert sentence_of(reply, 9) == 0, "a part the text has not (an older split's vectors): no sentence"
