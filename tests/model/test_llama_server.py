@@ -252,3 +252,14 @@ def test_a_server_binary_missing_of_another_version_or_dying_at_start_is_one_lin
     assert len(lines) == 1 and "The model plays in process" in lines[0], lines
     assert re.search(said, lines[0]), lines[0]
     assert len(chosen) == 1, "the model file is chosen once, for the server and then in process"
+
+
+def test_on_a_cpu_the_server_runs_without_flash_attention_as_the_in_process_model_does(tmp_path: Path):
+    def command(gpu_layers: int) -> list[str]:
+        server = LlamaServer(Path("llama-server"), tmp_path / "m.gguf", "m", slots=2, n_ctx=2048,
+                             slot_dir=tmp_path / "slots", gpu_layers=gpu_layers)  # fmt: skip
+        return server.command()
+
+    on_cpu = command(0)
+    assert on_cpu[on_cpu.index("--flash-attn") + 1] == "off"
+    assert "--flash-attn" not in command(99), "on a GPU the server's own choice stays"
