@@ -46,8 +46,8 @@ LOG_LINES = 40  # the server's last lines kept, to say why it died
 CACHE_REUSE = 256  # tokens: llama.cpp's --cache-reuse, reusing a cached prompt's chunks past the first difference
 # Flash attention, which llama-server turns on where it can ("auto"), is off on a CPU, as in the in-process model.
 # On two cores (llama-batched-bench, the bundled model, prompts of 2,300 tokens as a game's are, 128 written) it
-# wrote 48 tokens/s for one sequence and 40 for four with it on, against 59 and 60 with it off, and read a tenth to
-# a fifth faster; a GM turn is mostly writing. bench tables, 4 tables, one run: 6.7 replies a minute with it off
+# wrote 48 tokens/s for one sequence and 40 for four with it on, against 59 and 60 with it off, and read 7% to 22%
+# faster; a GM turn is mostly writing. bench tables, 4 tables, one run: 6.7 replies a minute with it off
 # against 5.4, first text p50 10.7 s against 19.8. On a GPU the server's default stays.
 CPU_FLASH_ATTENTION = "off"
 
