@@ -252,6 +252,46 @@ async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_onl
         await turn
 
 
+async def test_on_a_model_whose_calls_share_the_cores_prompts_read_ahead_wait_as_background_work_does():
+    """Four tables started together on a llama.cpp server on two cores: each game's prompt was read ahead at once,
+    in four of the server's places, and the players' first turns waited for places until those readings ended.
+    There a reading ahead takes a background place and starts only while no player's call runs, as in process."""
+    release = threading.Event()
+    model = ScriptedModel(default=_echo_holding("read", release))
+    model.parallel, model.background_parallel, model.background_yields = 3, 1, True
+    async with ModelWorker(model) as worker:
+        readings = [
+            asyncio.create_task(
+                worker.generate([ChatMessage(role="user", content=f"read {n}")], max_tokens=1,
+                                priority=Priority.PREFILL)
+            )
+            for n in range(3)
+        ]  # fmt: skip
+        await _until(lambda: len(model.started) == 1)
+        await asyncio.sleep(0.2)
+        assert [c.messages[-1].content for c in model.started] == ["read 0"], "one reading at a time"
+        turn = await asyncio.wait_for(worker.generate(HELLO, max_tokens=8, priority=Priority.PLAYER), 5)
+        assert turn == "hello", "a player's turn finds a place at once"
+        release.set()
+        assert await asyncio.gather(*readings) == ["read 0", "read 1", "read 2"]
+
+    # On a server whose calls do not share the cores (a GPU), readings ahead take the places players' turns do.
+    release.clear()
+    model = ScriptedModel(default=_echo_holding("read", release))
+    model.parallel, model.background_parallel = 3, 1
+    async with ModelWorker(model) as worker:
+        readings = [
+            asyncio.create_task(
+                worker.generate([ChatMessage(role="user", content=f"read {n}")], max_tokens=1,
+                                priority=Priority.PREFILL)
+            )
+            for n in range(2)
+        ]  # fmt: skip
+        await _until(lambda: len(model.started) == 2)
+        release.set()
+        await asyncio.gather(*readings)
+
+
 def test_each_model_call_gives_back_its_own_text_and_figures_even_when_calls_overlap():
     """A call's text, usage and timing come back as one value, not as figures left on the model for the caller
     to read afterwards, where a call made meanwhile (another thread's, a server's parallel one) would overwrite
