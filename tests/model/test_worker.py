@@ -252,6 +252,16 @@ async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_onl
         await turn
 
 
+def _read_ahead(worker: ModelWorker, games: int) -> list[asyncio.Task]:
+    """Each game's prompt read ahead of its turn, at once ("read 0", "read 1", ...)."""
+    return [
+        asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content=f"read {n}")], max_tokens=1, priority=Priority.PREFILL)
+        )
+        for n in range(games)
+    ]
+
+
 async def test_on_a_model_whose_calls_share_the_cores_prompts_read_ahead_wait_as_background_work_does():
     """Four tables started together on a llama.cpp server on two cores: each game's prompt was read ahead at once,
     in four of the server's places, and the players' first turns waited for places until those readings ended.
@@ -260,13 +270,7 @@ async def test_on_a_model_whose_calls_share_the_cores_prompts_read_ahead_wait_as
     model = ScriptedModel(default=_echo_holding("read", release))
     model.parallel, model.background_parallel, model.background_yields = 3, 1, True
     async with ModelWorker(model) as worker:
-        readings = [
-            asyncio.create_task(
-                worker.generate([ChatMessage(role="user", content=f"read {n}")], max_tokens=1,
-                                priority=Priority.PREFILL)
-            )
-            for n in range(3)
-        ]  # fmt: skip
+        readings = _read_ahead(worker, 3)
         await _until(lambda: len(model.started) == 1)
         await asyncio.sleep(0.2)
         assert [c.messages[-1].content for c in model.started] == ["read 0"], "one reading at a time"
@@ -280,13 +284,7 @@ async def test_on_a_model_whose_calls_share_the_cores_prompts_read_ahead_wait_as
     model = ScriptedModel(default=_echo_holding("read", release))
     model.parallel, model.background_parallel = 3, 1
     async with ModelWorker(model) as worker:
-        readings = [
-            asyncio.create_task(
-                worker.generate([ChatMessage(role="user", content=f"read {n}")], max_tokens=1,
-                                priority=Priority.PREFILL)
-            )
-            for n in range(2)
-        ]  # fmt: skip
+        readings = _read_ahead(worker, 2)
         await _until(lambda: len(model.started) == 2)
         release.set()
         await asyncio.gather(*readings)
