@@ -95,6 +95,7 @@ class SlotMap:
         self._busy: set[int] = set()
         self._cold: set[int] = set()  # busy slots reading a new game's prompt from nothing
         self._beginning: dict[str, str] = {}  # game -> how its prompt begins (its first message)
+        self._copy_wanted: dict[int, int] = {}  # cold slot -> new games of its world waiting to copy it
         self.saves = self.restores = self.failed = self.copies = 0
 
     def acquire(self, label: str, beginning: str | None = None) -> Lease | None:
@@ -116,8 +117,19 @@ class SlotMap:
                 if waited or not self._kin_busy(label, beginning):
                     break
                 # A new game of its world is reading its prompt from nothing (games started together): wait for
-                # it, to copy its slot rather than read the same beginning again beside it.
-                self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
+                # it, to copy its slot rather than read the same beginning again beside it. The slot's own game
+                # waits for that copy (see _available): its next call, queued behind the reading, would otherwise
+                # take the slot back at once, and this game would read the world from nothing after all.
+                wanted = [slot for slot in self._cold if self._is_kin(slot, beginning)]
+                for slot in wanted:
+                    self._copy_wanted[slot] = self._copy_wanted.get(slot, 0) + 1
+                try:
+                    self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
+                finally:  # the lock is held from here to the lease: the slot's own game cannot come between
+                    for slot in wanted:
+                        self._copy_wanted[slot] -= 1
+                        if not self._copy_wanted[slot]:
+                            del self._copy_wanted[slot]
                 waited = True
             free = [s for s in range(self.slots) if s not in self._busy]
             empty = [s for s in free if s not in self._holder]
@@ -152,8 +164,12 @@ class SlotMap:
             return False
         if self.folder.has(file_name(label)):
             return False
-        kin = {slot: self._alike(holder, beginning) >= COPY_MIN_CHARS for slot, holder in self._holder.items()}
+        kin = {slot: self._is_kin(slot, beginning) for slot in self._holder}
         return any(kin[s] for s in kin if s in self._cold) and not any(kin[s] for s in kin if s not in self._busy)
+
+    def _is_kin(self, slot: int, beginning: str) -> bool:
+        """Whether the game in ``slot`` has a prompt that begins as ``beginning`` (the same world)."""
+        return self._alike(self._holder.get(slot), beginning) >= COPY_MIN_CHARS
 
     def _donor(self, beginning: str | None, chosen: int, before: str | None) -> int | None:
         """The free slot whose game's prompt begins most like ``beginning`` (at least :data:`COPY_MIN_CHARS`
@@ -179,7 +195,7 @@ class SlotMap:
     def _available(self, label: str) -> bool:
         slot = self._of.get(label)
         if slot is not None:
-            return slot not in self._busy
+            return slot not in self._busy and slot not in self._copy_wanted
         return len(self._busy) < self.slots
 
     def release(self, slot: int) -> None:

@@ -162,3 +162,29 @@ def test_a_new_game_waits_for_a_new_game_of_its_world_reading_its_prompt_to_copy
     assert time.monotonic() - started < 1, "no wait behind a later call"
     assert cold.copy_from == got[0].slot, "it copies the other free slot of its world"
     slots.release(later.slot)
+
+
+def test_a_new_game_waiting_to_copy_its_world_copies_before_that_game_takes_its_slot_again(tmp_path: Path):
+    """Games started together, the first one's prompt read ahead: when that reading ends, the game's own turn,
+    queued behind it, takes the slot again at once. The new game of its world, which waited for the reading to
+    copy it, copies it first (a save: a moment) rather than find it busy and read the world from nothing."""
+    slots = SlotMap(3, _folder(tmp_path), wait=5)
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")  # game 1's prompt read ahead, from nothing
+    own: list[Lease | None] = []
+    kin: list[Lease | None] = []
+    turn = threading.Thread(target=lambda: own.append(slots.acquire("game:1", MANOR + "Players: Maya.")))
+    turn.start()
+    copier = threading.Thread(target=lambda: kin.append(slots.acquire("game:2", MANOR + "Players: Tom.")))
+    copier.start()
+    time.sleep(0.2)
+    assert not own and not kin
+    slots.release(reading.slot)
+    copier.join(5)
+    assert kin and kin[0] is not None and kin[0].copy_from == reading.slot
+    time.sleep(0.2)
+    assert not own, "game 1's turn waits while its slot is saved for the copy"
+    slots.release_copied(reading.slot)
+    turn.join(5)
+    assert own == [Lease(reading.slot)]
+    slots.release(own[0].slot)
+    slots.release(kin[0].slot)
