@@ -188,3 +188,16 @@ def test_a_new_game_waiting_to_copy_its_world_copies_before_that_game_takes_its_
     assert own == [Lease(reading.slot)]
     slots.release(own[0].slot)
     slots.release(kin[0].slot)
+
+
+def test_a_new_game_that_gave_up_waiting_to_copy_holds_nothing_back(tmp_path: Path):
+    """A reading that outlasts the wait: the new game stops waiting, and the slot's own game, once its reading
+    ends, takes its slot again at once."""
+    slots = SlotMap(3, _folder(tmp_path), wait=0.2)
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")
+    waited = slots.acquire("game:2", MANOR + "Players: Tom.")  # gives up waiting after 0.2 s and reads cold
+    assert waited is not None and waited.copy_from is None and waited.slot != reading.slot
+    slots.release(reading.slot)
+    started = time.monotonic()
+    assert slots.acquire("game:1", MANOR + "Players: Maya.") == Lease(reading.slot)
+    assert time.monotonic() - started < 0.1, "nothing left waiting on game 1's slot"
