@@ -106,51 +106,58 @@ class SlotMap:
         with self._lock:
             if beginning is not None:
                 self._beginning[label] = beginning
-            waited = False
-            while True:
-                if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
-                    return None
-                slot = self._of.get(label)
-                if slot is not None:
-                    self._busy.add(slot)
-                    return Lease(slot)
-                if waited or not self._kin_busy(label, beginning):
-                    break
-                # A new game of its world is reading its prompt from nothing (games started together): wait for
-                # it, to copy its slot rather than read the same beginning again beside it. The slot's own game
-                # waits for that copy (see _available): its next call, queued behind the reading, would otherwise
-                # take the slot back at once, and this game would read the world from nothing after all.
-                wanted = [slot for slot in self._cold if self._is_kin(slot, beginning)]
-                for slot in wanted:
-                    self._copy_wanted[slot] = self._copy_wanted.get(slot, 0) + 1
-                try:
-                    self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
-                finally:  # the lock is held from here to the lease: the slot's own game cannot come between
-                    for slot in wanted:
-                        self._copy_wanted[slot] -= 1
-                        if not self._copy_wanted[slot]:
-                            del self._copy_wanted[slot]
-                waited = True
-            free = [s for s in range(self.slots) if s not in self._busy]
-            empty = [s for s in free if s not in self._holder]
-            chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
-            before = self._holder.get(chosen)
-            if before is not None:
-                del self._of[before]
-            self._holder[chosen], self._of[label] = label, chosen
-            self._busy.add(chosen)
-            own = file_name(label)
-            keeping = self.folder is not None and self.folder.capacity_bytes > 0
-            save = file_name(before) if before is not None and keeping else None
-            if self.folder is not None and self.folder.has(own):
-                return Lease(chosen, save=save, restore=own)
-            donor = self._donor(beginning, chosen, before) if keeping else None
-            if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
-                if self._alike(before, beginning or "") < COPY_MIN_CHARS:
-                    self._cold.add(chosen)
-                return Lease(chosen, save=save)
-            self._busy.add(donor)
-            return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
+            claimed: list[int] = []  # its kin's slots, held for its copy until it has its lease
+            try:
+                return self._lease(label, beginning, claimed)
+            finally:
+                for slot in claimed:
+                    self._copy_wanted[slot] -= 1
+                    if not self._copy_wanted[slot]:
+                        del self._copy_wanted[slot]
+
+    def _lease(self, label: str, beginning: str | None, claimed: list[int]) -> Lease | None:
+        """:meth:`acquire`'s work, under the lock; the kin slots it waits to copy go into ``claimed``, held (their
+        own games kept off them) until it has its lease or gives up."""
+        waited = False
+        while True:
+            if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
+                return None
+            slot = self._of.get(label)
+            if slot is not None:
+                self._busy.add(slot)
+                return Lease(slot)
+            if waited or not self._kin_busy(label, beginning):
+                break
+            # A new game of its world is reading its prompt from nothing (games started together): wait for
+            # it, to copy its slot rather than read the same beginning again beside it. The slot's own game
+            # waits for that copy (see _available): its next call, queued behind the reading, would otherwise
+            # take the slot back at once, and this game would read the world from nothing after all.
+            kin = [slot for slot in self._cold if self._is_kin(slot, beginning)]
+            for slot in kin:
+                self._copy_wanted[slot] = self._copy_wanted.get(slot, 0) + 1
+            claimed += kin
+            self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
+            waited = True
+        free = [s for s in range(self.slots) if s not in self._busy]
+        empty = [s for s in free if s not in self._holder]
+        chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
+        before = self._holder.get(chosen)
+        if before is not None:
+            del self._of[before]
+        self._holder[chosen], self._of[label] = label, chosen
+        self._busy.add(chosen)
+        own = file_name(label)
+        keeping = self.folder is not None and self.folder.capacity_bytes > 0
+        save = file_name(before) if before is not None and keeping else None
+        if self.folder is not None and self.folder.has(own):
+            return Lease(chosen, save=save, restore=own)
+        donor = self._donor(beginning, chosen, before) if keeping else None
+        if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
+            if self._alike(before, beginning or "") < COPY_MIN_CHARS:
+                self._cold.add(chosen)
+            return Lease(chosen, save=save)
+        self._busy.add(donor)
+        return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
 
     def _alike(self, holder: str | None, beginning: str) -> int:
         """How many characters the prompt of ``holder``'s game begins with alike to ``beginning``."""
