@@ -130,6 +130,7 @@ async def _long_game(embedder: Embedder | None, turns: int) -> tuple[int, bool, 
             model.turn = turns + 1 + n
             result = await engine.act(game_id, "maya", clue.question)
             await engine.memory.idle(game_id)
+            await engine.meaning.idle()
             found += clue.text in prompt_text(result.context.messages)
         model.turn += 1
         result = await engine.act(game_id, "maya", LOCATION_QUESTION)
@@ -180,6 +181,7 @@ async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int
             model.turn = turns + 1 + n
             result = await engine.act(game_id, "maya", clue.question)
             reached = clue.text in prompt_text(result.context.messages)
+            await engine.meaning.idle()
             found.append((rank(named.get("bm25-action", [])), rank(named.get("meaning", [])), rank(fused), reached))
     return found
 
