@@ -1,11 +1,14 @@
 """``bench recall``: recall by meaning where turns accumulate, and what searching it costs.
 
-Two measurements in one run:
+Four measurements in one run:
 
 - The long game (:mod:`bot.bench.long_game`): 300 turns with ten clues planted in the first 40, lossy
   summaries and distractors; at turn 300 a player asks about each clue in other words. Played twice through
   the real engine and store, with the embedding index and with words alone, it counts the clues whose text is
-  in the GM's prompt, and the prompt's mean reuse.
+  in the GM's prompt, and the prompt's mean reuse. Each turn is embedded before the next (as between players'
+  turns), so the figures do not move with how far the background embedding lagged.
+- The topical game: the same clues among filler on their own subjects, each asked about in other words: the
+  clue's turn's rank by words, by meaning and fused, and whether it reached the prompt.
 - Lore by meaning: an entry about the lighthouse lamp, and actions that are about it or not: how often it fires.
 - Search: one game's vectors grown to 10,000 and 100,000 fragments (sentences of the long game's kind),
   searched with 200 queries each; p50 and p95 of one search, and of embedding one query.
