@@ -105,6 +105,12 @@ class Turns:
         before that entry only (a reply written again).
         """
         self.sessions[game.id].turn_lock.require("Answering an action")
+        async with self.drafts.narrator.worker.turn():  # its calls, and the moments between them, come first
+            return await self._answer(game, action, before_id, on_text, private_to)
+
+    async def _answer(
+        self, game: Game, action: LogEntry, before_id: int | None, on_text: OnText | None, private_to: Player | None
+    ) -> TurnResult:
         context = await self.prompts.build(game, action, before_id=before_id)
         started = time.perf_counter()
         table, request, guard = await self._prepare(game, action, context, private_to)

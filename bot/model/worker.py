@@ -99,6 +99,7 @@ class ModelWorker:
         self.background_yields = self.parallel > 1 and bool(getattr(model, "background_yields", False))
         self._background_running = 0
         self._players_running = 0
+        self._turns_running = 0  # players' turns under way (see turn): their calls, and the moments between them
         self._deferred: list[_Job] = []  # background jobs taken while the background places were full
         self._queue: asyncio.PriorityQueue[_Job] = asyncio.PriorityQueue()
         self._seq = itertools.count()
@@ -251,7 +252,7 @@ class ModelWorker:
                 job.priority >= Priority.MAINTENANCE or (job.priority == Priority.PREFILL and self.background_yields)
             )
             full = self._background_running >= self.background_parallel
-            if background and (full or (self.background_yields and self._players_running)):
+            if background and (full or (self.background_yields and self._players_first)):
                 self._deferred.append(job)  # back in the queue when a background place frees, or the players' calls end
                 continue
             if background:
@@ -265,10 +266,33 @@ class ModelWorker:
                     self._background_running -= 1
                 else:
                     self._players_running -= 1
-                if background or not self._players_running:
-                    for waiting in self._deferred:
-                        self._queue.put_nowait(waiting)
-                    self._deferred.clear()
+                if background or not self._players_first:
+                    self._release_deferred()
+
+    @property
+    def _players_first(self) -> bool:
+        """A player's call runs, or a player's turn is under way (between two of its calls)."""
+        return bool(self._players_running or self._turns_running)
+
+    def _release_deferred(self) -> None:
+        for waiting in self._deferred:
+            self._queue.put_nowait(waiting)
+        self._deferred.clear()
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """A player's turn, all of its calls: on a model whose background yields (see ``background_yields``), no
+        background call starts between them. A turn makes several calls (a reply written again after the guard
+        stopped a leak, a reply carried on); between two, the background work waiting would start, and the
+        turn's next call share the cores with it (a job log of one table through llama.cpp's server on two cores:
+        an extraction of 250 tokens began in the gap and ran beside the rest of the turn)."""
+        self._turns_running += 1
+        try:
+            yield
+        finally:
+            self._turns_running -= 1
+            if not self._players_first:
+                self._release_deferred()
 
     async def _run(self, job: _Job) -> None:
         stop = threading.Event() if job.interruptible else None

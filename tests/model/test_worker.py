@@ -252,6 +252,40 @@ async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_onl
         await turn
 
 
+async def test_on_a_model_whose_calls_share_the_cores_no_background_call_starts_between_a_turns_calls():
+    """One table through llama.cpp's server on two cores: a turn whose reply was written again made two calls,
+    and the facts' extraction waiting behind the first began in the moment between them and ran beside the
+    second. Background work waits for the whole turn, and starts once it ends."""
+    release = threading.Event()
+    model = ScriptedModel(default=_echo_holding("turn", release))
+    model.parallel, model.background_parallel, model.background_yields = 3, 1, True
+
+    def call(text: str, priority: Priority):
+        return worker.generate([ChatMessage(role="user", content=text)], max_tokens=8, priority=priority)
+
+    async with ModelWorker(model) as worker:
+        async with worker.turn():
+            first = asyncio.create_task(call("turn, first try", Priority.PLAYER))
+            await _until(lambda: len(model.started) == 1)
+            extraction = asyncio.create_task(call("extraction", Priority.MAINTENANCE))
+            await asyncio.sleep(0.2)
+            release.set()
+            assert await asyncio.wait_for(first, 5) == "turn, first try"
+            await asyncio.sleep(0.3)  # the moment between the turn's two calls
+            assert [c.messages[-1].content for c in model.started] == ["turn, first try"], "the extraction waits"
+            assert await asyncio.wait_for(call("turn, written again", Priority.PLAYER), 5) == "turn, written again"
+            assert not extraction.done()
+        assert await asyncio.wait_for(extraction, 5) == "extraction", "and runs once the turn is over"
+        assert [c.messages[-1].content for c in model.started][-1] == "extraction"
+
+    # Where background work does not yield (a GPU), a turn holds nothing back.
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    model.parallel, model.background_parallel = 3, 1
+    async with ModelWorker(model) as worker:
+        async with worker.turn():
+            assert await asyncio.wait_for(call("extraction", Priority.MAINTENANCE), 5) == "extraction"
+
+
 def _read_ahead(worker: ModelWorker, games: int) -> list[asyncio.Task]:
     """Each game's prompt read ahead of its turn, at once ("read 0", "read 1", ...)."""
     return [
