@@ -92,10 +92,10 @@ class ModelWorker:
         # Background jobs running at once, at most: the other places stay free for players' turns of any game.
         self.background_parallel = max(1, min(self.parallel, int(getattr(model, "background_parallel", 1) or 1)))
         # A model whose calls share the same processor cores (a llama.cpp server on the CPU): a background call
-        # beside a player's turn slows that turn, so background calls start only while no player's call runs. A
-        # game's prompt read ahead counts as one there, as in process, where a turn interrupts it: four tables
-        # started together on two cores (bench tables) read four worlds at once ahead of their turns, each in a
-        # place a turn then waited for, and the turns came after all four readings.
+        # beside a player's turn slows that turn, so background calls start only while no player's turn is under
+        # way (see turn). A game's prompt read ahead counts as one there, as in process, where a turn interrupts
+        # it: four tables started together on two cores (bench tables) read four worlds at once ahead of their
+        # turns, each in a place a turn then waited for, and the turns came after all four readings.
         self.background_yields = self.parallel > 1 and bool(getattr(model, "background_yields", False))
         self._background_running = 0
         self._players_running = 0
