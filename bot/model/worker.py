@@ -253,7 +253,7 @@ class ModelWorker:
             )
             full = self._background_running >= self.background_parallel
             if background and (full or (self.background_yields and self._players_first)):
-                self._deferred.append(job)  # back in the queue when a background place frees, or the players' calls end
+                self._deferred.append(job)  # back in the queue when a background place frees, or the players' turns end
                 continue
             if background:
                 self._background_running += 1
