@@ -321,7 +321,7 @@ class MeaningIndex:
             try:
                 vectors = await self.worker.run(
                     lambda texts=[t.text for t in todo]: self._embed_batch(texts),
-                    priority=Priority.EMBEDDING, label="embed", interruptible=self.worker.parallel == 1,
+                    priority=Priority.EMBEDDING, label="embed", interruptible=self.worker.interrupts_background,
                 )  # fmt: skip
             except DimensionChanged as changed:
                 await self._adopt(changed)

@@ -86,7 +86,7 @@ class WarmUps:
 
         try:
             read_ahead = await self.worker.run(read, priority=Priority.PREFILL, label=f"prefill {session.slot}",
-                                               interruptible=self.worker.parallel == 1)  # fmt: skip
+                                               interruptible=self.worker.interrupts_background)  # fmt: skip
         except Exception as exc:  # the turn reads it cold then; nothing else is lost
             log.warning("Game %d: reading its prompt ahead failed (%s)", game_id, exc)
             return

@@ -7,6 +7,8 @@ one job at a time.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +37,41 @@ class ModelUnavailable(UserError):
 
 class Interrupted(Exception):  # noqa: N818 - a signal, not an error
     """A call stopped at a safe point because someone more urgent is waiting; it is run again later."""
+
+
+class StopSignal(threading.Event):
+    """Set by the worker when a call that may be interrupted must give way. A call that checks it between
+    steps (prompt chunks, tokens) needs nothing more; one that waits on something it cannot check meanwhile (a
+    model server's answer, read from a socket) registers, with :meth:`on_set`, how to cut that wait short."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lock = threading.Lock()
+        self._hooks: dict[int, Callable[[], None]] = {}
+        self._keys = itertools.count()
+
+    def set(self) -> None:
+        with self._lock:
+            super().set()
+            hooks = list(self._hooks.values())
+        for hook in hooks:
+            hook()
+
+    @contextlib.contextmanager
+    def on_set(self, hook: Callable[[], None]) -> Iterator[None]:
+        """Within the block, ``hook`` runs when the signal is set (at once if it already is), in the setter's
+        thread: it must be quick and must not raise."""
+        with self._lock:
+            key = next(self._keys)
+            self._hooks[key] = hook
+            fired = self.is_set()
+        if fired:
+            hook()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._hooks.pop(key, None)
 
 
 @dataclass(frozen=True)
@@ -124,16 +161,28 @@ class LanguageModel(ABC):
     ``stop`` is set by the worker while a call that may be interrupted runs
     (background work): an implementation checks it at safe points, between
     prompt chunks and between generated tokens, and raises
-    :class:`Interrupted`. Each call gives back what it cost with what it
-    wrote: an :class:`Answer`, or a :class:`Written` whose ``stats`` are
-    set when it ends. The model keeps no figures of its own between calls,
+    :class:`Interrupted`. It belongs to the call, not the model: each thread
+    that calls the model sees its own call's (a model server's calls run in
+    several threads at once, each its own to stop). Each call gives back
+    what it cost with what it wrote: an :class:`Answer`, or a
+    :class:`Written` whose ``stats`` are set when it ends. The model keeps no figures of its own between calls,
     so calls made at once (a model server's) never mix them.
     """
 
     name: str = "model"
     placement: str = ""  # where it runs, in words: "on the CPU (2 threads)", "all 31 layers on NVIDIA H100 ..."
     origin: str = ""  # which model plays and why, in one line, said at start
-    stop: threading.Event | None = None
+
+    @property
+    def stop(self) -> threading.Event | None:
+        """The stop signal of the call this thread is making, if it may be interrupted."""
+        calls = self.__dict__.get("_calls")
+        return getattr(calls, "stop", None) if calls is not None else None
+
+    @stop.setter
+    def stop(self, value: threading.Event | None) -> None:
+        calls = self.__dict__.get("_calls") or self.__dict__.setdefault("_calls", threading.local())
+        calls.stop = value
 
     @abstractmethod
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:

@@ -22,15 +22,23 @@ turns still take the first free place. Prompts are sent with
 request the slot whose cached prompt is most alike: a game finds its own);
 vLLM's prefix caching needs nothing.
 
+A background call the worker interrupts (a player's turn wants the cores
+it shares) is cut short by closing its connection, whatever it is waiting
+for (the answer's first byte, the next piece): llama.cpp's server notices
+a closed connection within a second and cancels the call's work.
+
 No third-party HTTP client: the standard library's, in the worker's thread.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.client
 import json
 import logging
+import socket
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -38,7 +46,17 @@ import urllib.request
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from bot.model.base import Answer, CallStats, Dry, LanguageModel, Messages, ModelUnavailable, Written
+from bot.model.base import (
+    Answer,
+    CallStats,
+    Dry,
+    Interrupted,
+    LanguageModel,
+    Messages,
+    ModelUnavailable,
+    StopSignal,
+    Written,
+)
 from bot.model.slots import Lease, SlotMap
 
 log = logging.getLogger(__name__)
@@ -94,7 +112,49 @@ def _origin(url: urllib.parse.SplitResult) -> str:
     return f"{url.scheme}://{url.netloc.rpartition('@')[2]}"
 
 
-_OPENER = urllib.request.build_opener(_SameServer())
+# The connections opened by this thread's call that may be cut short (see ServerModel._cut_short), if any.
+_live = threading.local()
+
+
+def _opened(sock: socket.socket | None) -> None:
+    """A connection the current call opened: cut short with it, at once if its stop signal is already set."""
+    sockets = getattr(_live, "sockets", None)
+    if sockets is None or sock is None:
+        return
+    sockets.append(sock)
+    if _live.stop.is_set():
+        _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    """End a connection from any thread: a read waiting on it returns at once, and the server sees it closed."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _Connection(http.client.HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        _opened(self.sock)
+
+
+class _SecureConnection(http.client.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        _opened(self.sock)
+
+
+class _Handler(urllib.request.HTTPHandler):
+    def do_open(self, http_class, req, **kwargs):  # noqa: ANN001, ANN003, ANN201 (urllib's signature)
+        return super().do_open(_Connection, req, **kwargs)
+
+
+class _SecureHandler(urllib.request.HTTPSHandler):
+    def do_open(self, http_class, req, **kwargs):  # noqa: ANN001, ANN003, ANN201 (urllib's signature)
+        return super().do_open(_SecureConnection, req, **kwargs)
+
+
+_OPENER = urllib.request.build_opener(_SameServer(), _Handler(), _SecureHandler())
 
 
 class ServerModel(LanguageModel):
@@ -160,8 +220,30 @@ class ServerModel(LanguageModel):
 
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         started = time.perf_counter()
-        answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
+        with self._cut_short():
+            if self._streamed:
+                return self._gathered(messages, max_tokens)
+            answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
         return _whole(answer, started)
+
+    @property
+    def _streamed(self) -> bool:
+        """Whether this thread's call asks for its answer as a stream, though it wants it whole: a call that may
+        be interrupted does. llama.cpp's server cancels a call whose connection closed when it next has something
+        to send it; a whole answer has nothing to send before its end, and the server looks otherwise only after a
+        second in which no call of any game has had a piece to send, which never comes while a player's reply is
+        written (a summary cut off at its start ran to its end, 20 seconds, beside the player's turn)."""
+        return isinstance(self.stop, StopSignal)
+
+    def _gathered(self, messages: Messages, max_tokens: int, extra: dict[str, Any] | None = None) -> Answer:
+        """A whole answer, asked for as a stream (see ``_streamed``)."""
+        written = Written.of(lambda out: self._stream(messages, max_tokens, self._spare, (), False, out, extra))
+        try:
+            text = "".join(written)
+        finally:
+            written.close()
+        assert written.stats is not None
+        return Answer(text, written.stats)
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
@@ -172,23 +254,25 @@ class ServerModel(LanguageModel):
     def _leased(
         self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
     ) -> Iterator[str]:
-        lease = self._lease(slot, messages)
-        if lease is not None:
-            slot_id = lease.slot
-        elif self.slots is None:
-            slot_id = None
-        else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
-            slot_id = self._spare if slot is None else -1
-        try:
-            yield from self._stream(messages, max_tokens, slot_id, stop, fresh, written)
-        finally:
-            if lease is not None and self.slots is not None:
-                self.slots.release(lease.slot)
+        with self._cut_short():
+            lease = self._lease(slot, messages)
+            if lease is not None:
+                slot_id = lease.slot
+            elif self.slots is None:
+                slot_id = None
+            else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
+                slot_id = self._spare if slot is None else -1
+            try:
+                yield from self._stream(messages, max_tokens, slot_id, stop, fresh, written)
+            finally:
+                if lease is not None and self.slots is not None:
+                    self.slots.release(lease.slot)
 
     def _stream(
-        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written
-    ) -> Iterator[str]:
-        body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh)
+        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written,
+        extra: dict[str, Any] | None = None,
+    ) -> Iterator[str]:  # fmt: skip
+        body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh) | (extra or {})
         started = time.perf_counter()
         first: float | None = None
         usage: dict | None = None
@@ -201,7 +285,7 @@ class ServerModel(LanguageModel):
         try:
             for event in _events(response, deadline, max_tokens * MAX_LINES_PER_TOKEN + EXTRA_LINES):
                 if self.stop is not None and self.stop.is_set():
-                    return
+                    raise Interrupted
                 if event is _DONE:
                     break
                 usage = event.get("usage") or usage
@@ -240,6 +324,10 @@ class ServerModel(LanguageModel):
             out.stats = _figures(usage, started, first)
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
+        with self._cut_short():
+            return self._generate_json(messages, schema, max_tokens=max_tokens)
+
+    def _generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         started = time.perf_counter()
         body = self._body(messages, max_tokens, slot=self._spare)
         for kind in dict.fromkeys([self._json_format, "json_object"]):
@@ -249,6 +337,8 @@ class ServerModel(LanguageModel):
                 else {"type": "json_object", "schema": schema}
             )
             try:
+                if self._streamed:
+                    return self._gathered(messages, max_tokens, {"response_format": body["response_format"]})
                 answer = self.request_json("POST", "/chat/completions", body)
             except ServerError as exc:
                 if kind == "json_schema" and "json_schema" in str(exc):  # this server knows json_object only
@@ -260,6 +350,28 @@ class ServerModel(LanguageModel):
 
     def count_tokens(self, text: str) -> int:
         return self._count(text)
+
+    @contextlib.contextmanager
+    def _cut_short(self) -> Iterator[None]:
+        """Within the block, a call that may be interrupted (``stop``) is: setting its stop signal closes its
+        connections, and what that breaks (a connection refused, an answer cut off) raises :class:`Interrupted`,
+        not an error, with no retry."""
+        stop = self.stop
+        if not isinstance(stop, StopSignal):
+            yield
+            return
+        outer = getattr(_live, "sockets", None), getattr(_live, "stop", None)
+        sockets: list[socket.socket] = []
+        _live.sockets, _live.stop = sockets, stop
+        try:
+            with stop.on_set(lambda: [_shut(sock) for sock in list(sockets)]):
+                yield
+        except Exception:
+            if stop.is_set():
+                raise Interrupted from None
+            raise
+        finally:
+            _live.sockets, _live.stop = outer
 
     # Slots (a llama.cpp server whose slots this model assigns)
 
@@ -293,6 +405,16 @@ class ServerModel(LanguageModel):
         lease = self.slots.acquire(label, messages[0].content if messages else None)
         if lease is None:
             return None
+        try:
+            self._ready(lease)
+        except BaseException:
+            self.slots.release(lease.slot)
+            raise
+        return lease
+
+    def _ready(self, lease: Lease) -> None:
+        """Save the slot's holder's state, then restore the game's own (or copy its kin's) into the slot."""
+        assert self.slots is not None
         if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
             self.slots.saves += 1
             if self.slots.folder is not None:
@@ -312,10 +434,13 @@ class ServerModel(LanguageModel):
             elif self.slots.folder is not None:
                 self.slots.failed += 1
                 self.slots.folder.drop(lease.restore)
-        return lease
 
     def _slot_action(self, slot: int, action: str, filename: str) -> bool:
+        """Save or restore a slot, never cut short: a state half written or half read would cost more than the
+        moment it takes (a call interrupted meanwhile stops when its reply is asked for)."""
         root = self.url.removesuffix("/v1")
+        held = getattr(_live, "sockets", None)
+        _live.sockets = None
         try:
             body = {"filename": filename}
             self.request_json("POST", f"/slots/{slot}?action={action}", body, base=root, retries=False)
@@ -323,6 +448,8 @@ class ServerModel(LanguageModel):
             log.warning("Model server: slot %d %s of %s failed (%s); the game reads its prompt cold", slot, action,
                         filename, exc)  # fmt: skip
             return False
+        finally:
+            _live.sockets = held
         return True
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one model object lives as long as the process)
@@ -428,6 +555,8 @@ class ServerModel(LanguageModel):
                     reason = getattr(exc, "reason", exc)
                     raise _Retryable(str(reason)) from None
             except _Retryable as exc:
+                if self.stop is not None and self.stop.is_set():
+                    raise Interrupted from None  # its connection was closed to let a more urgent call go first
                 if wait is None:
                     raise ServerDown(
                         f"The model server at {self.url} is not answering ({exc}); is it running? (GM_MODEL_URL)"

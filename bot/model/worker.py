@@ -2,8 +2,9 @@
 
 Background work never holds a player up: a maintenance job that is running
 when a more urgent one arrives is stopped at the model's next safe point
-(between prompt chunks, between tokens), put back in the queue in its old
-place among the maintenance jobs, and run again once nobody waits.
+(between prompt chunks, between tokens; on a model server, its connection
+closed), put back in the queue in its old place among the maintenance jobs,
+and run again once nobody waits.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, Written
+from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, StopSignal, Written
 from bot.model.structured import Structured, generate_object
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,9 @@ class ModelWorker:
 
     A model that serves several calls at once (a model server: its
     ``parallel``) gets as many runners, each taking the most urgent job
-    waiting; those calls are not interrupted, since none waits behind another.
+    waiting; their background calls are not interrupted, since none waits
+    behind another, unless they share the players' cores
+    (``background_yields``).
 
     ``async with ModelWorker(model) as worker:`` starts and stops it.
     """
@@ -97,6 +100,11 @@ class ModelWorker:
         # it: four tables started together on two cores (bench tables) read four worlds at once ahead of their
         # turns, each in a place a turn then waited for, and the turns came after all four readings.
         self.background_yields = self.parallel > 1 and bool(getattr(model, "background_yields", False))
+        # Whether a background call that has started gives way to a player's: always in process, where a call
+        # waits for the one before it; on a server, where the background's calls share the players' cores. A job
+        # log of one table through llama.cpp's server on two cores: a summary begun in the player's pause ran to its
+        # end beside the player's next turn, which took twice as long to its first text.
+        self.interrupts_background = self.parallel == 1 or self.background_yields
         self._background_running = 0
         self._players_running = 0
         self._turns_running = 0  # players' turns under way (see turn): their calls, and the moments between them
@@ -105,8 +113,7 @@ class ModelWorker:
         self._seq = itertools.count()
         self._task: asyncio.Task | None = None
         self._more: list[asyncio.Task] = []  # the other runners of a parallel model
-        self._running: _Job | None = None
-        self._stop: threading.Event | None = None
+        self._running: dict[int, tuple[_Job, StopSignal | None]] = {}  # the jobs running now, by seq
         self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
         self.records: deque[JobRecord] = deque(maxlen=RECORDS_KEPT)
         self.interruptions = 0
@@ -165,14 +172,19 @@ class ModelWorker:
         if self._task is None:
             raise RuntimeError("the model worker is not running")
         if interruptible is None:
-            interruptible = priority >= Priority.MAINTENANCE and self.parallel == 1
+            interruptible = priority >= Priority.MAINTENANCE and self.interrupts_background
         future: asyncio.Future = asyncio.get_running_loop().create_future()
         job = _Job(int(priority), next(self._seq), fn, future, interruptible, label or priority.name.lower())
         self._queue.put_nowait(job)
-        running, stop = self._running, self._stop
-        if running is not None and stop is not None and job.priority < running.priority:
-            stop.set()  # the running background call stops at its next safe point
+        self._interrupt(below=job.priority)
         return await future
+
+    def _interrupt(self, *, below: int) -> None:
+        """Stop the running calls that may be interrupted and are less urgent than ``below``, at their next safe
+        point: each goes back to the queue."""
+        for running, stop in list(self._running.values()):
+            if stop is not None and running.priority > below:
+                stop.set()
 
     async def generate(
         self, messages: Messages, *, max_tokens: int, priority: Priority = Priority.PLAYER, label: str = "generate"
@@ -287,6 +299,8 @@ class ModelWorker:
         turn's next call share the cores with it (a job log of one table through llama.cpp's server on two cores:
         an extraction of 250 tokens began in the gap and ran beside the rest of the turn)."""
         self._turns_running += 1
+        if self.background_yields:
+            self._interrupt(below=Priority.PLAYER)  # the turn's own work before its first call has the cores too
         try:
             yield
         finally:
@@ -295,13 +309,12 @@ class ModelWorker:
                 self._release_deferred()
 
     async def _run(self, job: _Job) -> None:
-        stop = threading.Event() if job.interruptible else None
-        self._running, self._stop = job, stop
-        self.model.stop = stop
+        stop = StopSignal() if job.interruptible else None
+        self._running[job.seq] = (job, stop)
         started = time.perf_counter()
         outcome: tuple[bool, Any]
         try:
-            outcome = (True, await asyncio.to_thread(job.run))
+            outcome = (True, await asyncio.to_thread(self._call, job.run, stop))
         except Interrupted:
             job.interruptions += 1
             self.interruptions += 1
@@ -312,8 +325,7 @@ class ModelWorker:
         except Exception as exc:
             outcome = (False, exc)
         finally:
-            self._running, self._stop = None, None
-            self.model.stop = None
+            self._running.pop(job.seq, None)
         ended = time.perf_counter()
         self.records.append(
             JobRecord(
@@ -328,6 +340,14 @@ class ModelWorker:
             job.future.set_result(outcome[1])
         else:
             job.future.set_exception(outcome[1])
+
+    def _call(self, fn: Callable[[], R], stop: StopSignal | None) -> R:
+        """In the runner's thread: ``fn`` with its stop signal the model's for this thread's call."""
+        self.model.stop = stop
+        try:
+            return fn()
+        finally:
+            self.model.stop = None
 
 
 def cost(result: Any) -> CallStats | None:

@@ -33,9 +33,10 @@ async def test_a_players_turn_comes_before_a_read_ahead_and_a_late_one_is_skippe
 ):
     scripted.block.clear()  # the model reads the new game ahead, slowly
     game = (await engine.start_game("chan", "lighthouse")).game
-    while engine.worker._running is None:
+    while not engine.worker._running:
         await asyncio.sleep(0.01)
-    assert engine.worker._running.label == f"prefill game:{game.id}"
+    [(running, _)] = engine.worker._running.values()
+    assert running.label == f"prefill game:{game.id}"
     await engine.join(game.id, "maya", "Maya")  # another read-ahead of it waits behind the running one
     turn = asyncio.create_task(engine.act(game.id, "maya", "I knock."))
     other = (await engine.start_game("elsewhere", "lighthouse")).game  # another game's read-ahead waits too

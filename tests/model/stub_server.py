@@ -8,6 +8,8 @@ which a test may change while it runs.
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -32,6 +34,10 @@ class StubServer:
         self.embeddings_status = 200  # 404: a server without embeddings
         self.embedding_dimension = 8  # another: a server restarted with another model under the same name
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # method, path, headers
+        # Seconds a chat completion waits before its first byte, as a server reading a long prompt does; a client
+        # that hangs up meanwhile is seen (``hung_up``) and its call dropped.
+        self.hold_seconds = 0.0
+        self.hung_up = threading.Event()
         self.written_words = 0  # words sent in streamed replies
         stub = self
 
@@ -66,11 +72,24 @@ class StubServer:
                     size = stub.embedding_dimension
                     data = [{"index": i, "embedding": _vector(text, size)} for i, text in enumerate(texts)]
                     self._json({"data": data, "model": stub.name})
+                elif self._held():
+                    return
                 elif body.get("stream"):
                     self._stream(body)
                 else:
                     answer = {"choices": [{"message": {"content": stub.reply}, "finish_reason": "stop"}]}
                     self._json({**answer, "usage": {"prompt_tokens": 1, "completion_tokens": 1}})
+
+            def _held(self) -> bool:
+                """Wait ``hold_seconds`` before answering; whether the client hung up meanwhile."""
+                deadline = time.monotonic() + stub.hold_seconds
+                while time.monotonic() < deadline:
+                    ready, _, _ = select.select([self.connection], [], [], 0.02)
+                    if ready and not self.connection.recv(1, socket.MSG_PEEK):
+                        stub.hung_up.set()
+                        self.close_connection = True
+                        return True
+                return False
 
             def _redirected(self) -> bool:
                 if stub.redirect_to is None:

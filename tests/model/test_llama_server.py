@@ -7,10 +7,14 @@ server (a binary missing, of another version, dying at start) runs always.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import stat
+import threading
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -18,8 +22,8 @@ import pytest
 from bot import startup
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
-from bot.model import ModelWorker
-from bot.model.base import ChatMessage
+from bot.model import ModelWorker, llama_server
+from bot.model.base import ChatMessage, Interrupted, StopSignal
 from bot.model.llama import LlamaModel
 from bot.model.llama_server import LlamaServer, LlamaServerError, find_binary
 from bot.model.pool import ServerPool
@@ -58,6 +62,19 @@ def _settings(tmp_path: Path, **changes) -> ProcessSettings:
 @pytest.fixture
 @loads_a_model
 def started(tmp_path: Path):
+    settings = _settings(tmp_path, server_slots=2)
+    model = _started_server(settings, choose_model(settings))
+    assert isinstance(model, ServerModel) and model.owner is not None
+    yield model
+    model.close()
+
+
+@pytest.fixture
+@loads_a_model
+def started_short_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """As ``started``, reading prompts in steps of 32 tokens: a fraction of a second each on any machine, so a
+    player's reply sends a piece well within every second."""
+    monkeypatch.setattr(llama_server, "CPU_BATCH", 32)
     settings = _settings(tmp_path, server_slots=2)
     model = _started_server(settings, choose_model(settings))
     assert isinstance(model, ServerModel) and model.owner is not None
@@ -132,6 +149,66 @@ def test_a_reply_left_early_still_says_what_it_read_and_reused(started: ServerMo
     written.close()
     assert written.stats.reused_tokens >= started.count_tokens(HELLO[0].content), written.stats
     assert 0 < written.stats.generated_tokens < 64
+
+
+@needs_server
+def test_a_background_call_cut_short_stops_on_the_server_while_a_players_reply_is_written(
+    started_short_steps: ServerModel,
+):
+    """A summary that a player's turn interrupts is cut short by closing its connection. llama.cpp's server
+    looked whether a client was still there only after a second in which no call had a piece to send, never while
+    a player's reply streamed: the summary's prompt of 3,000 tokens was read to its end beside the turn (20 s on
+    two cores). Built as scripts/build-llama-server builds it, the server stops the summary while the player's
+    reply is written, before the summary's prompt is read."""
+    started = started_short_steps
+    root = started.url.removesuffix("/v1")
+    endless = {"ignore_eos": True}  # the player's reply goes on to its limit: pieces keep coming meanwhile
+    background = ServerModel(started.url, started.model, timeout=120, slots=started.slots)
+    player = ServerModel(started.url, started.model, timeout=120, sampling=endless)
+    spare = started.slots.slots
+    log = [ChatMessage(role="user", content=" ".join(f"Night {n}: the lamp was lit and the tide came in."
+                                                     for n in range(120)))]  # fmt: skip
+
+    def spare_slot() -> dict:
+        with urllib.request.urlopen(f"{root}/slots", timeout=10) as response:
+            return json.load(response)[spare]
+
+    stop, outcome = StopSignal(), {}
+
+    def summarise() -> None:
+        background.stop = stop
+        try:
+            background.generate(log, max_tokens=200)
+            outcome["summary"] = "finished"
+        except Interrupted:
+            outcome["summary"] = "interrupted"
+
+    thread = threading.Thread(target=summarise)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not spare_slot()["is_processing"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    written = player.stream(HELLO, max_tokens=400)
+    stopped_while_writing = False
+    try:
+        next(written)  # the player's reply has begun
+        stop.set()
+        looked = time.monotonic()
+        for _ in written:
+            if time.monotonic() - looked > 0.2:
+                looked = time.monotonic()
+                if not spare_slot()["is_processing"]:
+                    stopped_while_writing = True
+                    break
+    finally:
+        written.close()
+        stop.set()
+        thread.join(120)
+    assert outcome == {"summary": "interrupted"}
+    assert stopped_while_writing, "the server stopped the summary before the player's reply ended"
+    summary = spare_slot()
+    assert summary["next_token"][0]["n_decoded"] == 0, "it stopped before the summary's first token"
+    assert summary["n_prompt_tokens"] < started.count_tokens(log[0].content), "while it read the prompt"
 
 
 @needs_server
@@ -263,3 +340,6 @@ def test_on_a_cpu_the_server_runs_without_flash_attention_as_the_in_process_mode
     on_cpu = command(0)
     assert on_cpu[on_cpu.index("--flash-attn") + 1] == "off"
     assert "--flash-attn" not in command(99), "on a GPU the server's own choice stays"
+    # And it reads prompts in short steps, so that a call it cancels stops within about a second.
+    assert on_cpu[on_cpu.index("--batch-size") + 1] == on_cpu[on_cpu.index("--ubatch-size") + 1] == "128"
+    assert "--batch-size" not in command(99)

@@ -214,8 +214,7 @@ async def test_a_model_serving_several_calls_keeps_a_place_free_of_background_wo
 async def test_on_a_model_whose_calls_share_the_cores_background_work_starts_only_while_no_player_call_runs():
     """llama.cpp's server on two cores, four tables (bench tables): a summary or an embedding run beside a player's
     turn took its share of the cores, and the turn's first words came later. With such a model (a server the bot
-    started without a GPU) background calls wait while a player's call runs, and start once none does; a call
-    that started first runs on (a server's call is not interrupted)."""
+    started without a GPU) background calls wait while a player's call runs, and start once none does."""
     release = threading.Event()
     answer = _echo_holding("turn", release)
     model = ScriptedModel(default=answer)
@@ -284,6 +283,61 @@ async def test_on_a_model_whose_calls_share_the_cores_no_background_call_starts_
     async with ModelWorker(model) as worker:
         async with worker.turn():
             assert await asyncio.wait_for(call("extraction", Priority.MAINTENANCE), 5) == "extraction"
+
+
+async def test_on_a_model_whose_calls_share_the_cores_a_running_background_call_gives_way_to_a_players():
+    """One table through llama.cpp's server on two cores: a summary begun in the player's pause ran to its end
+    beside the player's next turn, which came twice as late. On such a model a player's call stops a running
+    background call, as in process; the background call runs again once no player's does. Each call has its
+    own stop signal: the player's, running beside it in another thread, is never stopped."""
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    model.parallel, model.background_parallel, model.background_yields = 3, 1, True
+
+    def call(text: str, priority: Priority):
+        return asyncio.create_task(
+            worker.generate([ChatMessage(role="user", content=text)], max_tokens=8, priority=priority)
+        )
+
+    async with ModelWorker(model) as worker:
+        try:
+            model.block.clear()
+            summary = call("summary", Priority.MAINTENANCE)
+            await _until(lambda: len(model.started) == 1)
+            turn = call("turn", Priority.PLAYER)
+            await _until(lambda: model.interrupted == 1)
+            await asyncio.sleep(0.3)
+            assert [c.messages[-1].content for c in model.started] == ["summary", "turn"], "it waits for the turn"
+            model.block.set()
+            assert await asyncio.wait_for(turn, 5) == "turn"
+            assert await asyncio.wait_for(summary, 5) == "summary", "and runs again once the turn's call is over"
+            assert [c.messages[-1].content for c in model.calls] == ["turn", "summary"]
+            [record] = [r for r in worker.records if r.priority is Priority.MAINTENANCE]
+            assert record.interruptions == 1 and record.ok
+
+            # A turn under way stops it too, before the turn's first call (the turn's own work wants the cores).
+            model.block.clear()
+            summary = call("summary 2", Priority.MAINTENANCE)
+            await _until(lambda: model.started[-1].messages[-1].content == "summary 2")
+            async with worker.turn():
+                await _until(lambda: model.interrupted == 2)
+                model.block.set()
+            assert await asyncio.wait_for(summary, 5) == "summary 2"
+        finally:
+            model.block.set()  # a held call never outlives the test
+
+    # Where background work has its own place (a GPU), it runs on beside the player's call.
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    model.parallel, model.background_parallel = 3, 1
+    async with ModelWorker(model) as worker:
+        model.block.clear()
+        summary = call("summary", Priority.MAINTENANCE)
+        await _until(lambda: len(model.started) == 1)
+        turn = call("turn", Priority.PLAYER)
+        await _until(lambda: len(model.started) == 2)
+        await asyncio.sleep(0.2)
+        model.block.set()
+        assert await asyncio.wait_for(asyncio.gather(turn, summary), 5) == ["turn", "summary"]
+        assert model.interrupted == 0
 
 
 def _read_ahead(worker: ModelWorker, games: int) -> list[asyncio.Task]:
