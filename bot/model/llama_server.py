@@ -51,10 +51,10 @@ CACHE_REUSE = 256  # tokens: llama.cpp's --cache-reuse, reusing a cached prompt'
 # against 5.4, first text p50 10.7 s against 19.8. On a GPU the server's default stays.
 CPU_FLASH_ATTENTION = "off"
 # Prompt tokens the server reads in one step, on a CPU (its default 2,048; a GPU keeps it). A call the bot cancels
-# (a background call a player's turn interrupts) stops at the end of a step: a summary's prompt of 3,000 tokens read
-# in one step held the cores for 20 s after it was cancelled, and a player's call waited behind it. 128 tokens are
-# about a second on two cores, and read no slower: llama-batched-bench, the bundled model, a prompt of 1,024 tokens
-# on two threads, 132 tokens/s with steps of 512, 177 with 256, 182 with 128.
+# (a background call a player's turn interrupts) stops at the end of a step, and a player's call waits for it:
+# 2,048 tokens are 13 to 20 s of reading on two cores (100 to 155 tokens/s in the server's log), 128 about a second.
+# Short steps read no slower: llama-batched-bench, the bundled model, a prompt of 1,024 tokens on two threads, 132
+# tokens/s in steps of 512, 177 in steps of 256, 182 in steps of 128.
 CPU_BATCH = 128
 
 

@@ -24,8 +24,10 @@ vLLM's prefix caching needs nothing.
 
 A background call the worker interrupts (a player's turn wants the cores
 it shares) is cut short by closing its connection, whatever it is waiting
-for (the answer's first byte, the next piece): llama.cpp's server notices
-a closed connection within a second and cancels the call's work.
+for (the answer's first byte, the next piece). llama.cpp's server, as
+scripts/build-llama-server builds it, then cancels the call's work within a
+step of its reading (see scripts/llama-server-cancel.py); another server may
+finish it unread.
 
 No third-party HTTP client: the standard library's, in the worker's thread.
 """
