@@ -231,10 +231,11 @@ class ServerModel(LanguageModel):
     @property
     def _streamed(self) -> bool:
         """Whether this thread's call asks for its answer as a stream, though it wants it whole: a call that may
-        be interrupted does. llama.cpp's server cancels a call whose connection closed when it next has something
-        to send it; a whole answer has nothing to send before its end, and the server looks otherwise only after a
-        second in which no call of any game has had a piece to send, which never comes while a player's reply is
-        written (a summary cut off at its start ran to its end, 20 seconds, beside the player's turn)."""
+        be interrupted does. A server finds a streamed call's connection closed when it next sends it a piece; a
+        whole answer has nothing to send before its end, and llama.cpp's server, unless built with the change of
+        scripts/llama-server-cancel.py, looks otherwise only after a second in which no call of any game had a
+        piece to send, which never comes while a player's reply is written (a summary cut after a second ran on
+        for 16 to 18 s beside the player's turn)."""
         return isinstance(self.stop, StopSignal)
 
     def _gathered(self, messages: Messages, max_tokens: int, extra: dict[str, Any] | None = None) -> Answer:
