@@ -5,6 +5,7 @@ server on 127.0.0.1 that holds its answers as a server reading a long prompt doe
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -27,13 +28,21 @@ def _completions(stub: StubServer) -> int:
     return sum(path.endswith("/chat/completions") for path in stub.paths())
 
 
+def _stop_once_asked(stub: StubServer, stop: StopSignal) -> None:
+    """Set ``stop`` once the server holds the call (a player's turn came while it waited for its answer)."""
+    deadline = time.monotonic() + 30
+    while not _completions(stub) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    stop.set()
+
+
 @pytest.mark.parametrize("kind", list(CALLS))
 def test_a_background_call_is_cut_short_when_its_stop_is_set_and_the_server_sees_it_hang_up(kind: str):
     with StubServer() as stub:
         stub.hold_seconds = 60  # far past the test: only a closed connection ends the call
         model = ServerModel(stub.url, "gm", timeout=30, parallel=2, slots=SlotMap(1))
         stop = StopSignal()
-        threading.Timer(0.3, stop.set).start()
+        threading.Thread(target=_stop_once_asked, args=(stub, stop), daemon=True).start()
         model.stop = stop
         with pytest.raises(Interrupted):
             CALLS[kind](model)
