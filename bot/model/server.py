@@ -134,16 +134,22 @@ def _shut(sock: socket.socket) -> None:
         sock.shutdown(socket.SHUT_RDWR)
 
 
-class _Connection(http.client.HTTPConnection):
+class _Registered:
+    """A connection that says it opened (see :func:`_opened`)."""
+
+    sock: socket.socket | None
+
     def connect(self) -> None:
-        super().connect()
+        super().connect()  # type: ignore[misc]
         _opened(self.sock)
 
 
-class _SecureConnection(http.client.HTTPSConnection):
-    def connect(self) -> None:
-        super().connect()
-        _opened(self.sock)
+class _Connection(_Registered, http.client.HTTPConnection):
+    pass
+
+
+class _SecureConnection(_Registered, http.client.HTTPSConnection):
+    pass
 
 
 class _Handler(urllib.request.HTTPHandler):
