@@ -271,11 +271,17 @@ class ServerModel(LanguageModel):
                 slot_id = None
             else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
                 slot_id = self._spare if slot is None else -1
+            pieces = self._stream(messages, max_tokens, slot_id, stop, fresh, written)
+            read = False  # the prompt read whole: a piece came, or the reply ended
             try:
-                yield from self._stream(messages, max_tokens, slot_id, stop, fresh, written)
+                for piece in pieces:
+                    read = True
+                    yield piece
+                read = True
             finally:
+                pieces.close()
                 if lease is not None and self.slots is not None:
-                    self.slots.release(lease.slot)
+                    self.slots.release(lease.slot, read=read)
 
     def _stream(
         self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written,
@@ -417,7 +423,7 @@ class ServerModel(LanguageModel):
         try:
             self._ready(lease)
         except BaseException:
-            self.slots.release(lease.slot)
+            self.slots.release(lease.slot, read=False)
             raise
         return lease
 

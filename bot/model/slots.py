@@ -122,22 +122,29 @@ class SlotMap:
         while True:
             if not self._lock.wait_for(lambda: self._available(label), timeout=self.wait):
                 return None
-            slot = self._of.get(label)
-            if slot is not None:
-                self._busy.add(slot)
-                return Lease(slot)
-            if waited or not self._kin_busy(label, beginning):
+            if waited or not self._kin_reading(label, beginning):
                 break
-            # A new game of its world is reading its prompt from nothing (games started together): wait for
-            # it, to copy its slot rather than read the same beginning again beside it. The slot's own game
-            # waits for that copy (see _available): its next call, queued behind the reading, would otherwise
-            # take the slot back at once, and this game would read the world from nothing after all.
-            kin = [slot for slot in self._cold if self._is_kin(slot, beginning)]
+            # A new game of its world is reading its prompt from nothing (games started together): wait for it, to
+            # copy its slot rather than read the same beginning again beside it. So does a game whose own reading
+            # of it was cut short (its prompt read ahead, stopped for another game's turn): what it read is little.
+            # The kin's own game waits for that copy (see _available): its next call, queued behind the reading,
+            # would otherwise take the slot back at once, and this game would read the world from nothing after all.
+            kin = self._kin_cold(label, beginning or "")
             for slot in kin:
                 self._copy_wanted[slot] = self._copy_wanted.get(slot, 0) + 1
             claimed += kin
-            self._lock.wait_for(lambda: not self._kin_busy(label, beginning), timeout=self.wait)
+            self._lock.wait_for(lambda: not self._kin_reading(label, beginning), timeout=self.wait)
             waited = True
+        keeping = self.folder is not None and self.folder.capacity_bytes > 0
+        own = file_name(label)
+        slot = self._of.get(label)
+        if slot is not None:  # its state is in its slot; one read only in part gives way to a kin's read whole
+            donor = self._donor(beginning, slot, None) if keeping and slot in self._cold else None
+            self._busy.add(slot)
+            if donor is None:
+                return Lease(slot)
+            self._busy.add(donor)
+            return Lease(slot, restore="copy-" + own, copy_from=donor)
         free = [s for s in range(self.slots) if s not in self._busy]
         empty = [s for s in free if s not in self._holder]
         chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
@@ -146,8 +153,7 @@ class SlotMap:
             del self._of[before]
         self._holder[chosen], self._of[label] = label, chosen
         self._busy.add(chosen)
-        own = file_name(label)
-        keeping = self.folder is not None and self.folder.capacity_bytes > 0
+        self._cold.discard(chosen)
         save = file_name(before) if before is not None and keeping else None
         if self.folder is not None and self.folder.has(own):
             return Lease(chosen, save=save, restore=own)
@@ -164,15 +170,26 @@ class SlotMap:
         other = self._beginning.get(holder or "")
         return len(os.path.commonprefix([other, beginning])) if other else 0
 
-    def _kin_busy(self, label: str, beginning: str | None) -> bool:
-        """A game new to the slots, with disk to copy through, whose only kin (a game whose prompt begins as its
-        own) is new too and reading its prompt from nothing."""
-        if beginning is None or label in self._of or self.folder is None or self.folder.capacity_bytes <= 0:
+    def _kin_reading(self, label: str, beginning: str | None) -> bool:
+        """Whether the call of ``label``'s game should wait to copy a kin's slot (a game whose prompt begins as
+        its own): its game is new to the slots (or its slot's reading was cut short, so holds little), there is
+        disk to copy through, a kin is reading its prompt from nothing, and no kin's slot is free and read."""
+        if beginning is None or self.folder is None or self.folder.capacity_bytes <= 0:
             return False
-        if self.folder.has(file_name(label)):
+        slot = self._of.get(label)
+        if slot is not None and slot not in self._cold:
             return False
-        kin = {slot: self._is_kin(slot, beginning) for slot in self._holder}
-        return any(kin[s] for s in kin if s in self._cold) and not any(kin[s] for s in kin if s not in self._busy)
+        if slot is None and self.folder.has(file_name(label)):
+            return False
+        ready = [s for s in self._holder if s != slot and s not in self._busy and s not in self._cold]
+        if any(self._is_kin(s, beginning) for s in ready):
+            return False
+        return bool(self._kin_cold(label, beginning))
+
+    def _kin_cold(self, label: str, beginning: str) -> list[int]:
+        """The slots where a call of ``label``'s kin is reading their prompt from nothing now."""
+        own = self._of.get(label)
+        return [s for s in self._cold if s != own and s in self._busy and self._is_kin(s, beginning)]
 
     def _is_kin(self, slot: int, beginning: str) -> bool:
         """Whether the game in ``slot`` has a prompt that begins as ``beginning`` (the same world)."""
@@ -180,13 +197,14 @@ class SlotMap:
 
     def _donor(self, beginning: str | None, chosen: int, before: str | None) -> int | None:
         """The free slot whose game's prompt begins most like ``beginning`` (at least :data:`COPY_MIN_CHARS`
-        alike), unless the chosen slot's own game, ``before``, begins as much alike: its state stays and serves."""
+        alike), unless the chosen slot's own game, ``before``, begins as much alike: its state stays and serves.
+        A slot whose reading from nothing was cut short holds too little to copy."""
         if beginning is None:
             return None
         kept = self._alike(before, beginning)
         kin = [
             (self._alike(holder, beginning), self._used.get(slot, 0.0), slot) for slot, holder in self._holder.items()
-            if slot != chosen and slot not in self._busy
+            if slot != chosen and slot not in self._busy and slot not in self._cold
         ]  # fmt: skip
         best = max(kin, default=None)
         if best is None or best[0] < COPY_MIN_CHARS or best[0] <= kept:
@@ -205,10 +223,14 @@ class SlotMap:
             return slot not in self._busy and slot not in self._copy_wanted
         return len(self._busy) < self.slots
 
-    def release(self, slot: int) -> None:
+    def release(self, slot: int, *, read: bool = True) -> None:
+        """The call in ``slot`` has ended; ``read``: its prompt was read whole (a call cut short, or failed, before
+        its first token leaves a new game's slot cold: its next call goes on reading the world, and a new game of
+        its world waits for that, as for the first)."""
         with self._lock:
             self._busy.discard(slot)
-            self._cold.discard(slot)
+            if read:
+                self._cold.discard(slot)
             self._used[slot] = time.monotonic()
             self._lock.notify_all()
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import functools
 import itertools
 import logging
 import threading
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, TypeVar
@@ -113,6 +116,10 @@ class ModelWorker:
         self._seq = itertools.count()
         self._task: asyncio.Task | None = None
         self._more: list[asyncio.Task] = []  # the other runners of a parallel model
+        # The runners' calls have threads of their own: the loop's shared ones may all be taken (four tables
+        # started together: all six of a two-core machine's waited for the embedding model, the worlds' texts
+        # embedded), and a player's call would wait for one.
+        self._threads: ThreadPoolExecutor | None = None
         self._running: dict[int, tuple[_Job, StopSignal | None]] = {}  # the jobs running now, by seq
         self._busy: dict[int, float] = {}  # seconds of model time spent on each job so far, by seq
         self.records: deque[JobRecord] = deque(maxlen=RECORDS_KEPT)
@@ -130,6 +137,7 @@ class ModelWorker:
 
     def start(self) -> None:
         if self._task is None:
+            self._threads = ThreadPoolExecutor(self.parallel, thread_name_prefix="model")
             self._task = asyncio.create_task(self._serve(), name="model-worker")
             self._more = [asyncio.create_task(self._serve(), name=f"model-worker-{n}") for n in range(1, self.parallel)]
 
@@ -149,6 +157,9 @@ class ModelWorker:
             except asyncio.CancelledError:
                 pass
             self._task = None
+        if self._threads is not None:
+            self._threads.shutdown(wait=False)  # a call still running ends alone, as it did in the loop's threads
+            self._threads = None
         while not self._queue.empty():
             self._deferred.append(self._queue.get_nowait())
         for job in self._deferred:
@@ -314,7 +325,8 @@ class ModelWorker:
         started = time.perf_counter()
         outcome: tuple[bool, Any]
         try:
-            outcome = (True, await asyncio.to_thread(self._call, job.run, stop))
+            call = functools.partial(contextvars.copy_context().run, self._call, job.run, stop)
+            outcome = (True, await asyncio.get_running_loop().run_in_executor(self._threads, call))
         except Interrupted:
             job.interruptions += 1
             self.interruptions += 1

@@ -201,3 +201,49 @@ def test_a_new_game_that_gave_up_waiting_to_copy_holds_nothing_back(tmp_path: Pa
     started = time.monotonic()
     assert slots.acquire("game:1", MANOR + "Players: Maya.") == Lease(reading.slot)
     assert time.monotonic() - started < 0.1, "nothing left waiting on game 1's slot"
+
+
+def test_a_new_games_reading_cut_short_leaves_its_slot_cold_and_its_kin_waits_for_the_reading_to_end(tmp_path: Path):
+    """Four tables started together through llama.cpp's server on two cores: game 3's prompt read ahead was cut
+    after 0.3 s for the first player's turn, its slot counted as read, and game 1 of its world, finding it busy
+    with game 3's turn, read the world from nothing beside it (2,367 and 2,364 tokens at once, 70 s each).
+    The cut reading leaves the slot cold: the kin waits for the turn that reads the rest, and copies it."""
+    slots = SlotMap(3, _folder(tmp_path), wait=5)
+    ahead = slots.acquire("game:3", MANOR + "Players: Ines.")
+    slots.release(ahead.slot, read=False)  # cut short for another game's turn
+    turn = slots.acquire("game:3", MANOR + "Players: Ines.")  # its own turn goes on reading in its slot
+    assert turn == Lease(ahead.slot)
+    got: list[Lease | None] = []
+    kin = threading.Thread(target=lambda: got.append(slots.acquire("game:1", MANOR + "Players: Maya.")))
+    kin.start()
+    time.sleep(0.2)
+    assert not got, "it waits for the reading of its world"
+    slots.release(turn.slot)  # read whole this time
+    kin.join(5)
+    assert got[0] is not None and got[0].copy_from == turn.slot
+    slots.release_copied(turn.slot)
+    slots.release(got[0].slot)
+
+
+def test_a_game_whose_reading_was_cut_short_copies_the_world_a_kin_read_meanwhile(tmp_path: Path):
+    """The other order: game 3's reading cut short, game 1 of its world comes first. The few tokens in game 3's
+    slot are not worth a copy: game 1 reads the world; game 3's turn, coming meanwhile, waits for that reading
+    and copies it into its own slot, rather than read the world beside it."""
+    slots = SlotMap(3, _folder(tmp_path), wait=5)
+    ahead = slots.acquire("game:3", MANOR + "Players: Ines.")
+    slots.release(ahead.slot, read=False)
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")
+    assert reading.copy_from is None and reading.slot != ahead.slot
+    got: list[Lease | None] = []
+    turn = threading.Thread(target=lambda: got.append(slots.acquire("game:3", MANOR + "Players: Ines.")))
+    turn.start()
+    time.sleep(0.2)
+    assert not got, "game 3 waits for its world's reading"
+    slots.release(reading.slot)
+    turn.join(5)
+    assert got == [Lease(ahead.slot, restore="copy-" + file_name("game:3"), copy_from=reading.slot)]
+    slots.release_copied(reading.slot)
+    slots.release(ahead.slot)
+    started = time.monotonic()
+    assert slots.acquire("game:3", MANOR + "Players: Ines.") == Lease(ahead.slot), "read whole: its own again"
+    assert time.monotonic() - started < 0.1

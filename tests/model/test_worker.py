@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -55,6 +56,25 @@ async def test_stream_raises_what_the_model_raised():
                 pass
         # The worker survives a failed job.
         assert await worker.generate(HELLO, max_tokens=8) == "The GM nods."
+
+
+async def test_a_models_calls_never_wait_for_the_loops_shared_threads():
+    """Four tables started together on two cores: all six of the loop's shared threads waited for the embedding
+    model (the worlds' texts embedded), where a model call would have waited for one of them. The worker's calls
+    run in threads of its own."""
+    loop = asyncio.get_running_loop()
+    loop.set_default_executor(ThreadPoolExecutor(1))
+    held = threading.Event()
+    busy = asyncio.ensure_future(asyncio.to_thread(held.wait, 30))  # the loop's one shared thread, taken
+    model = ScriptedModel(default=lambda messages: "The door opens.")
+    try:
+        async with ModelWorker(model) as worker:
+            assert await asyncio.wait_for(worker.generate(HELLO, max_tokens=8), 10) == "The door opens."
+            pieces = [piece async for piece in worker.stream(HELLO, max_tokens=8)]
+            assert "".join(pieces) == "The door opens."
+    finally:
+        held.set()
+        await busy
 
 
 async def test_the_event_loop_keeps_running_while_the_model_works():
