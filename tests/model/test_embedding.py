@@ -239,3 +239,39 @@ def test_bench_chance_measures_the_mean_cosine_of_unrelated_turns(tmp_path: Path
     path.write_text("{}")
     with pytest.raises(UserError, match="not a LoCoMo file|two conversations"):
         chance.run(ProcessSettings(_env_file=None), path, io.StringIO())
+
+
+def test_a_players_query_goes_before_background_texts_waiting_for_the_embedding_model(real_embedder, monkeypatch):
+    """Four tables started together: the turns' queries waited behind batches of the worlds' texts, taken in no
+    order, and four of them gave up after 5 s. The model takes a waiting query before any batch of texts."""
+    import threading
+    import time
+
+    order: list[str] = []
+    running = threading.Event()
+    held = threading.Event()
+    embed = real_embedder._llama.embed
+
+    def recorded(texts, **kwargs):
+        order.append(texts[0])
+        if texts[0] == "first batch":
+            running.set()
+            held.wait(10)
+        return embed(texts, **kwargs)
+
+    monkeypatch.setattr(real_embedder._llama, "embed", recorded)
+    first = threading.Thread(target=lambda: real_embedder.embed(["first batch"]))
+    first.start()
+    assert running.wait(10)
+    texts = [threading.Thread(target=lambda n=n: real_embedder.embed([f"batch {n}"])) for n in range(3)]
+    for thread in texts:
+        thread.start()
+    time.sleep(0.2)  # the batches wait their turn
+    query = threading.Thread(target=lambda: real_embedder.embed(["where is the key?"], query=True))
+    query.start()
+    time.sleep(0.2)
+    held.set()
+    for thread in [first, *texts, query]:
+        thread.join(10)
+    assert order[0] == "first batch" and len(order) == 5
+    assert order[1] == real_embedder.query_prefix + "where is the key?", order
