@@ -241,6 +241,7 @@ class MeaningIndex:
         self._task: asyncio.Task | None = None
         self._adopting: asyncio.Task | None = None  # taking the model's new vector size (see _adopt)
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()  # a text -> its parts' vectors (this model's)
+        self._embedding: dict[str, asyncio.Future] = {}  # texts being embedded now -> the call that embeds them
         self._damaged: set[str] = set()
         self._queries: OrderedDict[str, Query] = OrderedDict()
         self.query_seconds: deque[float] = deque(maxlen=1000)  # the cost of each turn's query, for bench turns
@@ -300,6 +301,10 @@ class MeaningIndex:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+        calls = set(self._embedding.values())  # texts still being embedded, their callers gone with the games
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
 
     async def _run(self) -> None:
         if await self.store.use_embedding_model(self.model):
@@ -535,24 +540,44 @@ class MeaningIndex:
                 self._texts.move_to_end(text)
                 found[text] = self._texts[text]
         missing = [t for t in dict.fromkeys(texts) if t not in found]
-        if missing:
-
-            def embed() -> list[np.ndarray]:
-                # In batches of parts, not a call a text: a world's 100 texts are a few calls to a server, and a
-                # player's query waits for one batch at most.
-                parts = [passages(text, clauses=False) for text in missing]
-                flat = [part for each in parts for part in each]
-                vectors = np.vstack(
-                    [self.embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)]
-                )
-                ends = np.cumsum([len(each) for each in parts])
-                return np.split(vectors, ends[:-1])
-
-            found.update(zip(missing, await asyncio.to_thread(embed), strict=True))
-            self._texts.update((text, found[text]) for text in missing)
-            while len(self._texts) > TEXTS_KEPT:
-                self._texts.popitem(last=False)
+        # A text another call is embedding now is waited for, not embedded again: games of one world started
+        # together asked for its lore and secrets at once, each call embedding them all.
+        elsewhere = {t: self._embedding[t] for t in missing if t in self._embedding}
+        mine = [t for t in missing if t not in elsewhere]
+        calls = set(elsewhere.values())
+        if mine:
+            call = asyncio.ensure_future(self._embed_texts(mine))
+            self._embedding.update(dict.fromkeys(mine, call))
+            call.add_done_callback(lambda done: self._embedded(mine, done))
+            calls.add(call)
+        for call in calls:  # shielded: a caller that gives up (a turn's deadline) leaves it to the others
+            found.update({t: v for t, v in (await asyncio.shield(call)).items() if t in missing})
         return {t: found[t] for t in texts}
+
+    async def _embed_texts(self, texts: list[str]) -> dict[str, np.ndarray]:
+        def embed() -> list[np.ndarray]:
+            # In batches of parts, not a call a text: a world's 100 texts are a few calls to a server, and a
+            # player's query waits for one batch at most.
+            parts = [passages(text, clauses=False) for text in texts]
+            flat = [part for each in parts for part in each]
+            vectors = np.vstack(
+                [self.embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)]
+            )
+            ends = np.cumsum([len(each) for each in parts])
+            return np.split(vectors, ends[:-1])
+
+        done = dict(zip(texts, await asyncio.to_thread(embed), strict=True))
+        self._texts.update(done)
+        while len(self._texts) > TEXTS_KEPT:
+            self._texts.popitem(last=False)
+        return done
+
+    def _embedded(self, texts: list[str], call: asyncio.Future) -> None:
+        for text in texts:
+            if self._embedding.get(text) is call:
+                del self._embedding[text]
+        if not call.cancelled():
+            call.exception()  # said to its callers; not again as "never retrieved" when none waited
 
     async def lore_scores(self, texts: Sequence[str], query: Query | None) -> list[float]:
         """How close each lore text is to the turn's query (its closest part's cosine)."""

@@ -873,3 +873,34 @@ def test_recall_by_meaning_ranks_what_differs_from_the_games_common_talk_and_pri
     vectors.remove(31)  # the clue edited away: the mean is the filler's again
     assert np.isfinite(vectors.scores(question)).all()
     assert abs(vectors.scores(question)[0]) < 1e-3, "a part equal to the mean says nothing either way"
+
+
+async def test_texts_asked_for_by_two_calls_at_once_are_embedded_once(store):
+    """Games of one world started together asked for its lore and secrets at once (their prompts read ahead,
+    their first turns), and each call embedded them all. A text another call is embedding is waited for."""
+    import numpy as np
+
+    from bot.engine.meaning import MeaningIndex
+    from bot.memory.recall import passages
+
+    embedder = SlowEmbedder(0.2)
+    seen: list[str] = []
+    embed = embedder._embed
+
+    def recorded(texts):
+        seen.extend(texts)
+        return embed(texts)
+
+    embedder._embed = recorded
+    index = MeaningIndex(store, None, embedder)
+    lore = [f"The {name} of the manor holds a secret." for name in ("cellar", "attic", "chapel", "library")]
+    first, second, third = await asyncio.gather(
+        index.vectors_of(lore), index.vectors_of(lore[1:]), index.vectors_of([*lore[:2], "A new text."])
+    )
+    once = [part for text in [*lore, "A new text."] for part in passages(text, clauses=False)]
+    assert sorted(seen) == sorted(once), "each text embedded once"
+    for got in (second, third):
+        for text, vectors in got.items():
+            if text in first:
+                assert np.array_equal(vectors, first[text])
+    await index.close()
