@@ -15,6 +15,16 @@ def _folder(tmp_path: Path, capacity: int = 10**9) -> SlotFolder:
     return SlotFolder(tmp_path / "slots", "model-a", capacity)
 
 
+def _waiting(slots: SlotMap, label: str, beginning: str) -> tuple[threading.Thread, list[Lease | None]]:
+    """A call of ``label``'s game asking for its slot in a thread; once it has one, it is in the list. It is
+    given a moment to take one, and the caller then asserts that it has or has not."""
+    got: list[Lease | None] = []
+    thread = threading.Thread(target=lambda: got.append(slots.acquire(label, beginning)))
+    thread.start()
+    time.sleep(0.2)
+    return thread, got
+
+
 def test_each_game_keeps_its_own_slot_call_after_call(tmp_path: Path):
     slots = SlotMap(2, _folder(tmp_path))
     first = slots.acquire("game:1")
@@ -146,10 +156,7 @@ def test_a_new_game_waits_for_a_new_game_of_its_world_reading_its_prompt_to_copy
     later call (its state already there) is not waited for: the new game reads cold."""
     slots = SlotMap(3, _folder(tmp_path), wait=5)
     reading = slots.acquire("game:1", MANOR + "Players: Maya.")
-    got: list[Lease | None] = []
-    second = threading.Thread(target=lambda: got.append(slots.acquire("game:2", MANOR + "Players: Tom.")))
-    second.start()
-    time.sleep(0.2)
+    second, got = _waiting(slots, "game:2", MANOR + "Players: Tom.")
     assert not got, "it waits for the slot of its world's new game"
     slots.release(reading.slot)
     second.join(5)
@@ -213,10 +220,7 @@ def test_a_new_games_reading_cut_short_leaves_its_slot_cold_and_its_kin_waits_fo
     slots.release(ahead.slot, read=False)  # cut short for another game's turn
     turn = slots.acquire("game:3", MANOR + "Players: Ines.")  # its own turn goes on reading in its slot
     assert turn == Lease(ahead.slot)
-    got: list[Lease | None] = []
-    kin = threading.Thread(target=lambda: got.append(slots.acquire("game:1", MANOR + "Players: Maya.")))
-    kin.start()
-    time.sleep(0.2)
+    kin, got = _waiting(slots, "game:1", MANOR + "Players: Maya.")
     assert not got, "it waits for the reading of its world"
     slots.release(turn.slot)  # read whole this time
     kin.join(5)
@@ -234,10 +238,7 @@ def test_a_game_whose_reading_was_cut_short_copies_the_world_a_kin_read_meanwhil
     slots.release(ahead.slot, read=False)
     reading = slots.acquire("game:1", MANOR + "Players: Maya.")
     assert reading.copy_from is None and reading.slot != ahead.slot
-    got: list[Lease | None] = []
-    turn = threading.Thread(target=lambda: got.append(slots.acquire("game:3", MANOR + "Players: Ines.")))
-    turn.start()
-    time.sleep(0.2)
+    turn, got = _waiting(slots, "game:3", MANOR + "Players: Ines.")
     assert not got, "game 3 waits for its world's reading"
     slots.release(reading.slot)
     turn.join(5)
