@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import logging
 import os
@@ -27,6 +26,11 @@ from pathlib import Path
 
 from bot.errors import UserError
 from bot.model.catalog import CATALOG, GGUF_MAGIC, CatalogModel, HubFile, has_pinned_file, pull
+
+try:
+    import fcntl
+except ImportError:  # not on Windows; there two fetches of one model are not kept apart
+    fcntl = None
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +73,9 @@ def _alone(target: Path) -> Iterator[None]:
     shared its parts and its unfinished file, and one failed on a file the other had already named whole.
 
     The lock file goes once the fetch ends; a process that waited on a lock file since removed takes a new one."""
+    if fcntl is None:
+        yield
+        return
     path = target.parent / f".{target.name}.lock"
     said = False
     while True:
