@@ -9,7 +9,10 @@ slots as tables (and one for background work); then 8 tables on 4 slots,
 where games take turns in the slots through files on disk. For each: GM
 replies per minute for all tables together, first-text p50 and p95 (from an
 action to the first text its player sees), and each game's prefix reuse
-(prompt tokens read from the cache, over all its turns). It ends with
+(prompt tokens read from the cache, over all its turns). Then, through a
+server of two slots, a reply written while the other slot reads a game's
+first prompt, against each alone: when the reply's first sentence is out
+(its 20th token) and how long the reading takes. It ends with
 
 ``replies_ratio_4=R p95_ratio_4=R reuse_4_slots=R reuse_8_on_4=R``:
 
@@ -21,19 +24,41 @@ per-game reuse with 4 games on 4 slots and with 8 games on 4 slots.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import tempfile
+import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, Run, play
 from bot.errors import UserError
-from bot.model.base import LanguageModel
+from bot.model.base import ChatMessage, LanguageModel
 from bot.settings import ProcessSettings
 from bot.startup import engine_config, load_embedder, load_model
 
 TABLES = (1, 2, 4, 8)
 SLOTS_FOR_MANY = 4  # the run with more tables than slots: 8 tables on 4
+# A reply beside a reading: a game's first prompt is about this long (tokens), the reply this long, and its
+# first sentence, when a player first sees text, about this many tokens in.
+FIRST_PROMPT = 2300
+BESIDE_REPLY = 120
+FIRST_SENTENCE = 20
+
+
+@dataclass(frozen=True)
+class Beside:
+    """A reply written while another slot reads a game's first prompt, and each alone (medians, seconds)."""
+
+    sentence_alone: float  # to the reply's first sentence (its FIRST_SENTENCE-th token), alone
+    sentence_beside: float  # the same, while the other slot reads
+    reply_alone: float
+    reply_beside: float
+    reading_alone: float  # the other slot's reading of a first prompt, alone
+    reading_beside: float  # the same, beside the reply
+    reply_tokens: int  # the pieces of the reply beside (a token each, as the server sends them)
+    read_tokens: int
 
 
 @dataclass(frozen=True)
@@ -79,7 +104,61 @@ def run(settings: ProcessSettings, turns: int, pause: float, out: TextIO, tables
                 results.append(Result("llama-server", n, slots, _play(served, settings, n, turns, pause, embedder)))
             finally:
                 served.close()
-    return report(in_process.name, settings, results, turns, pause, out)
+        served = _served(settings, 2)
+        try:
+            beside = measure_beside(served)
+        finally:
+            served.close()
+    return report(in_process.name, settings, results, turns, pause, out, beside)
+
+
+def measure_beside(model: LanguageModel, rounds: int = 3) -> Beside:
+    """Through a server of two game slots: a reply whose prompt its slot holds, written alone and while the other
+    slot reads a first prompt from nothing; and that reading alone. Each figure the median of ``rounds``."""
+    story = " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(FIRST_PROMPT // 13))
+    writer = [
+        ChatMessage(role="system", content="You are the game master of a text role-playing game."),
+        ChatMessage(role="user", content="Maya: I open the cellar door. Describe all I see there, at length."),
+    ]
+    figures: dict[str, list[float]] = {}
+    read_tokens = 0
+
+    def reply() -> tuple[float, float, int]:
+        began = time.perf_counter()
+        sentence = None
+        pieces = 0
+        for pieces, _piece in enumerate(model.stream(writer, max_tokens=BESIDE_REPLY, slot="bench:writer"), 1):
+            if pieces == FIRST_SENTENCE:
+                sentence = time.perf_counter() - began
+        ended = time.perf_counter() - began
+        return (sentence if sentence is not None else ended), ended, pieces
+
+    def reading(tag: str, into: list) -> None:
+        began = time.perf_counter()
+        prompt = [ChatMessage(role="user", content=f"{tag}. {story} Retell this.")]  # new from its first token
+        written = model.stream(prompt, max_tokens=1, slot="bench:reader")
+        for _piece in written:
+            pass
+        into.append((time.perf_counter() - began, written.stats.evaluated_tokens if written.stats else 0))
+
+    for n in range(rounds):
+        reply()  # the writer's prompt is in its slot: its turns read only their action
+        sentence, whole, _ = reply()
+        alone: list = []
+        reading(f"Alone {n}", alone)
+        read: list = []
+        thread = threading.Thread(target=reading, args=(f"Round {n}", read))
+        thread.start()
+        time.sleep(1.0)  # the reading under way
+        sentence_beside, whole_beside, pieces = reply()
+        thread.join()
+        read_tokens = read[0][1]
+        for key, value in (("sentence_alone", sentence), ("reply_alone", whole), ("reading_alone", alone[0][0]),
+                           ("sentence_beside", sentence_beside), ("reply_beside", whole_beside),
+                           ("reading_beside", read[0][0]), ("reply_tokens", pieces)):  # fmt: skip
+            figures.setdefault(key, []).append(value)
+    medians = {key: statistics.median(values) for key, values in figures.items()}
+    return Beside(**medians | {"reply_tokens": int(medians["reply_tokens"])}, read_tokens=read_tokens)
 
 
 def _served(settings: ProcessSettings, slots: int) -> LanguageModel:
@@ -101,7 +180,10 @@ def _play(model: LanguageModel, settings: ProcessSettings, tables: int, turns: i
     )  # fmt: skip
 
 
-def report(name: str, settings: ProcessSettings, results: list[Result], turns: int, pause: float, out: TextIO) -> dict:
+def report(
+    name: str, settings: ProcessSettings, results: list[Result], turns: int, pause: float, out: TextIO,
+    beside: Beside | None = None,
+) -> dict:  # fmt: skip
     w = out.write
     w(
         f"bench tables: {', '.join(map(str, sorted({r.tables for r in results})))} tables at once, {turns} GM turns "
@@ -134,6 +216,14 @@ def report(name: str, settings: ProcessSettings, results: list[Result], turns: i
         figures["reuse_4_slots"] = round(served[4].game_reuse, 3)
     if many is not None:
         figures["reuse_8_on_4"] = round(many.game_reuse, 3)
+    if beside is not None:
+        w(
+            f"\nA reply ({beside.reply_tokens} tokens) while the server's other slot reads a first prompt of "
+            f"{beside.read_tokens} tokens (medians): its first sentence ({FIRST_SENTENCE} tokens) after "
+            f"{beside.sentence_beside:.2f} s ({beside.sentence_alone:.2f} s alone), all of it after "
+            f"{beside.reply_beside:.2f} s ({beside.reply_alone:.2f} s alone); the reading "
+            f"{beside.reading_beside:.2f} s ({beside.reading_alone:.2f} s alone)\n"
+        )
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
 

@@ -52,10 +52,15 @@ CACHE_REUSE = 256  # tokens: llama.cpp's --cache-reuse, reusing a cached prompt'
 CPU_FLASH_ATTENTION = "off"
 # Prompt tokens the server reads in one step, on a CPU (its default 2,048; a GPU keeps it). A call the bot cancels
 # (a background call a player's turn interrupts) stops at the end of a step, and a player's call waits for it:
-# 2,048 tokens are 13 to 20 s of reading on two cores (100 to 155 tokens/s in the server's log), 128 about a second.
-# Short steps read no slower: llama-batched-bench, the bundled model, a prompt of 1,024 tokens on two threads, 132
-# tokens/s in steps of 512, 177 in steps of 256, 182 in steps of 128.
-CPU_BATCH = 128
+# 2,048 tokens are 13 to 20 s of reading on two cores (100 to 155 tokens/s in the server's log). And each step
+# writes one token for every slot that is writing, so while one game's prompt is read another game's reply comes a
+# token a step, and each such token slows the reading (on two cores about 0.2 s a step for Qwen2.5 1.5B). Short
+# steps read about as fast alone (llama-batched-bench, two threads, a prompt of 2,300 tokens: the bundled model 223
+# tokens/s in steps of 128, 221 in 64, 217 in 32; Qwen2.5 1.5B 60.7 in 128, 57.9 in 32). bench tables' reply of 120
+# tokens beside a first prompt of 2,543 tokens read, Qwen2.5 1.5B: its first sentence after 47.0 s in steps of 128,
+# 25.8 s in 64, 14.2 s in 32; the reading 48.0 s, 54.9 s, 62.0 s (44 s to 46 s alone). Steps of 64 nearly halve the
+# wait of a player whose reply is written beside a reading, for a seventh more of the reading's; see docs/tables.md.
+CPU_BATCH = 64
 
 
 class LlamaServerError(ModelUnavailable):
