@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.turns import BENCH_SEED, Run, play
+from bot.bench.turns import BENCH_SEED, Run, play, prose
 from bot.errors import UserError
 from bot.model.base import ChatMessage, LanguageModel
 from bot.settings import ProcessSettings
@@ -115,7 +115,7 @@ def run(settings: ProcessSettings, turns: int, pause: float, out: TextIO, tables
 def measure_beside(model: LanguageModel, rounds: int = 3) -> Beside:
     """Through a server of two game slots: a reply whose prompt its slot holds, written alone and while the other
     slot reads a first prompt from nothing; and that reading alone. Each figure the median of ``rounds``."""
-    story = " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(FIRST_PROMPT // 13))
+    story = prose(FIRST_PROMPT)
     writer = [
         ChatMessage(role="system", content="You are the game master of a text role-playing game."),
         ChatMessage(role="user", content="Maya: I open the cellar door. Describe all I see there, at length."),

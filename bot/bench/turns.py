@@ -168,6 +168,11 @@ def _percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
+def prose(tokens: int) -> str:
+    """About ``tokens`` tokens of plain sentences, each one new: a long prompt for a bench to have read."""
+    return " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(tokens // 13))  # ~13 each
+
+
 def measure_speeds(model: LanguageModel, n_ctx: int) -> Speeds:
     """This machine's reading and writing speed with ``model``, from cold, at a quarter, half and three quarters
     of the context."""
@@ -176,8 +181,7 @@ def measure_speeds(model: LanguageModel, n_ctx: int) -> Speeds:
         forget = getattr(model, "forget", None)
         if forget is not None:
             forget()
-        sentences = int(n_ctx * share / 13)  # each sentence is about 13 tokens
-        text = " ".join(f"The keeper counted {n} gulls on the rock at dusk." for n in range(sentences))
+        text = prose(int(n_ctx * share))
         retell = [ChatMessage(role="user", content=text + " Retell this at length.")]
         stats = model.generate(retell, max_tokens=48).stats
         if stats is None or not stats.evaluated_tokens or stats.generated_tokens < 2:
