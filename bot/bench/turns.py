@@ -140,8 +140,9 @@ class Run:
     state_restores: int = 0
     wall: float = 0.0
 
-    def pct(self, attribute: str, q: float) -> float:
-        return _percentile([getattr(t, attribute) for t in self.turns], q)
+    def pct(self, attribute: str, q: float, *, later: bool = False) -> float:
+        """The ``q`` quantile of an attribute over the turns; ``later``: each game's first turn left out."""
+        return _percentile([getattr(t, attribute) for t in self.turns if not later or t.turn > 1], q)
 
     @property
     def live_reuse(self) -> float:
