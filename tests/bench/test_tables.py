@@ -1,4 +1,5 @@
-"""``bench tables``' measure of a reply written beside another game's reading, on a scripted model."""
+"""``bench tables``: its measure of a reply written beside another game's reading, on a scripted model, and its
+report."""
 
 import io
 import time
@@ -38,8 +39,8 @@ def test_the_reply_is_written_in_its_own_slot_while_the_other_slot_reads_a_new_p
 
 
 def _run(first_turns: float, later_turns: float, wall: float) -> Run:
-    """Four games of four turns: every first turn's first text after ``first_turns`` s, the others after
-    ``later_turns`` s to ``later_turns + 11`` s."""
+    """Four games of four turns: every first turn's first text after ``first_turns`` s, each later one after
+    ``later_turns`` s and its game's and turn's numbers more (3 s to 8 s more)."""
     run = Run("bench", wall=wall)
     for game in range(1, 5):
         for turn in range(1, 5):
@@ -59,7 +60,7 @@ def test_the_report_sets_the_later_turns_p95_beside_the_p95_of_all_turns():
 
     lines = out.getvalue().splitlines()
     served = next(line for line in lines if line.startswith("llama-server"))
-    # p95 of all 16 turns: the first turns (60 s); of the 12 later ones: 5 + 4 + 4 less a little.
+    # p95 of all 16 turns: the first turns (60 s); of the 12 later ones (8 s to 13 s): 12.45 s.
     assert served.split()[-3:] == ["60.00s", "12.45s", "90.0%"]
     side_by_side = lines[lines.index(next(line for line in lines if "side by side" in line)) + 2]
     assert side_by_side.split() == ["4", "1.33x", "0.75x", f"{12.45 / 27.45:.2f}x"]
