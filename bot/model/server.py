@@ -264,13 +264,18 @@ class ServerModel(LanguageModel):
         self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
     ) -> Iterator[str]:
         with self._cut_short():
+            began = time.perf_counter()
             lease = self._lease(slot, messages)
+            reading = None
+            if lease is not None and self.slots is not None and max_tokens > 1 and self.slots.reads_new(lease.slot):
+                lease, reading = self._read_first(lease, slot, messages, fresh)
             if lease is not None:
                 slot_id = lease.slot
             elif self.slots is None:
                 slot_id = None
             else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
                 slot_id = self._spare if slot is None else -1
+            before = time.perf_counter() - began
             pieces = self._stream(messages, max_tokens, slot_id, stop, fresh, written)
             read = False  # the prompt read whole: a piece came, or the reply ended
             try:
@@ -282,6 +287,31 @@ class ServerModel(LanguageModel):
                 pieces.close()
                 if lease is not None and self.slots is not None:
                     self.slots.release(lease.slot, read=read)
+                if reading is not None and written.stats is not None:
+                    written.stats = _read_then_written(reading, written.stats, before)
+
+    def _read_first(
+        self, lease: Lease, label: str | None, messages: Messages, fresh: bool
+    ) -> tuple[Lease | None, CallStats | None]:
+        """Read a new game's prompt from nothing in a call of its own (a one-token reply, thrown away), then lease
+        the slot again for the reply: a game of its world waiting to copy the slot copies it in between, once it
+        is read, rather than after the whole reply is written as well (four tables started together through the
+        server on two cores: the second game of a world waited 11 s more for its kin's reply)."""
+        assert self.slots is not None
+        reading = Written()
+        pieces = self._stream(messages, 1, lease.slot, (), fresh, reading)
+        read = False
+        try:
+            for _piece in pieces:
+                pass
+            read = True
+        finally:
+            pieces.close()
+            if read:
+                self.slots.read(lease.slot)
+            else:
+                self.slots.release(lease.slot, read=False)
+        return self._lease(label, messages), reading.stats  # its own slot, kept for it (or its kin's copy first)
 
     def _stream(
         self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written,
@@ -584,6 +614,21 @@ class ServerModel(LanguageModel):
 def _whole(answer: dict, started: float) -> Answer:
     """A whole (not streamed) answer's text and figures."""
     return Answer(answer["choices"][0]["message"].get("content") or "", _figures(answer.get("usage"), started, started))
+
+
+def _read_then_written(reading: CallStats, writing: CallStats, before: float) -> CallStats:
+    """A prompt read in one call and its reply written in the next, ``before`` seconds after the first began, as
+    one call: the prompt once, what each read of it, the reply's tokens, the time from the first call's start."""
+    evaluated = reading.evaluated_tokens + writing.evaluated_tokens
+    return CallStats(
+        prompt_tokens=writing.prompt_tokens,
+        reused_tokens=max(0, writing.prompt_tokens - evaluated),
+        evaluated_tokens=evaluated,
+        generated_tokens=writing.generated_tokens,
+        first_token_seconds=before + writing.first_token_seconds,
+        seconds=before + writing.seconds,
+        state_restored=reading.state_restored,
+    )
 
 
 def _usage_of(timings: dict) -> dict | None:

@@ -96,6 +96,11 @@ class SlotMap:
         self._cold: set[int] = set()  # busy slots reading a new game's prompt from nothing
         self._beginning: dict[str, str] = {}  # game -> how its prompt begins (its first message)
         self._copy_wanted: dict[int, int] = {}  # cold slot -> new games of its world waiting to copy it
+        # A new game's prompt read from nothing in a call of its own, its reply to be written in the next one:
+        # between the two its slot is kept for its game and for kin that copy it; during the second, kin that come
+        # wait for its end, as for a reading.
+        self._returning: set[int] = set()
+        self._writing: set[int] = set()
         self.saves = self.restores = self.failed = self.copies = 0
 
     def acquire(self, label: str, beginning: str | None = None) -> Lease | None:
@@ -108,7 +113,10 @@ class SlotMap:
                 self._beginning[label] = beginning
             claimed: list[int] = []  # its kin's slots, held for its copy until it has its lease
             try:
-                return self._lease(label, beginning, claimed)
+                lease = self._lease(label, beginning, claimed)
+                if lease is None:  # gave up: a slot kept for this game's reply is kept no longer
+                    self._returning.discard(self._of.get(label, -1))
+                return lease
             finally:
                 for slot in claimed:
                     self._copy_wanted[slot] -= 1
@@ -141,11 +149,14 @@ class SlotMap:
         if slot is not None:  # its state is in its slot; one read only in part gives way to a kin's read whole
             donor = self._donor(beginning, slot, None) if keeping and slot in self._cold else None
             self._busy.add(slot)
+            if slot in self._returning:  # back to write the reply whose prompt its last call read
+                self._returning.discard(slot)
+                self._writing.add(slot)
             if donor is None:
                 return Lease(slot)
             self._busy.add(donor)
             return Lease(slot, restore="copy-" + own, copy_from=donor)
-        free = [s for s in range(self.slots) if s not in self._busy]
+        free = [s for s in range(self.slots) if s not in self._busy and s not in self._returning]
         empty = [s for s in free if s not in self._holder]
         chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
         before = self._holder.get(chosen)
@@ -187,9 +198,10 @@ class SlotMap:
         return bool(self._kin_cold(label, beginning))
 
     def _kin_cold(self, label: str, beginning: str) -> list[int]:
-        """The slots where a call of ``label``'s kin is reading their prompt from nothing now."""
+        """The slots where a call of ``label``'s kin is reading their prompt from nothing now, or writing the
+        first reply to a prompt so read in a call of its own."""
         own = self._of.get(label)
-        return [s for s in self._cold if s != own and s in self._busy and self._is_kin(s, beginning)]
+        return [s for s in self._cold | self._writing if s != own and s in self._busy and self._is_kin(s, beginning)]
 
     def _is_kin(self, slot: int, beginning: str) -> bool:
         """Whether the game in ``slot`` has a prompt that begins as ``beginning`` (the same world)."""
@@ -211,6 +223,23 @@ class SlotMap:
             return None
         return best[2]
 
+    def reads_new(self, slot: int) -> bool:
+        """Whether a call leased ``slot`` reads a new game's prompt from nothing there, which a game of its world
+        could then copy (there is disk to copy through): it reads it in a call of its own, then :meth:`read`."""
+        with self._lock:
+            return slot in self._cold and self.folder is not None and self.folder.capacity_bytes > 0
+
+    def read(self, slot: int) -> None:
+        """The call in ``slot`` has read its new game's prompt whole and ended; the game's next call, which
+        writes the reply, asks for the slot at once. Meanwhile a game of its world that waits to copy it does
+        (its reading is not held up for the reply's writing as well), and no other game's call takes it."""
+        with self._lock:
+            self._busy.discard(slot)
+            self._cold.discard(slot)
+            self._returning.add(slot)
+            self._used[slot] = time.monotonic()
+            self._lock.notify_all()
+
     def release_copied(self, slot: int) -> None:
         """A slot copied for another game is free again (its game's last use unchanged)."""
         with self._lock:
@@ -221,7 +250,7 @@ class SlotMap:
         slot = self._of.get(label)
         if slot is not None:
             return slot not in self._busy and slot not in self._copy_wanted
-        return len(self._busy) < self.slots
+        return len(self._busy | self._returning) < self.slots
 
     def release(self, slot: int, *, read: bool = True) -> None:
         """The call in ``slot`` has ended; ``read``: its prompt was read whole (a call cut short, or failed, before
@@ -229,6 +258,8 @@ class SlotMap:
         its world waits for that, as for the first)."""
         with self._lock:
             self._busy.discard(slot)
+            self._returning.discard(slot)
+            self._writing.discard(slot)
             if read:
                 self._cold.discard(slot)
             self._used[slot] = time.monotonic()
@@ -241,6 +272,7 @@ class SlotMap:
             self._beginning.pop(label, None)
             if slot is not None:
                 self._holder.pop(slot, None)
+                self._returning.discard(slot)
             self._lock.notify_all()
         if self.folder is not None:
             self.folder.drop(file_name(label))

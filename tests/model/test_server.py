@@ -350,3 +350,19 @@ def test_background_work_waits_for_players_on_a_server_the_bot_started_on_the_cp
     gpu = ServerModel("http://127.0.0.1:1/v1", "m", parallel=5, owner=SimpleNamespace(gpu_layers=99))
     theirs = ServerModel("http://127.0.0.1:1/v1", "m", parallel=5)  # GM_MODEL_URL: its hardware is not known
     assert cpu.background_yields and not gpu.background_yields and not theirs.background_yields
+
+
+def test_a_prompt_read_in_one_call_and_written_in_the_next_counts_as_one_reading():
+    """A new game's prompt read in a call of its own, its reply in the next: the prompt counts once, as read
+    (not as taken from the cache by the second call), and the reply's time from the first call's start."""
+    from bot.model.base import CallStats
+    from bot.model.server import _read_then_written
+
+    reading = CallStats(prompt_tokens=2300, reused_tokens=0, evaluated_tokens=2300, generated_tokens=1,
+                        first_token_seconds=12.0, seconds=12.0)  # fmt: skip
+    writing = CallStats(prompt_tokens=2300, reused_tokens=2299, evaluated_tokens=1, generated_tokens=150,
+                        first_token_seconds=0.2, seconds=3.0)  # fmt: skip
+    both = _read_then_written(reading, writing, before=12.5)
+    assert (both.prompt_tokens, both.reused_tokens, both.evaluated_tokens) == (2300, 0, 2301)
+    assert both.generated_tokens == 150
+    assert both.first_token_seconds == 12.7 and both.seconds == 15.5

@@ -248,3 +248,52 @@ def test_a_game_whose_reading_was_cut_short_copies_the_world_a_kin_read_meanwhil
     started = time.monotonic()
     assert slots.acquire("game:3", MANOR + "Players: Ines.") == Lease(ahead.slot), "read whole: its own again"
     assert time.monotonic() - started < 0.1
+
+
+def test_a_new_games_prompt_read_in_a_call_of_its_own_is_copied_before_its_reply_is_written(tmp_path: Path):
+    """Four tables started together through the server on two cores: the second game of a world waited for its
+    kin's whole first call, reading and reply (11 s more). The kin's prompt is read in a call of its own: the
+    copy is made between it and the reply's call, and no other game takes the slot meanwhile."""
+    slots = SlotMap(2, _folder(tmp_path), wait=5)
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")
+    assert slots.reads_new(reading.slot)
+    copier, got = _waiting(slots, "game:2", MANOR + "Players: Tom.")
+    assert not got, "it waits for the reading"
+    slots.read(reading.slot)  # the prompt read; game 1's reply comes next
+    copier.join(5)
+    assert got[0] is not None and got[0].copy_from == reading.slot
+    reply, own = _waiting(slots, "game:1", MANOR + "Players: Maya.")
+    assert not own, "the reply waits while the slot is saved for the copy"
+    slots.release_copied(reading.slot)
+    reply.join(5)
+    assert own == [Lease(reading.slot)] and not slots.reads_new(reading.slot)
+    slots.release(got[0].slot)
+    slots.release(own[0].slot)
+
+
+def test_between_a_new_games_reading_and_its_reply_the_slot_is_kept_for_it(tmp_path: Path):
+    """No other game's call takes the slot between the two calls; a kin that comes while the reply is written
+    waits for it to end and copies the slot, as it would wait for a reading."""
+    slots = SlotMap(2, _folder(tmp_path), wait=5)
+    other = slots.acquire("game:9", ROAD + "Players: Ada.")
+    reading = slots.acquire("game:1", MANOR + "Players: Maya.")
+    slots.read(reading.slot)
+    elsewhere, got = _waiting(slots, "game:3", ROAD + "Players: Lin.")
+    assert not got, "the only slot not busy is kept for game 1's reply"
+    reply = slots.acquire("game:1", MANOR + "Players: Maya.")
+    assert reply == Lease(reading.slot)
+    kin, copied = _waiting(slots, "game:2", MANOR + "Players: Tom.")
+    slots.release(other.slot)
+    elsewhere.join(5)
+    assert got and got[0] is not None and got[0].slot == other.slot
+    assert not copied, "game 2 waits for game 1's reply, to copy its slot"
+    slots.release(got[0].slot)
+    slots.release(reply.slot)
+    kin.join(5)
+    assert copied and copied[0] is not None and copied[0].copy_from == reading.slot
+
+
+def test_without_disk_to_copy_through_a_new_game_reads_and_writes_in_one_call(tmp_path: Path):
+    slots = SlotMap(2, _folder(tmp_path, capacity=0))
+    lease = slots.acquire("game:1", MANOR + "Players: Maya.")
+    assert not slots.reads_new(lease.slot)
