@@ -264,8 +264,8 @@ class ServerModel(LanguageModel):
         self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
     ) -> Iterator[str]:
         with self._cut_short():
-            began = time.perf_counter()
             lease = self._lease(slot, messages)
+            began = time.perf_counter()
             reading = None
             if lease is not None and self.slots is not None and max_tokens > 1 and self.slots.reads_new(lease.slot):
                 lease, reading = self._read_first(lease, slot, messages, fresh)
