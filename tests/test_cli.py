@@ -131,6 +131,24 @@ def test_a_second_process_on_the_same_database_is_refused(tmp_path: Path, play_e
     assert after.returncode == 0, "the lock went with the first process"
 
 
+def test_a_start_leaves_folders_it_never_made_beside_its_states(tmp_path: Path, play_env):
+    """An admin's folders under ``states/`` and ``slots/`` beside the database (one a link to a home-like folder)
+    survive a start: the bot clears only folders it made for other models."""
+    data = tmp_path / "data"
+    (data / "states" / "my-notes").mkdir(parents=True)
+    (data / "states" / "my-notes" / "plot.txt").write_text("the twist")
+    home = tmp_path / "home"
+    (home / "projects").mkdir(parents=True)
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("key")
+    (data / "slots").symlink_to(home, target_is_directory=True)
+    played = run_bot("play", "lighthouse", stdin="Maya\n/quit\n", cwd=tmp_path, **play_env)
+    assert played.returncode == 0, played.stderr
+    assert (data / "states" / "my-notes" / "plot.txt").read_text() == "the twist"
+    assert (home / "projects").is_dir() and (home / ".ssh" / "id_ed25519").read_text() == "key"
+    assert "another model" not in (data / "play.log").read_text()
+
+
 def test_terminal_answers_bad_input_and_goes_on(tmp_path: Path, play_env):
     script = "\n".join(
         [

@@ -3,9 +3,10 @@ stays cached; when games outnumber slots, an idle game's slot is saved to disk a
 that comes, which restores its own file if it has one. A game new to the slots starts from a copy of a slot whose
 game's prompt begins as its own (the same world): the world's frozen layer is read once, not once per game.
 
-The files live in one folder per model (``data/slots/<model key>/``, the server's ``--slot-save-path``): the
-folders of other models are removed when a model opens its own, and the folder keeps within a byte budget, the
-least recently written file out first. A file that the server cannot restore (damaged, or another model's) is
+The files live in one folder per model (``data/slots/<model key>/``, the server's ``--slot-save-path``), the bot's
+own and marked as such (:mod:`bot.model.ownfolders`): when a model opens its folder, the folders the bot made for
+other models, and only those, are cleared. The folder keeps within a byte budget, the least recently written file
+out first. A file that the server cannot restore (damaged, or another model's) is
 deleted with one line in the log, and that game reads its prompt cold.
 """
 
@@ -13,13 +14,12 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.model.ownfolders import ModelFolder, safe_file_name
 from bot.model.statefiles import over_budget
 
 log = logging.getLogger(__name__)
@@ -49,21 +49,23 @@ class Lease:
 
 def file_name(label: str) -> str:
     """A game's slot file: llama.cpp takes a plain file name only."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.")[:80] + SUFFIX
+    return safe_file_name(label, SUFFIX)
 
 
 class SlotFolder:
     """The saved slots of one model on disk, within ``capacity_bytes``."""
 
     def __init__(self, root: Path, key: str, capacity_bytes: int):
+        """``OSError`` when the folder cannot be made, or is not the bot's own."""
         self.root = root
-        self.folder = root / key
+        self.own = ModelFolder(root, key, "slots", (SUFFIX,))
+        self.folder = self.own.folder
         self.capacity_bytes = capacity_bytes
-        self.folder.mkdir(parents=True, exist_ok=True)
-        for other in root.iterdir():
-            if other.is_dir() and other.name != key:
-                shutil.rmtree(other, ignore_errors=True)
-                log.info("Saved slots of another model removed (%s)", other.name)
+        self.own.open()
+
+    def close(self) -> None:
+        """Let the folder go: another process may clear it once this one no longer uses it."""
+        self.own.close()
 
     def has(self, name: str) -> bool:
         return (self.folder / name).is_file()

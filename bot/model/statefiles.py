@@ -21,7 +21,6 @@ import json
 import logging
 import os
 import re
-import shutil
 import struct
 import threading
 import zlib
@@ -29,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from bot.model.ownfolders import ModelFolder, safe_file_name
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,8 @@ class StateFolder:
     def __init__(self, root: Path, key: str, capacity_bytes: int):
         self.root = root
         self.key = key
-        self.folder = root / key
+        self.own = ModelFolder(root, key, "states", (SUFFIX,))
+        self.folder = self.own.folder
         self.capacity_bytes = capacity_bytes
         self._lock = threading.Lock()
         self._ids: dict[str, np.ndarray] = {}  # slot -> the token ids of its file (read from headers only)
@@ -89,23 +91,24 @@ class StateFolder:
             self._open()
         except OSError as exc:
             log.warning("Model states cannot be kept in %s (%s); games read their prompts cold after a restart",
-                        root, exc.strerror)  # fmt: skip
+                        root, exc.strerror or exc)  # fmt: skip
             self.capacity_bytes = 0
 
     def _open(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        others = [p for p in self.root.iterdir() if p.is_dir() and p.name != self.key]
-        for other in others:
-            shutil.rmtree(other, ignore_errors=True)
-        if others:
-            log.info("Model states of another model or context dropped: %s", ", ".join(p.name for p in others))
+        self.own.open()
         for path in self.folder.glob(f"*{SUFFIX}.tmp"):  # a write a crash cut off
-            path.unlink(missing_ok=True)
+            if not path.is_symlink():
+                path.unlink(missing_ok=True)
         for path in sorted(self.folder.glob(f"*{SUFFIX}")):
             header = self._header(path)
             if header is None:
                 continue
             self._ids[header["slot"]] = header["ids"]
+        self._keep_within_budget()
+
+    def close(self) -> None:
+        """Let the folder go: another process may clear it once this one no longer uses it."""
+        self.own.close()
 
     @property
     def on(self) -> bool:
@@ -117,7 +120,7 @@ class StateFolder:
             return dict(self._ids)
 
     def _path(self, slot: str) -> Path:
-        return self.folder / (re.sub(r"[^A-Za-z0-9_.-]", "-", slot) + SUFFIX)
+        return self.folder / safe_file_name(slot, SUFFIX, limit=200)
 
     def write(self, slot: str, saved: SavedState) -> None:
         """Keep ``slot``'s state on disk (replacing its last one), then the folder within its budget."""

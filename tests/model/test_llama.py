@@ -279,7 +279,7 @@ def test_a_prompt_read_ahead_is_kept_on_disk_and_the_turn_after_a_restart_reads_
 
     model = bundled_model(n_ctx=1024, sampling=Sampling(seed=7), states_dir=states)
     read_ahead = model.prefill([*opening, ChatMessage(role="user", content="Maya: ...")], slot="game:1")
-    assert read_ahead.evaluated_tokens > 300 and list((states / model.states.disk.key).iterdir()), "kept on disk"
+    assert read_ahead.evaluated_tokens > 300 and list((states / model.states.disk.key).glob("*.state")), "kept on disk"
     turn = _turn(model, first_turn, "game:1")
     assert turn.evaluated_tokens < 15, f"only the action is read: {turn}"
     model.flush_states()
@@ -291,7 +291,7 @@ def test_a_prompt_read_ahead_is_kept_on_disk_and_the_turn_after_a_restart_reads_
     after = _turn(restarted, second, "game:1")
     assert after.state_restored and after.evaluated_tokens < 30, f"only what is new is read: {after}"
     restarted.flush_states()
-    (file,) = (states / restarted.states.disk.key).iterdir()
+    (file,) = (states / restarted.states.disk.key).glob("*.state")
     del restarted
 
     data = bytearray(file.read_bytes())

@@ -132,17 +132,22 @@ def test_without_disk_for_states_nothing_is_saved(tmp_path: Path):
 
 
 def test_the_folder_keeps_its_budget_and_drops_other_models_files(tmp_path: Path):
-    other = tmp_path / "slots" / "model-b"
-    other.mkdir(parents=True)
-    (other / "game-1.bin").write_bytes(b"another model's state")
+    """Another model's folder the bot made goes; a folder it did not make (an admin's) stays, whatever it holds."""
+    other = SlotFolder(tmp_path / "slots", "model-b", 250)
+    (other.folder / "game-1.bin").write_bytes(b"another model's state")
+    other.close()
+    admins = tmp_path / "slots" / "backup"
+    admins.mkdir()
+    (admins / "game-1.bin").write_bytes(b"an admin's copy")
     folder = SlotFolder(tmp_path / "slots", "model-a", 250)
-    assert not other.exists()
+    assert not other.folder.exists()
+    assert (admins / "game-1.bin").read_bytes() == b"an admin's copy"
     for n in range(4):
         path = folder.folder / f"game-{n}.bin"
         path.write_bytes(b"s" * 100)
         os.utime(path, (n, n))
     folder.trim()
-    assert sorted(p.name for p in folder.folder.iterdir()) == ["game-2.bin", "game-3.bin"]
+    assert sorted(p.name for p in folder.folder.glob("*.bin")) == ["game-2.bin", "game-3.bin"]
 
 
 def test_a_slot_file_name_is_a_plain_file_name():

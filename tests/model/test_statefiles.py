@@ -25,10 +25,10 @@ def test_a_state_written_is_read_back_whole_by_the_next_process(tmp_path: Path):
 
 def test_another_models_states_are_dropped_when_a_model_opens_its_own(tmp_path: Path, caplog):
     StateFolder(tmp_path, "model-a", 10**6).write("game:1", _state(300))
-    with caplog.at_level(logging.INFO, logger="bot.model.statefiles"):
+    with caplog.at_level(logging.INFO, logger="bot.model.ownfolders"):
         other = StateFolder(tmp_path, "model-b", 10**6)
     assert other.slots() == {} and not (tmp_path / "model-a").exists()
-    assert "Model states of another model or context dropped: model-a" in caplog.text
+    assert "The states of another model or context removed: model-a (1 files)" in caplog.text
 
 
 @pytest.mark.parametrize(
@@ -43,7 +43,7 @@ def test_another_models_states_are_dropped_when_a_model_opens_its_own(tmp_path: 
 def test_a_damaged_state_file_is_deleted_and_said_once_and_its_game_reads_cold(tmp_path: Path, caplog, damage, said):
     folder = StateFolder(tmp_path, "model-a", 10**6)
     folder.write("game:1", _state(300))
-    path = next((tmp_path / "model-a").iterdir())
+    path = next((tmp_path / "model-a").glob("*.state"))
     path.write_bytes(damage(path.read_bytes()))
     with caplog.at_level(logging.WARNING, logger="bot.model.statefiles"):
         assert folder.read("game:1") is None
@@ -64,7 +64,7 @@ def test_the_folder_keeps_within_its_budget_the_least_recently_used_out_first(tm
     folder.write("game:3", _state(100))
     assert sorted(folder.slots()) == ["game:1", "game:3"]
     folder.drop("game:3")
-    assert sorted(p.name for p in (tmp_path / "model-a").iterdir()) == ["game-1.state"]
+    assert sorted(p.name for p in (tmp_path / "model-a").glob("*.state*")) == ["game-1.state"]
 
 
 def test_a_full_disk_is_said_once_and_nothing_half_written_is_left(tmp_path: Path, caplog, monkeypatch):
@@ -83,7 +83,7 @@ def test_a_full_disk_is_said_once_and_nothing_half_written_is_left(tmp_path: Pat
         folder.write("game:1", _state(100))
         folder.write("game:2", _state(100))
     assert caplog.text.count("the disk is full") == 1
-    assert list((tmp_path / "model-a").iterdir()) == [] and folder.slots() == {}
+    assert list((tmp_path / "model-a").glob("*.state*")) == [] and folder.slots() == {}
 
 
 def test_the_key_changes_with_the_file_and_the_context(tmp_path: Path):
