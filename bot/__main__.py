@@ -25,6 +25,7 @@ from pydantic_settings import SettingsError
 
 from bot.engine import Engine
 from bot.errors import UserError
+from bot.memory.worldcheck import world_problems
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
@@ -193,6 +194,8 @@ def check(paths: list[Path], settings: ProcessSettings) -> int:
             print(exc)
         else:
             print(f"{path}: ok ({world.title}: {len(world.chapters)} chapters, {len(world.lore)} lore entries)")
+            for problem in world_problems(world):  # it plays, but the GM is told less than it could be
+                print(f"{path}: warning: {problem}")
     return 1 if failed else 0
 
 

@@ -127,6 +127,15 @@ def trace_text(trace: ContextTrace | None, *, show_secrets: bool = True) -> str:
     return "\n".join(lines)
 
 
+def reveals_text(lines: list[str], limit: int = 30) -> str:
+    """What the players' actions uncovered so far (F39), newest last: for a game's admins."""
+    if not lines:
+        return "Uncovered so far: nothing yet."
+    shown = lines[-limit:]
+    more = f" (the last {limit} of {len(lines)})" if len(lines) > limit else ""
+    return f"Uncovered so far{more}:\n" + "\n".join(f"  {line}" for line in shown)
+
+
 def compaction_text(report: CompactionReport) -> str:
     if not report.chunks:
         return "Nothing to compact: the hot window holds only the protected tail."

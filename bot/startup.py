@@ -13,6 +13,7 @@ from bot.engine import EngineConfig
 from bot.errors import UserError
 from bot.memory.brief import frozen_tokens
 from bot.memory.config import fitted
+from bot.memory.worldcheck import world_problems
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.sizing import LARGE, defaults_for, reply_words
@@ -290,3 +291,6 @@ def check_context(settings: ProcessSettings, model: LanguageModel, worlds: World
     if not worlds.worlds:
         problems = "\n".join(str(error) for error in worlds.errors)
         raise UserError(f"No world can be played with these settings:\n{problems}")
+    for world in worlds.worlds.values():  # what a world lacks for the engine to direct its secrets: it still plays
+        for problem in world_problems(world):
+            log.warning("World %s (%s): %s", world.id, worlds.paths.get(world.id, "?"), problem)

@@ -224,6 +224,8 @@ class TerminalGame:
             everything = rest.lower() == "gm"  # the GM-only layers: spoilers on a shared screen
             trace = await self.engine.last_trace(game_id, everything=everything)
             self.say(reports.trace_text(trace, show_secrets=everything))
+            if everything:
+                self.say(reports.reveals_text(await self.engine.uncovered_so_far(game_id)))
         elif command == "/compact":
             self.say("[Summarizing...]")
             self.say(reports.compaction_text(await self.engine.compact(game_id)))

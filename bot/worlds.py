@@ -37,15 +37,90 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class Condition(_Strict):
+    """What a player's action must do to uncover a secret, earn a private clue or finish a beat (F39). Every part
+    given must hold; a list of conditions holds when any one of them does.
+
+    The engine judges it, not the model: the words of the action, who it is addressed to, the acting player's
+    roll this turn, where the scene is, what was uncovered before, and (with an embedding model) its meaning.
+    """
+
+    words: list[Line] = Field(
+        default_factory=list,
+        max_length=8,
+        description='Groups of words the action must use, one word (or phrase) of each group: ["sniff|smell", '
+        '"glass|brandy"]. Matched by their stems, so "sniffs" meets "sniff".',
+    )
+    to: Slug | None = Field(
+        default=None,
+        description="The NPC (by id) the action is addressed to: named in it, or the NPC last named in the scene.",
+    )
+    roll: int | None = Field(
+        default=None, ge=1, le=100, description="The acting player rolled at least this total this turn (/roll)."
+    )
+    place: list[Line] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Where the scene must be: one of these named in the action or the last few public turns.",
+    )
+    after: list[Slug] = Field(
+        default_factory=list,
+        max_length=10,
+        description="What must have happened first: beats done or truths uncovered, by id (all of them).",
+    )
+    meaning: Text | None = Field(
+        default=None,
+        description="An action that means this (judged by the embedding model, beside any words given).",
+    )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> Condition:
+        if not (self.words or self.to or self.roll or self.place or self.after or self.meaning):
+            raise ValueError("a condition needs at least one of words, to, roll, place, after, meaning")
+        return self
+
+
+Conditions = Annotated[list[Condition], Field(default_factory=list, max_length=12)]
+
+
+class Clue(_Strict):
+    """A beat's private clue, with the actions that earn it."""
+
+    text: Text = Field(description="What the one player who earns it is told, by DM, in these words.")
+    earned_by: Conditions = Field(
+        description="Actions that earn it (any one); without any, an action holding three words of its first "
+        'sentence does ("Whoever sniffs the brandy glass ...").'
+    )
+
+
 class Beat(_Strict):
     """One thing that should happen in a chapter before it is done."""
 
     id: Slug
     description: Text
-    private_clue: Text | None = Field(
+    steer: Text | None = Field(
+        default=None,
+        description="What the GM is told to steer toward while the beat is to come, without its answer; "
+        "without it the GM reads the description (check says when that gives a truth away).",
+    )
+    done_when: Conditions = Field(
+        description="Actions after which the beat is done (any one); the model also judges it from the story."
+    )
+    private_clue: Text | Clue | None = Field(
         default=None,
         description="What the GM tells one player privately when this beat happens.",
     )
+
+    @property
+    def clue(self) -> Clue | None:
+        """The private clue with its conditions, whichever way the file gives it."""
+        if self.private_clue is None or isinstance(self.private_clue, Clue):
+            return self.private_clue
+        return Clue(text=self.private_clue)
+
+    @property
+    def clue_text(self) -> str | None:
+        return self.clue.text if self.clue is not None else None
 
 
 class Chapter(_Strict):
@@ -60,6 +135,14 @@ class Chapter(_Strict):
         return _unique_ids(beats)
 
 
+class Hidden(_Strict):
+    """Something an NPC hides, with what makes them give it up."""
+
+    text: Text
+    uncovered_by: Conditions = Field(description="Actions that make the NPC give it up (any one).")
+    hint: Text | None = Field(default=None, description="How it shows while hidden, for the GM to play.")
+
+
 class NPC(_Strict):
     """A character the GM voices. ``knows`` and ``hides`` are GM-only."""
 
@@ -71,8 +154,18 @@ class NPC(_Strict):
         description='Other names the story uses for them ("the housekeeper"), so the GM knows when they are present.',
     )
     description: Text
+    behaviour: Text | None = Field(
+        default=None,
+        description="How they act while they keep their secrets (evasive about money): what the GM plays, never "
+        "the secret itself.",
+    )
     knows: list[Text] = Field(default_factory=list, max_length=20)
-    hides: list[Text] = Field(default_factory=list, max_length=20)
+    hides: list[Text | Hidden] = Field(default_factory=list, max_length=20)
+
+    @property
+    def secrets(self) -> list[Hidden]:
+        """What they hide, each with its conditions, whichever way the file gives it."""
+        return [h if isinstance(h, Hidden) else Hidden(text=h) for h in self.hides]
 
 
 class Truth(_Strict):
@@ -94,6 +187,18 @@ class Truth(_Strict):
         default_factory=list,
         max_length=10,
         description="Chapter beats after which this truth is public.",
+    )
+    uncovered_by: Conditions = Field(description="Actions that uncover it for good (any one).")
+    hint: Text | None = Field(
+        default=None,
+        description="What the GM may show or hint while it is hidden: what can be seen, not what it means.",
+    )
+    question: Line | None = Field(
+        default=None,
+        description="For bench leaks' judge: a question a reader of the channel could answer only if this got out.",
+    )
+    answers: list[Key] = Field(
+        default_factory=list, max_length=10, description="For bench leaks' judge: words of a right answer (any one)."
     )
 
 

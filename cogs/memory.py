@@ -83,7 +83,9 @@ class MemoryCog(TableCog):
         trace = await self.engine.last_trace(game.id, player_id=player.id if player else None, everything=admin)
         if trace is None:
             raise UserError("No turn has been played yet.")
-        await interaction.response.send_message(embed=fit_embed(trace_embed(trace, show_secrets=admin)), ephemeral=True)
+        reveals = await self.engine.uncovered_so_far(game.id) if admin else None
+        embed = trace_embed(trace, show_secrets=admin, reveals=reveals)
+        await interaction.response.send_message(embed=fit_embed(embed), ephemeral=True)
 
     @app_commands.command(name="compact", description="Summarize older turns now")
     async def compact(self, interaction: discord.Interaction) -> None:

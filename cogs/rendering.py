@@ -229,8 +229,9 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
     return embed
 
 
-def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
-    """/recall: each layer's tokens, what went in and what was left out for lack of room."""
+def trace_embed(trace, *, show_secrets: bool, reveals: list[str] | None = None) -> discord.Embed:
+    """/recall: each layer's tokens, what went in and what was left out for lack of room; for admins
+    (``reveals``), what the players' actions uncovered so far and why."""
     embed = discord.Embed(
         title="What the GM was given last turn",
         description=f"{trace.total_tokens} of {trace.limit} tokens, {trace.reply_tokens} kept for the reply."
@@ -247,6 +248,9 @@ def trace_embed(trace, *, show_secrets: bool) -> discord.Embed:
         if layer.left_out:
             value += f"\nleft out: {', '.join(layer.left_out[:15])}" + (" …" if len(layer.left_out) > 15 else "")
         embed.add_field(name=layer.name, value=_clip(value), inline=False)
+    if reveals is not None:
+        newest = "\n".join(reveals[-8:]) if reveals else "nothing yet"
+        embed.add_field(name="uncovered so far (newest last)", value=_clip(newest), inline=False)
     return embed
 
 

@@ -104,9 +104,11 @@ async def test_two_players_through_the_hidden_clues_of_chapter_one(manor: Table)
     assert "Most recently (turns 0-" in status and "Maya lifts the glass and breathes in" in status
     recall = await manor.line("/recall")
     assert recall.startswith("The GM was given ")
-    assert "truth:" not in recall and "secrets" not in recall, "the GM-only layers are spoilers on a shared screen"
+    assert "truth:" not in recall and "hint:" not in recall and "secrets" not in recall, (
+        "the GM-only layers are spoilers on a shared screen"
+    )
     spoilers = await manor.line("/recall gm")
-    assert "truth:ashby-poisoned-silas" in spoilers and "private:" in spoilers
+    assert "hint:ashby-poisoned-silas" in spoilers and "private:" in spoilers
 
     # The whole screen: a private message shows only on lines marked for its player.
     screen = manor.out.getvalue().splitlines()

@@ -292,7 +292,7 @@ async def _play_world(engine: Engine, index: int, world_id: str, turns: int, run
 async def _clue_scene(engine: Engine, game_id: int, world: World) -> Clue:
     """A player does what earns the beat's private clue: does it reach them alone, and never the channel?"""
     beat = next(b for chapter in world.chapters for b in chapter.beats if b.id == CLUE_BEAT)
-    clue_words = stems(beat.private_clue or "") - stems(CLUE_ACTION)
+    clue_words = stems(beat.clue_text or "") - stems(CLUE_ACTION)
 
     def carries(text: str) -> bool:
         return len(stems(text) & clue_words) >= CLUE_WORDS

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from bot.memory.private import PrivateNote
-from bot.store import Game, LogEntry, Store, Visibility
+from bot.store import Game, LogEntry, NewReveal, Player, Store, Visibility
 from bot.words import sentences, stems
 from bot.worlds import World
 
@@ -42,9 +42,9 @@ class Clues:
         beats = _beats(self.world_of(game))
         did = stems(action.content)
         return {
-            f"clue:{ref}": stems(beats[ref].private_clue) - did
+            f"clue:{ref}": stems(beats[ref].clue_text) - did
             for ref in await self._due(game)
-            if _earns(action.content, beats[ref].private_clue, EARNED_WORDS_UNSAID)
+            if _earns(action.content, beats[ref].clue_text, EARNED_WORDS_UNSAID)
         }
 
     async def to_give(
@@ -64,7 +64,7 @@ class Clues:
         given: list[str] | None = None
         earned = []
         for ref, needed in wanted.items():
-            clue = beats[ref].private_clue if ref in beats else None
+            clue = beats[ref].clue_text if ref in beats else None
             if not clue or not _earns(action.content, clue, needed):  # it stays unsaid
                 continue
             words = stems(clue)
@@ -77,6 +77,26 @@ class Clues:
             earned.append(PrivateNote(action.author, clue))
         return earned
 
+    async def from_reveals(
+        self, game: Game, reveals: Sequence[NewReveal], notes: Sequence[PrivateNote], players: Sequence[Player]
+    ) -> list[PrivateNote]:
+        """The private clues the engine judged this turn's actions earned (F39), each to the player who earned it,
+        in the world's words: not one an aside of the turn (``notes``) already gave."""
+        beats = _beats(self.world_of(game))
+        names = {p.id: p.name for p in players}
+        asides = [stems(n.text) for n in notes]
+        earned = []
+        for reveal in reveals:
+            beat = beats.get(reveal.ref.removeprefix("clue:")) if reveal.ref.startswith("clue:") else None
+            clue = beat.clue_text if beat is not None else None
+            name = names.get(reveal.player_id or 0)
+            if clue is None or name is None:
+                continue
+            if any(len(aside & stems(clue)) >= TOLD_WORDS for aside in asides):
+                continue  # the model gave it in an aside of its own
+            earned.append(PrivateNote(name, clue))
+        return earned
+
     async def _due(self, game: Game) -> list[str]:
         """The beats of the current chapter, not done yet, that carry a private clue."""
         world = self.world_of(game)
@@ -84,7 +104,20 @@ class Clues:
         if state.chapter_index >= len(world.chapters):
             return []
         beats = world.chapters[state.chapter_index].beats
-        return [b.id for b in beats if b.private_clue and b.id not in state.beats_done]
+        return [b.id for b in beats if b.clue_text and b.id not in state.beats_done]
+
+
+def earned_words(world: World, action: LogEntry, reveals: Sequence[NewReveal]) -> dict[str, frozenset[str]]:
+    """The clues this turn's actions earned (the engine's reveals), each with its own words that ``action`` did not
+    use: what a public sentence would tell it by."""
+    beats = _beats(world)
+    did = stems(action.content)
+    found = {}
+    for reveal in reveals:
+        beat = beats.get(reveal.ref.removeprefix("clue:")) if reveal.ref.startswith("clue:") else None
+        if beat is not None and beat.clue_text:
+            found[reveal.ref] = stems(beat.clue_text) - did
+    return found
 
 
 def _beats(world: World) -> dict:

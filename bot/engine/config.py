@@ -17,6 +17,9 @@ class EngineConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     shape_replies: bool = True  # take out of replies what the GM must not write (see bot.engine.shaping)
     full_guide: bool = True  # the frozen layer's full guide and example reply (see bot.memory.context.world_brief)
+    # "held": the engine keeps the world's secrets and tells the narrator what the players' actions uncover (F39);
+    # "prompt": every secret is in the narrator's prompt and the guard alone keeps them (bench leaks' baseline).
+    secrets: str = "held"
     server_worlds_bytes: int = 256 * 2**20  # all servers' own world files together (GM_SERVER_WORLDS_MIB)
     vectors_bytes: int = 256 * 2**20  # the games' vectors held in memory together (GM_VECTORS_MIB)
 

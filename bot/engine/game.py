@@ -45,6 +45,8 @@ from bot.engine.results import (
     RoundState,
     TurnResult,
 )
+from bot.engine.reveals import Reveals
+from bot.engine.reveals import shown as reveal_lines
 from bot.engine.rounds import Rounds
 from bot.engine.seats import Seats
 from bot.engine.server_admin import ServerAdmin
@@ -106,12 +108,15 @@ class Engine:
             store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
         )
         self.guards = LeakGuards(store, self.meaning)
+        self.reveals = Reveals(store, self.world_of, self.memory.cast, self.meaning)
         self.servers = Servers(store, worlds, max_total_bytes=config.server_worlds_bytes)
         self.seats = Seats(store, self.sessions)
-        self.prompts = Prompts(store, worker, self.memory, self.settings, self.sessions, self.world_of, config)
+        self.prompts = Prompts(
+            store, worker, self.memory, self.settings, self.sessions, self.world_of, config, self.reveals
+        )
         self.turns = Turns(
             store, self.seats, Narrator(worker, self.sessions), self.prompts, self.memory, self.guards,
-            self.sessions, self.world_of, config,
+            self.sessions, self.world_of, config, self.reveals,
         )  # fmt: skip
         self.rounds = Rounds(store, self.settings, self.sessions, self.turns, lambda: self.stopping)
         self.edits = LogEdits(store, self.sessions, self.memory, self.seats, self.turns)
@@ -456,6 +461,11 @@ class Engine:
             if everything or trace.private_to is None or trace.private_to == player_id:
                 return trace
         return None
+
+    async def uncovered_so_far(self, game_id: int) -> list[str]:
+        """What the players' actions uncovered so far, each with the turn, who earned it and the condition that
+        held (F39): for a game's admins only, so an author can tell why Maya got a clue and Tom did not."""
+        return reveal_lines(await self.store.reveals(game_id), await self.store.players(game_id, include_left=True))
 
     # Pins, facts, lore, glossary, buckets (F11 to F14, F20)
 

@@ -220,12 +220,13 @@ class LeakGuards:
 
     async def for_turn(
         self, game: Game, world: World, unlocked: str, earned: Mapping[str, frozenset[str]] | None = None,
-        earned_told: int = 2,
+        earned_told: int = 2, uncovered: frozenset[str] = frozenset(),
     ) -> TurnGuard:  # fmt: skip
-        """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth), ``earned``
-        the clues they earn (see :class:`TurnGuard`)."""
+        """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth by a word of
+        its ``unlocked_by``), ``uncovered`` what the engine judged the players uncovered, ``earned`` the clues the
+        actions earn (see :class:`TurnGuard`)."""
         state = await self.store.memory_state(game.id)
-        secrets = guarded_world_secrets(world, state.chapter_index, state.beats_done, unlocked)
+        secrets = guarded_world_secrets(world, state.chapter_index, state.beats_done, unlocked, uncovered)
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
         secrets += private_secrets(entries, await self.store.player_memories(game.id))
         secrets.append(prompt_secret())

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from bot.engine.config import EngineConfig
 from bot.engine.memory import MemoryKeeper
 from bot.engine.results import MODEL_FAILED, ModelFailed
+from bot.engine.reveals import Reveals, reveal_notes
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.memory.context import Budget, Context, build_context, shared_prefix_share, squeeze_to_fit
 from bot.model.base import ModelUnavailable
 from bot.model.sizing import reply_words
 from bot.model.worker import ModelWorker
-from bot.store import Game, LogEntry, Store
+from bot.store import Game, LogEntry, NewReveal, Store
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -26,8 +28,9 @@ class Prompts:
 
     def __init__(
         self, store: Store, worker: ModelWorker, memory: MemoryKeeper, settings: GameSettings, sessions: Sessions,
-        world_of: Callable[[Game], World], config: EngineConfig,
+        world_of: Callable[[Game], World], config: EngineConfig, reveals: Reveals,
     ):  # fmt: skip
+        self.reveals = reveals
         self.store = store
         self.worker = worker
         self.memory = memory
@@ -44,17 +47,26 @@ class Prompts:
         before_id: int | None = None,
         budget: Budget | None = None,
         remember: bool = True,
+        uncovers: Sequence[NewReveal] = (),
     ) -> Context:
         """The prompt for answering ``action``, from the memory and the log before ``before_id`` (all of it when
         ``None``); ``remember``: it is a turn's, so its notes are kept with the action, and its share of the last
-        prompt is measured (a preview stores nothing)."""
+        prompt is measured (a preview stores nothing); ``uncovers``: what the turn's actions uncovered (F39),
+        told beside the action."""
         world = self.world_of(game)
         reply_tokens, memory = await self.settings.resolved(game.id)
         budget = budget or Budget(n_ctx=self.config.n_ctx, reply_tokens=reply_tokens, **memory.budgets.model_dump())
         state = await self.store.memory_state(game.id)
         hot = await self.store.log_between(game.id, state.folded_through, before_id)
         hot = [e for e in hot if e.id != action.id][-memory.history_limit :]
-        view = await self.memory.view(game, state, hot, await self.store.players(game.id), action, memory)
+        players = await self.store.players(game.id)
+        view = await self.memory.view(game, state, hot, players, action, memory)
+        if self.config.secrets == "held":  # what the front shows as uncovered changes when the front does
+            through = max(state.folded_through, state.front.notes_through)
+            view = replace(
+                view, uncovered=await self.reveals.uncovered(game.id, through), example=game.id,
+                reveals=reveal_notes(world, uncovers, players),
+            )  # fmt: skip
         previous = self.sessions[game.id].last_prompt if remember else None
         count = self.worker.count_tokens
         full_guide = self.config.full_guide

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.engine.clues import EARNED_CLUE_TOLD, Clues
+from bot.engine.clues import EARNED_CLUE_TOLD, Clues, earned_words
 from bot.engine.config import EngineConfig
 from bot.engine.drafting import Drafted, Drafts, guard_note
 from bot.engine.guard import LeakGuards, TurnGuard
@@ -22,6 +22,7 @@ from bot.engine.memory import MemoryKeeper
 from bot.engine.narration import Narration, Narrator, Request, Shaping
 from bot.engine.prompt import Prompts
 from bot.engine.results import OnText, PrivateMessage, TurnResult
+from bot.engine.reveals import Reveals
 from bot.engine.seats import Seats
 from bot.engine.session import Sessions
 from bot.engine.shaping import RECENT_REPLIES, referents
@@ -29,7 +30,7 @@ from bot.errors import UserError
 from bot.memory.context import Context, ContextTrace
 from bot.memory.private import PrivateNote
 from bot.model.base import ChatMessage
-from bot.store import EntryKind, Game, LogEntry, NewEntry, Player, Store, Visibility
+from bot.store import EntryKind, Game, LogEntry, NewEntry, NewReveal, Player, Store, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,9 @@ class Turns:
     def __init__(
         self, store: Store, seats: Seats, narrator: Narrator, prompts: Prompts, memory: MemoryKeeper,
         guards: LeakGuards, sessions: Sessions, world_of: Callable[[Game], World], config: EngineConfig,
+        reveals: Reveals,
     ):  # fmt: skip
+        self.reveals = reveals
         self.store = store
         self.seats = seats
         self.prompts = prompts
@@ -111,12 +114,20 @@ class Turns:
     async def _answer(
         self, game: Game, action: LogEntry, before_id: int | None, on_text: OnText | None, private_to: Player | None
     ) -> TurnResult:
-        context = await self.prompts.build(game, action, before_id=before_id)
+        held = self.config.secrets == "held"
+        acted = await self._acted(game, action)
+        # What the turn's actions uncover is the engine's decision, made before the narrator writes (F39).
+        uncovers = await self.reveals.for_turn(game, action, acted) if held and private_to is None else []
+        context = await self.prompts.build(game, action, before_id=before_id, uncovers=uncovers)
         started = time.perf_counter()
-        table, request, guard = await self._prepare(game, action, context, private_to)
+        table, request, guard = await self._prepare(game, action, context, private_to, acted, uncovers)
         if private_to is None:
             drafted = await self.drafts.public(request, on_text, guard)
-            earned = await self.clues.to_give(game, action, drafted.clues, drafted.notes)
+            if held:
+                players = list(table.by_name.values())
+                earned = await self.clues.from_reveals(game, uncovers, drafted.notes, players)
+            else:
+                earned = await self.clues.to_give(game, action, drafted.clues, drafted.notes)
         else:
             drafted = await self.drafts.secret(request, private_to)
             earned = []
@@ -138,19 +149,32 @@ class Turns:
             model=drafted.narration.stats, raw=drafted.raw,
         )  # fmt: skip
 
+    async def _acted(self, game: Game, action: LogEntry) -> list[LogEntry]:
+        """The actions of ``action``'s turn, oldest first."""
+        recent = await self.store.recent_log(game.id, 50)
+        return [e for e in recent if e.turn == action.turn and e.kind is EntryKind.ACTION]
+
     async def _prepare(
-        self, game: Game, action: LogEntry, context: Context, private_to: Player | None
-    ) -> tuple[_Table, Request, TurnGuard]:
+        self, game: Game, action: LogEntry, context: Context, private_to: Player | None, acted: list[LogEntry],
+        uncovers: list[NewReveal],
+    ) -> tuple[_Table, Request, TurnGuard]:  # fmt: skip
         """Who the reply is for, what it is asked with, and the guard it passes."""
         max_tokens = min(context.trace.reply_tokens, max(16, self.config.n_ctx - context.tokens))
         by_name = {p.name: p for p in await self.store.players(game.id)}
         if private_to is not None:
             by_name[private_to.name] = private_to
         recent = await self.store.recent_log(game.id, 50)
-        acted = [e for e in recent if e.turn == action.turn and e.kind is EntryKind.ACTION]
         unlocked = " ".join(e.content for e in acted if e.visibility is Visibility.PUBLIC)
-        earning = {} if private_to is not None else await self.clues.earned_by(game, action)
-        guard = await self.guards.for_turn(game, self.world_of(game), unlocked, earning, EARNED_CLUE_TOLD)
+        world = self.world_of(game)
+        if self.config.secrets == "held":
+            # The engine judged what the actions uncover: those are no secret in this reply; a clue one earned is
+            # told in public by a sentence holding its own words (it goes to its player by DM).
+            uncovered = await self.reveals.uncovered(game.id) | {r.ref for r in uncovers}
+            earning = {} if private_to is not None else earned_words(world, action, uncovers)
+            guard = await self.guards.for_turn(game, world, "", earning, EARNED_CLUE_TOLD, uncovered)
+        else:
+            earning = {} if private_to is not None else await self.clues.earned_by(game, action)
+            guard = await self.guards.for_turn(game, world, unlocked, earning, EARNED_CLUE_TOLD)
         said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
         actions = [e.content for e in acted]
         named = frozenset().union(*(referents(self.world_of(game), a) for a in actions))

@@ -36,7 +36,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, world_brief, world_secrets
+from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, world_brief, world_hints, world_secrets
 from bot.memory.layers import (
     FOLLOWING,
     FRONT,
@@ -88,15 +88,17 @@ class _Layer:
     items: list[MemoryItem] = field(default_factory=list)
     left_out: list[str] = field(default_factory=list)
     budget: int | None = None
+    header: str | None = None  # another heading than its name's (the secrets' when the engine holds them)
 
     def block(self) -> str:
         if not self.items:
             return ""
         if self.name in ("frozen", "action"):
             return "\n".join(item.text for item in self.items)
+        header = HEADERS[self.header or self.name]
         if self.name in ("story", "short"):
-            return HEADERS[self.name] + "\n" + "\n\n".join(item.text for item in self.items)
-        return HEADERS[self.name] + "\n" + "\n".join(f"- {item.text}" for item in self.items)
+            return header + "\n" + "\n\n".join(item.text for item in self.items)
+        return header + "\n" + "\n".join(f"- {item.text}" for item in self.items)
 
 
 def _cap(
@@ -218,11 +220,21 @@ def build_context(
 def _front(
     world: World, view: MemoryView, budget: Budget, count: CountTokens, reply_words: int, full_guide: bool
 ) -> dict[str, _Layer]:
-    """The system message's layers: what stays put from turn to turn, between compactions."""
-    brief = world_brief(world, view.chapter_index, view.players, reply_words, full=full_guide)
+    """The system message's layers: what stays put from turn to turn, between compactions. With the world's
+    secrets held by the engine (``view.uncovered``), the GM-only layer holds what the players uncovered and the
+    hints of the rest, and the chapter's beats are shown by their steers (F39)."""
+    held = view.uncovered is not None
+    brief = world_brief(
+        world, view.chapter_index, view.players, reply_words, full=full_guide, held=held, example=view.example
+    )
+    if view.uncovered is not None:
+        secrets = _cap("secrets", world_hints(world, view.uncovered), budget.secrets, count)
+        secrets.header = "hints"
+    else:
+        secrets = _cap("secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count)
     return {
         "frozen": _Layer("frozen", [MemoryItem("world", brief)]),
-        "secrets": _cap("secrets", world_secrets(world, view.chapter_index, full=full_guide), budget.secrets, count),
+        "secrets": secrets,
         "chapters": _Layer("chapters", list(view.chapters), budget=budget.chapters),
         "pins": _Layer("pins", list(view.pins), budget=budget.pins),
         "glossary": _cap("glossary", view.glossary, budget.glossary, count),
@@ -253,15 +265,16 @@ def _new_notes(
         # quarter of a budget: otherwise a long stretch between compactions would recall nothing new.
         return max(limit // NEW_SHARE, limit - sum(count(note.text) + 2 for note in notes if note.layer == layer))
 
-    present, hidden = scene_notes(world, view.scene, turn, refs, grouped=grouped)
+    present, hidden = scene_notes(world, view.scene, turn, refs, grouped=grouped, uncovered=view.uncovered)
     candidates = {
         "scene": hidden,
         "lore": sorted((i for i in view.lore if i.ref not in refs), key=lambda item: -item.priority),
         "recall": [i for i in view.recall if i.ref not in refs or i.ref in again],
     }
     limits = {"scene": budget.private, "lore": budget.lore, "recall": budget.recall}
-    added = {}
-    for name in NOTES:
+    # What the action uncovers is never left out (it is the engine's decision for this reply); the brief is short.
+    added = {"reveal": _Layer("reveal", list(view.reveals)), "brief": _Layer("brief", list(view.brief))}
+    for name in candidates:
         # What each NPC entering witnessed is never left out (F6); what it hides and knows fits the budget.
         room = left(name, limits[name]) - sum(count(item.text) + 2 for item in present) * (name == "scene")
         best = best_matches(candidates[name]) if name == "recall" else set()

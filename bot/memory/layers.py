@@ -24,9 +24,12 @@ CountTokens = Callable[[str], int]
 # reused 69% of its prompt with the private memories after the summaries, 73% before them (89.4% to 90.4% of each
 # prompt over the game).
 FRONT = ("frozen", "secrets", "chapters", "pins", "glossary", "private", "story", "short")
-NOTES = ("scene", "lore", "recall")  # what a turn adds, in the order its message shows them
+# What a turn adds, in the order its message shows them: the scene, lore and recall before the action; after it,
+# told last, what the action uncovers (F39, the engine's decision) and what the notes say of what it asks about.
+NOTES = ("scene", "lore", "recall", "reveal", "brief")
+AFTER_ACTION = ("reveal", "brief")
 LAYERS = (*FRONT, "hot", *NOTES, "action")  # every layer, in the prompt's order
-GM_ONLY_LAYERS = ("secrets", "private", "scene")
+GM_ONLY_LAYERS = ("secrets", "private", "scene", "reveal")
 NEVER_DROPPED = ("frozen", "chapters", "story", "pins", "short", "action")
 FOLLOWING = "next"  # how a recalled fragment is marked when it came along as the turn after a recalled one
 NEWER = "newer"  # a fact recalled because it supersedes one the prompt already shows
@@ -46,6 +49,15 @@ HEADERS = {
         "their own memory:"
     ),
     "scene": ("GM-only, this scene: never say it in the public reply. Characters know only what they witnessed:"),
+    # The GM-only layers when the engine holds the world's secrets (F39): the narrator is told no secret the
+    # players have not uncovered, so these ask it to show, not to keep quiet.
+    "hints": (
+        "GM-only: what the players have uncovered so far, and what you may show of what they have not (what can "
+        "be seen, never what it means). The players uncover the rest through play; never make up the answer to a "
+        "mystery:"
+    ),
+    "reveal": "GM-only, for this reply (what the player's action uncovers):",
+    "brief": "What the notes say about this (answer with it):",
     "lore": "Lore that applies now:",
     "recall": "From earlier in the game:",
 }
@@ -80,6 +92,12 @@ class MemoryView:
     # offered where the budget cuts their turn from the prompt's recent turns, which would otherwise hold neither.
     recent_recall: Sequence[tuple[str, MemoryItem]] = ()
     scene: Sequence[NpcScene] = ()  # the world's NPCs present now
+    # The world's secrets held by the engine (F39): what the players uncovered for good as of the front's last
+    # fixing (``None``: every secret is in the prompt, as before the engine held them).
+    uncovered: frozenset[str] | None = None
+    reveals: Sequence[MemoryItem] = ()  # what this turn's actions uncover, for this reply
+    brief: Sequence[MemoryItem] = ()  # what the memory holds of what the action asks about, told after it
+    example: int = 0  # which example reply the frozen layer shows (a game's own)
     threads: Sequence[MemoryItem] = ()  # each player's private memory, as of the last compaction
     notes: Mapping[int, Sequence[TurnNote]] = field(default_factory=dict)  # by action entry id: earlier turns' notes
 

@@ -158,7 +158,10 @@ def strip(text: str, hits: Iterable[Hit]) -> str:
     return " ".join(kept).strip()
 
 
-PROMPT_MARKERS = ("GM-only knowledge", "GM-only, this scene", "game master (GM) of", "never say it in the public reply")
+PROMPT_MARKERS = (
+    "GM-only knowledge", "GM-only, this scene", "game master (GM) of", "never say it in the public reply",
+    "GM-only, for this reply", "what you may show of what they have not",
+)  # fmt: skip
 
 
 def world_public_texts(world: World) -> list[str]:
@@ -189,12 +192,17 @@ def world_public_runs(world: World) -> set[tuple[str, ...]]:
     return found
 
 
-def guarded_world_secrets(world: World, chapter_index: int, beats_done: Sequence[str], unlocked: str) -> list[Secret]:
-    """Truths not yet revealed, clues of beats still to come, what NPCs hide."""
+def guarded_world_secrets(
+    world: World, chapter_index: int, beats_done: Sequence[str], unlocked: str,
+    uncovered: frozenset[str] = frozenset(),
+) -> list[Secret]:  # fmt: skip
+    """Truths not yet revealed, clues of beats still to come, what NPCs hide; none of what the players'
+    actions uncovered (``uncovered``: refs the engine opened, for good or for this reply, see
+    :mod:`bot.memory.reveals`)."""
     done = set(beats_done) | {b.id for c in world.chapters[:chapter_index] for b in c.beats}
     secrets = []
     for truth in world.truths:
-        if done & set(truth.revealed_by):
+        if done & set(truth.revealed_by) or f"truth:{truth.id}" in uncovered:
             continue
         if any(re.search(rf"(?<!\w){re.escape(key)}(?!\w)", unlocked, re.IGNORECASE) for key in truth.unlocked_by):
             continue
@@ -203,14 +211,14 @@ def guarded_world_secrets(world: World, chapter_index: int, beats_done: Sequence
         secrets.append(Secret(f"truth:{truth.id}", frozenset(phrases), public_only=True, keys=keys, text=truth.text))
     for chapter in world.chapters[chapter_index:]:
         for beat in chapter.beats:
-            if beat.private_clue and beat.id not in done:
-                secrets.append(
-                    Secret(f"clue:{beat.id}", frozenset(runs(beat.private_clue, 4)), public_only=True,
-                           text=beat.private_clue)
-                )  # fmt: skip
+            clue = beat.clue_text
+            if clue and beat.id not in done:
+                secrets.append(Secret(f"clue:{beat.id}", frozenset(runs(clue, 4)), public_only=True, text=clue))
     for npc in world.npcs:
-        for i, hidden in enumerate(npc.hides):
-            secrets.append(Secret(f"npc:{npc.id}:hides:{i}", frozenset(runs(hidden, 4)), public_only=True, text=hidden))
+        for i, hidden in enumerate(npc.secrets):
+            ref = f"npc:{npc.id}:hides:{i}"
+            if ref not in uncovered:
+                secrets.append(Secret(ref, frozenset(runs(hidden.text, 4)), public_only=True, text=hidden.text))
     return secrets
 
 

@@ -20,6 +20,14 @@ TITLES = {
 }  # fmt: skip
 
 
+# Verbs an action speaks to or shows something to someone with: "I ask Meg", "I show Dr. Pike the bottle".
+_TO_SOMEONE = (
+    r"ask|asks|tell|tells|say|says|show|shows|confront|confronts|accuse|accuses|question|questions|press|presses|"
+    r"beg|begs|whisper|whispers|talk|talks|speak|speaks|sit|sits|turn|turns|hand|hands|give|gives|promise|"
+    r"promises|plead|pleads|warn|warns|call|calls|corner|corners|approach|approaches"
+)
+
+
 def _bare(word: str) -> str:
     return word.rstrip(".").lower()
 
@@ -35,6 +43,29 @@ class Cast:
         """The ids of the NPCs the texts name, in the world's order."""
         joined = "\n".join(texts)
         return [npc_id for npc_id, aliases in self.names.items() if any(_mentions(joined, a) for a in aliases)]
+
+    def addressed(self, text: str) -> list[str]:
+        """The NPCs an action speaks to: the one it opens by calling ("Pell, ...") or that follows a verb of
+        speaking or showing ("I ask Mrs. Crane ..."); else every NPC it names."""
+        named = self.present([text])
+        for npc_id in named:
+            for alias in self.names[npc_id]:
+                name = re.escape(alias)
+                if re.match(rf"\W*{name}\s*[,:!?]", text, re.IGNORECASE) or re.search(
+                    rf"\b(?:{_TO_SOMEONE})\s+(?:to\s+|with\s+)?{name}(?!\w)", text, re.IGNORECASE
+                ):
+                    return [npc_id]
+        return named
+
+    def last_named(self, text: str) -> str | None:
+        """The NPC named last in ``text`` (the one a speaker turned to last), or ``None``."""
+        found: tuple[int, str] | None = None
+        for npc_id, aliases in self.names.items():
+            for alias in aliases:
+                for match in re.finditer(rf"(?<!\w){re.escape(alias)}(?!\w)", text, re.IGNORECASE):
+                    if found is None or match.start() > found[0]:
+                        found = (match.start(), npc_id)
+        return found[1] if found else None
 
 
 def _mentions(text: str, alias: str) -> bool:

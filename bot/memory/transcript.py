@@ -5,17 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.memory.layers import HEADERS, NOTES
+from bot.memory.layers import AFTER_ACTION, HEADERS, NOTES
 from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
 
 GAME_BEGINS = "(The game begins.)"
 
 
-def notes_text(notes: Sequence[TurnNote]) -> str:
-    """A turn's notes as its message shows them, a block per layer."""
+def notes_text(notes: Sequence[TurnNote], layers: Sequence[str] = NOTES) -> str:
+    """A turn's notes of ``layers`` as its message shows them, a block per layer."""
     blocks = []
-    for layer in NOTES:
+    for layer in layers:
         lines = [note.text for note in notes if note.layer == layer]
         if lines:
             blocks.append(HEADERS[layer] + "\n" + "\n".join(f"- {line}" for line in lines))
@@ -25,13 +25,18 @@ def notes_text(notes: Sequence[TurnNote]) -> str:
 def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = (), *, bracketed: bool = False) -> ChatMessage:
     """A log entry as the model reads it: players speak as the user, the GM as itself.
 
-    An action's turn notes come first in its message, as they did when the GM answered it. Joins and rolls are
-    plain sentences, or ``bracketed`` (``[Maya joins the game.]``) for a small model, which was measured with them.
+    An action's turn notes come first in its message, as they did when the GM answered it, but for what it
+    uncovered and what the notes say of it (``AFTER_ACTION``), told after it: a small model answers from what sits
+    beside the question. Joins and rolls are plain sentences, or ``bracketed`` (``[Maya joins the game.]``) for a
+    small model, which was measured with them.
     """
     message = _entry_message(entry, bracketed)
-    if notes and message.role == "user":
-        return ChatMessage(role="user", content=f"{notes_text(notes)}\n\n{message.content}")
-    return message
+    if not notes or message.role != "user":
+        return message
+    before = notes_text(notes, [layer for layer in NOTES if layer not in AFTER_ACTION])
+    after = notes_text(notes, AFTER_ACTION)
+    content = "\n\n".join(part for part in (before, message.content, after) if part)
+    return ChatMessage(role="user", content=content)
 
 
 def _entry_message(entry: LogEntry, bracketed: bool) -> ChatMessage:

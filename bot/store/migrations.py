@@ -332,6 +332,25 @@ MIGRATIONS: list[tuple[str, str]] = [
             FROM turn_log WHERE visibility = 'private' AND deleted = 0;
         """,
     ),
+    (
+        "m009_reveals",
+        """
+        -- What each action uncovered (F39), and why: a truth, what an NPC hides, a clue, a beat. The narrator's
+        -- prompt holds a secret only once it is here; a game's admins see them with /recall.
+        CREATE TABLE reveals (
+            id INTEGER PRIMARY KEY,
+            game_id INTEGER NOT NULL REFERENCES games (id),
+            turn INTEGER NOT NULL,
+            entry_id INTEGER NOT NULL,  -- the action that uncovered it
+            ref TEXT NOT NULL,
+            lasts TEXT NOT NULL CHECK (lasts IN ('game', 'reply', 'player')),
+            player_id INTEGER,
+            why TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX reveals_by_game ON reveals (game_id, id);
+        """,
+    ),
 ]
 
 

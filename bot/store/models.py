@@ -269,6 +269,31 @@ class PlayerMemory(_Row):
     replaced_by: int | None = None
 
 
+class NewReveal(BaseModel):
+    """What an action uncovered, and why (see :mod:`bot.memory.reveals`), before it is kept."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ref: str
+    why: str
+    lasts: str = "game"  # for good ("game"), for one reply ("reply"), for its player ("player": a clue)
+    player_id: int | None = None  # who earned it (a clue goes to them alone)
+
+
+class RevealRecord(_Row):
+    """What an action uncovered (F39): a truth, an NPC's secret, a clue or a beat, and the condition that held."""
+
+    id: int
+    game_id: int
+    turn: int
+    entry_id: int
+    ref: str
+    lasts: str  # "game", "reply" or "player"
+    player_id: int | None = None
+    why: str
+    created_at: datetime
+
+
 class LeakHit(_Row):
     """A sentence the leak guard stopped: what it gave away and what was done about it."""
 

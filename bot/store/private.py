@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from bot.store.base import timestamp
-from bot.store.models import LeakHit, LogEntry, PlayerMemory
+from bot.store.models import LeakHit, LogEntry, NewReveal, PlayerMemory, RevealRecord
 from bot.store.summaries import SummaryStore
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -158,6 +158,27 @@ class PrivateStore(SummaryStore):
                 [(game_id, turn, h["audience"], h["ref"], h["phrase"], h["sentence"], h["action"], timestamp())
                  for h in hits],
             )  # fmt: skip
+
+    async def add_reveals(self, game_id: int, turn: int, entry_id: int, reveals: Sequence[NewReveal]) -> None:
+        """Keep what the action ``entry_id`` uncovered, each with the condition that held."""
+        if not reveals:
+            return
+        async with self.transaction() as db:
+            await db.executemany(
+                "INSERT INTO reveals (game_id, turn, entry_id, ref, lasts, player_id, why, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [(game_id, turn, entry_id, r.ref, r.lasts, r.player_id, r.why, timestamp()) for r in reveals],
+            )
+
+    async def reveals(self, game_id: int, entry_id: int | None = None) -> list[RevealRecord]:
+        """What the game's actions uncovered, oldest first (``entry_id``: that action's only)."""
+        if entry_id is None:
+            rows = await self._all("SELECT * FROM reveals WHERE game_id = ? ORDER BY id", (game_id,))
+        else:
+            rows = await self._all(
+                "SELECT * FROM reveals WHERE game_id = ? AND entry_id = ? ORDER BY id", (game_id, entry_id)
+            )
+        return [RevealRecord.model_validate(dict(r)) for r in rows]
 
     async def leak_hits(self, game_id: int) -> list[LeakHit]:
         rows = await self._all("SELECT * FROM leak_hits WHERE game_id = ? ORDER BY id", (game_id,))

@@ -60,7 +60,7 @@ async def test_a_private_clue_reaches_the_one_player_who_earned_it_and_never_the
     await manor.join(game.id, "maya", "Maya")
     await manor.join(game.id, "tom", "Tom")
     beat = next(b for c in manor.world_of(game).chapters for b in c.beats if b.id == CLUE_BEAT)
-    clue = stems(beat.private_clue or "") - stems(CLUE_ACTION)
+    clue = stems(beat.clue_text or "") - stems(CLUE_ACTION)
 
     result = await manor.act(game.id, "maya", CLUE_ACTION)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,9 @@ def test_the_suite_has_every_kind_of_attempt():
 
 
 async def test_every_attempt_is_stopped_by_the_guard(manor):
+    """Every secret in the narrator's prompt, as before the engine held them: the guard alone keeps them."""
     engine, model = manor
+    engine.config = replace(engine.config, secrets="prompt")
     report = await run_leak_bench(engine)
     spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
 
@@ -70,6 +73,22 @@ async def test_every_attempt_is_stopped_by_the_guard(manor):
     assert {h.ref.split(":")[0] for h in hits} >= {"entry", "private", "truth", "prompt"}
 
 
+async def test_with_the_secrets_held_by_the_engine_no_truth_is_in_any_prompt_and_the_guard_still_stands(manor):
+    """The same GM that tells whatever its prompt holds: the world's truths never reach its prompt, so it never
+    has one to tell; what it does hold (Maya's clue in its aside, private memories) the guard still stops."""
+    engine, model = manor
+    report = await run_leak_bench(engine)
+    spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
+    assert report.leaks_after == 0 and report.leaked == []
+    game = (await engine.store.games())[0]
+    world = engine.world_of(game)
+    prompts = [m.content for call in model.calls for m in call.messages]
+    assert not [t.id for t in world.truths if any(t.text in p for p in prompts)], "no truth in any prompt"
+    hits = await engine.store.leak_hits(game.id)
+    assert not [h for h in hits if h.ref.startswith("truth:")]
+    assert len({h.turn for h in hits if h.action == "regenerated"}) == spoken, "the guard stops the rest"
+
+
 async def test_recall_and_memory_status_show_players_no_gm_only_layer(manor):
     engine, model = manor
     await run_leak_bench(engine, attempts=ATTEMPTS[:3])
@@ -77,8 +96,8 @@ async def test_recall_and_memory_status_show_players_no_gm_only_layer(manor):
     trace = await engine.last_trace(game.id)
     admin = reports.trace_text(trace, show_secrets=True)
     player = reports.trace_text(trace, show_secrets=False)
-    assert "secrets" in admin and "private" in admin and "truth:" in admin
-    assert "secrets" not in player and "private" not in player and "truth:" not in player
+    assert "secrets" in admin and "private" in admin and "hint:" in admin
+    assert "secrets" not in player and "private" not in player and "hint:" not in player and "truth:" not in player
     status = reports.status_text(await engine.memory_status(game.id))
     assert not leaks(status, tells(engine.world_of(game)))
 
@@ -125,7 +144,7 @@ async def test_a_private_clue_told_in_public_goes_to_the_player_who_earned_it_in
     model.enqueue(told, told)
     result = await engine.act(game.id, "maya", "I lean over the desk and sniff the brandy glass.")
     assert "bitter" not in result.text and "medicine" not in result.text
-    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").private_clue
+    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").clue_text
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
 
 
@@ -143,7 +162,7 @@ async def test_an_earned_clue_told_in_public_in_a_few_of_its_words_is_kept_from_
     model.enqueue(told, told)
     result = await engine.act(game.id, "maya", "I lean over the desk and sniff the brandy glass by Silas's hand.")
     assert "bitter" not in result.text and "Ashby nods" in result.text
-    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").private_clue
+    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").clue_text
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
     hits = await engine.store.leak_hits(game.id)
     assert {h.ref for h in hits} == {"clue:locked-room"}
@@ -169,7 +188,7 @@ async def test_an_action_that_does_what_a_clue_says_gets_it_even_when_the_model_
     model.enqueue("The study is cold; rain ticks on the shutters. What do you do?")
     result = await engine.act(game.id, "maya", "I lean over the desk and sniff the brandy glass.")
     assert result.text == "The study is cold; rain ticks on the shutters. What do you do?"
-    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").private_clue
+    clue = next(b for b in engine.world_of(game).chapters[0].beats if b.id == "locked-room").clue_text
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Maya", clue)], "to Maya alone"
     model.enqueue("The glass smells of brandy. What do you do?")
     again = await engine.act(game.id, "tom", "I sniff the brandy glass on the desk too.")

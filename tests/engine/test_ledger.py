@@ -324,7 +324,7 @@ async def test_a_recent_turn_the_budget_cuts_from_the_prompt_can_still_be_recall
     assert clue in roomy.trace.layer("hot").items and clue not in roomy.trace.layer("recall").items
 
     tight = await engine.preview(
-        game.id, "maya", question, budget=Budget(n_ctx=roomy.tokens - 300, reply_tokens=100, recall=150)
+        game.id, "maya", question, budget=Budget(n_ctx=roomy.tokens - 400, reply_tokens=100, recall=150)
     )
     assert clue in tight.trace.layer("hot").left_out, "the budget cut the clue's turn from the recent ones"
     assert clue in tight.trace.layer("recall").items

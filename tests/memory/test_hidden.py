@@ -121,10 +121,10 @@ def test_turn_ranges_are_short():
 # The leak guard
 
 
-def guard(*secrets, chapter=0, done=(), unlocked=""):
+def guard(*secrets, chapter=0, done=(), unlocked="", uncovered=frozenset(), world=MANOR):
     return Guard(
-        guarded_world_secrets(MANOR, chapter, done, unlocked) + list(secrets), world_public_runs(MANOR),
-        world_public_sentences(MANOR),
+        guarded_world_secrets(world, chapter, done, unlocked, uncovered) + list(secrets), world_public_runs(world),
+        world_public_sentences(world),
     )  # fmt: skip
 
 
@@ -197,8 +197,18 @@ def test_ordinary_narration_and_the_worlds_public_text_are_not_leaks():
 def test_a_truth_opens_when_its_beat_is_done_or_an_action_names_its_unlock_word():
     line = "A narrow stair is hidden behind the study bookcase."
     assert "truth:hidden-stair" in refs(guard().candidates(line))
-    assert "truth:hidden-stair" not in refs(guard(unlocked="I pull out the Atlas of the Fens.").candidates(line))
+    # A world written before conditions: a word of unlocked_by in the turn's actions opens it for that reply.
+    stair = next(t for t in MANOR.truths if t.id == "hidden-stair")
+    unlocking = stair.model_copy(update={"unlocked_by": ["Atlas of the Fens", "Atlas", "bookcase"]})
+    older = MANOR.model_copy(update={"truths": [unlocking if t.id == "hidden-stair" else t for t in MANOR.truths]})
+    assert "truth:hidden-stair" in refs(guard(world=older).candidates(line))
+    assert "truth:hidden-stair" not in refs(guard(world=older, unlocked="I pull out the Atlas.").candidates(line))
     assert "truth:hidden-stair" not in refs(guard(chapter=1, done=("hidden-stair",)).candidates(line))
+    # What the engine judged the players uncovered (F39) is no secret either, for good or for this reply.
+    assert "truth:hidden-stair" not in refs(guard(uncovered=frozenset({"truth:hidden-stair"})).candidates(line))
+    assert "npc:hester-crane:hides:2" in refs(guard().candidates(line))
+    opened = frozenset({"truth:hidden-stair", "npc:hester-crane:hides:2"})
+    assert refs(guard(uncovered=opened).candidates(line)) == set()
     # Beats of finished chapters count as done.
     assert "truth:ashby-poisoned-silas" not in refs(guard(chapter=3).candidates("Ashby poisoned the brandy."))
 
