@@ -31,7 +31,9 @@ is scored by rules that need no judge:
   or written in single brackets;
 - ``placeholder``: a public action answered in public only by
   "(The GM answers privately.)" or "(The GM keeps that to themselves.)";
-- ``empty``: nothing at all.
+- ``empty``: nothing at all;
+- ``copies_example``: a sentence holding four content words in a row of one of the prompt's example replies
+  (the 1.5B model wrote "the cold air smells of earth and lamp oil" into games that never had a cellar).
 
 Per background job (by its answer's schema), the share of structured calls
 whose JSON validated at the first try, after the retry, or fell back. And a
@@ -60,6 +62,8 @@ from bot.engine import Engine, EngineConfig
 from bot.engine.game import PRIVATE_ONLY, WITHHELD
 from bot.engine.shaping import (
     ENGINE_NOTE,
+    EXAMPLE_RUN,
+    EXAMPLE_RUNS,
     GENERIC_SPEAKERS,
     OWN_NAMES,
     THIN_WORDS,
@@ -75,12 +79,12 @@ from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
 from bot.startup import engine_config, load_model
 from bot.store import Store
-from bot.words import sentences, stems
+from bot.words import runs, sentences, stems
 from bot.worlds import World, WorldLibrary
 
 FAULTS = (
     "speaks_for_players", "speaks_in_prose", "first_person", "echo", "repeats", "cut_off", "ungrounded",
-    "ignores_action", "thin", "artefacts", "engine_notes", "bad_asides", "placeholder", "empty",
+    "ignores_action", "thin", "artefacts", "engine_notes", "bad_asides", "placeholder", "empty", "copies_example",
 )  # fmt: skip
 EXAMPLES = 3
 TURNS = 12  # a world; two worlds make 24 turns
@@ -214,6 +218,8 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
         faults.append("engine_notes")
     if _bad_asides(raw if raw is not None else text, turn.players) or "[[" in text or "]]" in text:
         faults.append("bad_asides")
+    if any(runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS for sentence in said):
+        faults.append("copies_example")
     return faults
 
 

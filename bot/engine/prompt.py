@@ -14,6 +14,7 @@ from bot.engine.reveals import Reveals, reveal_notes
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.memory.context import Budget, Context, build_context, shared_prefix_share, squeeze_to_fit
+from bot.memory.recall import memory_brief
 from bot.model.base import ModelUnavailable
 from bot.model.sizing import reply_words
 from bot.model.worker import ModelWorker
@@ -66,6 +67,7 @@ class Prompts:
             view = replace(
                 view, uncovered=await self.reveals.uncovered(game.id, through), example=game.id,
                 reveals=reveal_notes(world, uncovers, players),
+                brief=memory_brief(action.content, view.pins, view.recall),
             )  # fmt: skip
         previous = self.sessions[game.id].last_prompt if remember else None
         count = self.worker.count_tokens

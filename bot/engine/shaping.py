@@ -40,8 +40,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot.memory.brief import EXAMPLE_REPLIES
 from bot.memory.context import EXAMPLE_REPLY
-from bot.words import boundaries, content_words, sentences, stems
+from bot.words import boundaries, content_words, runs, sentences, stems
 
 if TYPE_CHECKING:
     from bot.worlds import World
@@ -58,6 +59,14 @@ LOOSE_COVER = 0.6
 LOOSE_MIN_WORDS = 3
 LOOSE_NEW = 1
 RECENT_REPLIES = 3
+# A sentence holding this many content words in a row of one of the prompt's example replies copies it: taken out.
+EXAMPLE_RUN = 4
+EXAMPLE_RUNS = frozenset(
+    run
+    for reply in EXAMPLE_REPLIES
+    for s in sentences(re.sub(r"\[\[.*?\]\]", "", reply))
+    for run in runs(s, EXAMPLE_RUN)
+)
 # A public reply with fewer content words than this that are not its actions' own says too little to stand as a
 # GM's answer ('Dessa: "Rook, you're late."'): it is asked for once more. bench quality counts such a reply thin.
 THIN_WORDS = 6
@@ -279,6 +288,12 @@ class ReplyShaper:
                 self.done = True
                 self._pending = ""
             else:
+                self._echoed.append(sentence)
+            return ""
+        if not inside_aside and runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS:
+            # the prompt's example reply, copied in part ("the cold air smells of earth and lamp oil")
+            self.shaped.dropped.append(sentence.strip())
+            if not self._started:
                 self._echoed.append(sentence)
             return ""
         if normal:

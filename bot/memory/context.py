@@ -259,6 +259,7 @@ def _new_notes(
     notes = [note for entry_notes in held.values() for note in entry_notes]
     refs = {note.ref for note in notes}
     again = best_matches(view.recall)
+    briefed = {item.ref for item in view.brief}
 
     def left(layer: str, limit: int) -> int:
         # A layer's notes share its budget across the prompt, but a turn may always add its most relevant
@@ -269,7 +270,8 @@ def _new_notes(
     candidates = {
         "scene": hidden,
         "lore": sorted((i for i in view.lore if i.ref not in refs), key=lambda item: -item.priority),
-        "recall": [i for i in view.recall if i.ref not in refs or i.ref in again],
+        # What the brief tells beside the action is not also told before it: a turn is shown once in a prompt.
+        "recall": [i for i in view.recall if (i.ref not in refs or i.ref in again) and i.ref not in briefed],
     }
     limits = {"scene": budget.private, "lore": budget.lore, "recall": budget.recall}
     # What the action uncovers is never left out (it is the engine's decision for this reply); the brief is short.
@@ -350,7 +352,7 @@ def _trace(
         else:
             layers.append(LayerTrace(name="action", tokens=count(entry_message(action).content), budget=None,
                                      items=[f"entry:{action.id}"]))  # fmt: skip
-    found = {item.ref: item.found_by for item in added["recall"].items if item.found_by}
+    found = {item.ref: item.found_by for name in ("recall", "brief") for item in added[name].items if item.found_by}
     return ContextTrace(
         layers=layers, total_tokens=total, limit=budget.limit, reply_tokens=budget.reply_tokens, overflow=overflow,
         found_by=found,

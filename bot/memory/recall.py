@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.memory.config import MemoryConfig
-from bot.memory.layers import FOLLOWING, MemoryItem
+from bot.memory.layers import FOLLOWING, NEWER, MemoryItem
 from bot.store.models import RecallHit
 
 STOPWORDS = frozenset(
@@ -42,6 +42,40 @@ def query_terms(action: str, scene: Sequence[str] = ()) -> list[str]:
             if len(terms) >= MAX_TERMS:
                 return list(terms)
     return list(terms)
+
+
+# The memory's brief (F39): what the notes say about what the action asks about, told right after it, where a
+# small model answers from. A pin the action names (this many of its content words), the current value of a fact
+# it names, and the recalled turn that ranks clearly first (its fused score this much above the next one's, or
+# first by words and by meaning alike) for an action that asks or looks into something.
+BRIEF_PIN_WORDS = 2
+BRIEF_LEAD = 1.25
+BRIEF_ITEMS = 2
+_ASKING = frozenset(
+    "ask check examine inspect look search sniff smell listen read study remember recall where what who which "
+    "when how why whose find".split()
+)
+
+
+def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[MemoryItem]) -> list[MemoryItem]:
+    """What the notes say about the action, for the brief told beside it (at most :data:`BRIEF_ITEMS`)."""
+    said = {w for w in _WORD.findall(action.lower())}
+    wanted = set(query_terms(action))
+    brief: list[MemoryItem] = []
+    for pin in pins:
+        if len(wanted & set(query_terms(pin.text))) >= BRIEF_PIN_WORDS:
+            brief.append(pin)
+    newer = [item for item in recall if item.found_by == NEWER and wanted & set(query_terms(item.text))]
+    brief += newer[:1]
+    asking = "?" in action or bool(said & _ASKING)
+    ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]
+    if asking and ranked and not newer:
+        first = ranked[0]
+        second = ranked[1].score if len(ranked) > 1 else 0.0
+        clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both")
+        if clear and first.score > 0:
+            brief.append(first)
+    return brief[:BRIEF_ITEMS]
 
 
 # Reciprocal rank fusion's constant: small, so an index's first hits count for much more than its hundredth.
@@ -115,7 +149,8 @@ def _item(
     hit: RecallHit, kind: str, source: str = "", terms: Sequence[str] = (), words: int | None = None
 ) -> MemoryItem:
     label = "fact" if kind == "fact" else f"turn {hit.turn}"
-    return MemoryItem(hit.ref, f"[{label}] {excerpt(hit.text, terms, hit.part, words)}", found_by=source)
+    text = f"[{label}] {excerpt(hit.text, terms, hit.part, words)}"
+    return MemoryItem(hit.ref, text, found_by=source, score=hit.score or 0.0)
 
 
 # A recalled fragment longer than this many words is cut to the sentences nearest the question: the default of

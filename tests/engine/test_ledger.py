@@ -252,7 +252,9 @@ async def test_a_fact_an_earlier_turn_recalled_is_followed_by_its_newer_value(en
     await turn(engine, game.id, "I hide the brass key under the mat.")
     asked = await turn(engine, game.id, "Where did I put the brass key?")
     [old] = await engine.facts(game.id)
-    assert f"fact:{old.id}" in asked.context.trace.layer("recall").items, "recalled into turn 2's notes"
+    trace = asked.context.trace
+    noted = trace.layer("recall").items + trace.layer("brief").items  # the brief tells it beside the question
+    assert f"fact:{old.id}" in noted, "recalled into turn 2's notes"
     await turn(engine, game.id, "I carry the brass key down to the cellar.")
 
     later = await turn(engine, game.id, "I whistle a tune by the fire.")

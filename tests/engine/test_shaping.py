@@ -206,3 +206,20 @@ def test_an_aside_in_single_brackets_becomes_a_real_one_and_an_empty_one_goes():
     assert "[[" not in text and "Meg Wren frowns." in text
     text, _ = _shape("The clock strikes. [To Tom: psst.] Meg Wren frowns.")
     assert "[To Tom: psst.]" not in text, "a bracketed line is never the story; Tom does not play here"
+
+
+def test_a_sentence_copied_from_an_example_reply_is_taken_out():
+    """Qwen2.5 1.5B wrote the prompt's example into a game of another world: "The door locks with a groan, and
+    the cold air smells of earth and lamp oil." Any of the examples games are given, copied in part, goes."""
+    from bot.memory.brief import EXAMPLE_REPLIES
+
+    copied = "The door locks with a groan, and the cold air smells of earth and lamp oil. Meg watches you, Maya."
+    text, shaper = _shape(copied, actions=["I push the study door."], recent=[])
+    assert text == "Meg watches you, Maya." and shaper.shaped.dropped == [copied.split(". ")[0] + "."]
+    ferry = EXAMPLE_REPLIES[1].split(". ")[0]  # "The ferryman takes your coin without a word and pushes off ..."
+    text, _ = _shape(f"{ferry}. The rain keeps on.", actions=["I pay the ferryman."], recent=[])
+    assert text == "The rain keeps on."
+    text, _ = _shape(
+        "The cold air bites at your hands as you push. What do you do?", actions=["I push the door."], recent=[]
+    )
+    assert text == "The cold air bites at your hands as you push. What do you do?", "a few of its words are no copy"

@@ -83,3 +83,22 @@ def test_a_clause_is_embedded_on_its_own_and_an_excerpt_cut_around_it_keeps_its_
     assert excerpt(reply, part=5, words=10) == f"… {clue} …"
     assert passages(reply, clauses=False) == parts[:4]
     assert sentence_of(reply, 9) == 0, "a part the text has not (an older split's vectors): no sentence"
+
+
+def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_about():
+    from bot.memory.layers import NEWER, MemoryItem
+    from bot.memory.recall import memory_brief
+
+    pin = MemoryItem("pin:1", "The chapel candles are laced with arsenic.")
+    clue = MemoryItem(
+        "entry:3", "[turn 3] GM: Pip the groom swears he saw a rider at midnight.", found_by="both", score=0.2
+    )
+    other = MemoryItem("entry:90", "[turn 90] GM: The stables are quiet.", found_by="words", score=0.1)
+    assert memory_brief("I sniff the chapel candles.", [pin], []) == [pin], "a pin the action names"
+    assert memory_brief("I sniff the candles.", [pin], []) == [], "one word is not enough"
+    assert memory_brief("What did Pip the groom see?", [pin], [clue, other]) == [clue], "clearly first"
+    assert memory_brief("I walk to the stables.", [], [clue, other]) == [], "the action asks nothing"
+    close = MemoryItem("entry:91", "[turn 91] GM: A rider passed.", found_by="words", score=0.19)
+    assert memory_brief("What did Pip see?", [], [clue, close]) == [], "no clear first: the recall layer tells both"
+    now = MemoryItem("fact:2", "[fact, now] brass key, location: in the cellar", found_by=NEWER)
+    assert memory_brief("Where is the brass key?", [], [clue, now]) == [now], "a fact's value that holds now"
