@@ -274,6 +274,21 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
 
         leaks.run(settings, args.model, sys.stdout)
         return 0
+    if args.bench == "secrets":
+        from bot.bench import secrets
+
+        arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+        if not arms or any(a not in secrets.ARMS for a in arms) or "held" not in arms:
+            raise UserError(f"--arms takes {', '.join(secrets.ARMS)} separated by commas, held among them.")
+        if args.turns is not None and args.turns < 1:
+            raise UserError("--turns must be at least 1.")
+        secrets.run(settings, arms, args.turns, sys.stdout)
+        return 0
+    if args.bench == "reveals":
+        from bot.bench import reveal_fit
+
+        reveal_fit.run(settings, sys.stdout)
+        return 0
     if args.bench == "chance":
         from bot.bench import chance
 
@@ -434,6 +449,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--model", choices=("bundled", "leaky"), default="bundled",
         help="the configured model (default), or a scripted GM that leaks every secret it is given",
     )  # fmt: skip
+    secrets_parser = benches.add_parser(
+        "secrets", help="the world's secrets kept three ways: in the prompt, held by the engine, none (the floor)"
+    )
+    secrets_parser.add_argument("--arms", default="prompt,held,floor", help="which ways (default all three)")
+    secrets_parser.add_argument("--turns", type=int, default=None, help="turns a world (default the whole script)")
+    benches.add_parser("reveals", help="the meaning threshold of the worlds' conditions, set on one world, held out")
     turns_parser = benches.add_parser("turns", help="time to first text per turn against the floor, jobs on and off")
     turns_parser.add_argument("--games", type=int, default=2, help="games played at once (default 2)")
     turns_parser.add_argument("--turns", type=int, default=12, help="GM turns per game (default 12)")

@@ -27,6 +27,7 @@ from bot.memory.leaks import (
     world_public_stems,
     world_public_texts,
 )
+from bot.memory.reveals import meanings, uncoverables
 from bot.store import Game, Store
 from bot.words import content_words, sentences, stems
 from bot.worlds import World
@@ -204,6 +205,7 @@ class LeakGuards:
         if known is not None and known[0] is world:
             return
         texts = [s.text for s in guarded_world_secrets(world, 0, (), "") if s.text] + world_public_texts(world)
+        texts += meanings(uncoverables(world))  # what the engine judges actions by (bot.engine.reveals)
         self._warming[world.id] = (world, asyncio.create_task(self._warm(world.id, texts), name=f"warm-{world.id}"))
 
     async def _warm(self, world_id: str, texts: list[str]) -> None:

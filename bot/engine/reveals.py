@@ -22,7 +22,9 @@ from bot.worlds import World
 log = logging.getLogger(__name__)
 
 SCENE_ENTRIES = 6  # the public entries before an action that say where the scene is and who is spoken to
-MEANING_SECONDS = 3.0  # at most, for the actions' closeness to the conditions; words alone after that
+# At most, for an action's closeness to the conditions (the conditions are embedded when the world's first game
+# starts, with its secrets: see LeakGuards.warm); words alone after that.
+MEANING_SECONDS = 5.0
 
 
 class Reveals:
