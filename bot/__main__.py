@@ -282,7 +282,7 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError(f"--arms takes {', '.join(secrets.ARMS)} separated by commas, held among them.")
         if args.turns is not None and args.turns < 1:
             raise UserError("--turns must be at least 1.")
-        secrets.run(settings, arms, args.turns, sys.stdout)
+        secrets.run(settings, arms, args.turns, sys.stdout, args.world)
         return 0
     if args.bench == "reveals":
         from bot.bench import reveal_fit
@@ -454,6 +454,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     secrets_parser.add_argument("--arms", default="prompt,held,floor", help="which ways (default all three)")
     secrets_parser.add_argument("--turns", type=int, default=None, help="turns a world (default the whole script)")
+    secrets_parser.add_argument("--world", default=None, help="one world (an id or a file) instead of both shipped")
     benches.add_parser("reveals", help="the meaning threshold of the worlds' conditions, set on one world, held out")
     turns_parser = benches.add_parser("turns", help="time to first text per turn against the floor, jobs on and off")
     turns_parser.add_argument("--games", type=int, default=2, help="games played at once (default 2)")
