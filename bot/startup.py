@@ -29,7 +29,9 @@ def load_model(settings: ProcessSettings) -> LanguageModel:
         model = _server_chat_model(settings)
     else:
         chosen = choose_model(settings)  # once: a server that fails to start leaves the same file to load in process
-        model = (_started_server(settings, chosen) if settings.server_slots else None) or _llama_model(settings, chosen)
+        model = (_started_server(settings, chosen) if settings.server_slots else None) or _default_or_bundled(
+            settings, chosen
+        )
     settle_for_model(settings, model)
     return model
 
@@ -134,7 +136,7 @@ def choose_model(settings: ProcessSettings, *, fetch_default=None) -> tuple[Path
     entry = CATALOG[DEFAULT_MODEL]
     try:
         path = fetch_default(DEFAULT_MODEL, settings.models_dir)
-    except UserError as why:
+    except (UserError, OSError) as why:  # an OSError: the fetch is a bug's or the disk's, never the game's end
         return bundled_model_path(), (
             f"The GM is the bundled {BUNDLED_TITLE}, a model for tests: {why} `python -m bot model pull "
             f"{DEFAULT_MODEL}` tries again."
@@ -143,6 +145,25 @@ def choose_model(settings: ProcessSettings, *, fetch_default=None) -> tuple[Path
         f"The GM is {entry.title} ({entry.licence}), the default; GM_MODEL=tiny (make play MODEL=tiny) plays the "
         f"bundled {BUNDLED_TITLE} instead."
     )
+
+
+def _default_or_bundled(settings: ProcessSettings, chosen: tuple[Path, str]) -> LanguageModel:
+    """The chosen model loaded in process; the default model (not one an admin named) that does not load (its
+    file damaged since it was fetched) gives way to the bundled one, said in the line that says which plays."""
+    from bot.model.llama import bundled_model_path
+
+    try:
+        return _llama_model(settings, chosen)
+    except UserError as why:
+        if settings.model or settings.model_path is not None or chosen[0] == bundled_model_path():
+            raise
+        from bot.model.catalog import DEFAULT_MODEL
+
+        log.warning("%s", why)
+        return _llama_model(settings, (bundled_model_path(), (
+            f"The GM is the bundled {BUNDLED_TITLE}, a model for tests: {why} Delete the file and "
+            f"`python -m bot model pull {DEFAULT_MODEL}` to fetch it again."
+        )))  # fmt: skip
 
 
 def _llama_model(settings: ProcessSettings, chosen: tuple[Path, str]) -> LanguageModel:

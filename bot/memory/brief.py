@@ -142,7 +142,7 @@ def npc_notes(world: World, npc_id: str, uncovered: frozenset[str]) -> list[Memo
     npc = next((n for n in world.npcs if n.id == npc_id), None)
     if npc is None:
         return []
-    items = [MemoryItem(f"npc:{npc.id}:behaviour", f"{npc.name} behaves so: {npc.behaviour}")] if npc.behaviour else []
+    items = [MemoryItem(f"npc:{npc.id}:behaviour", f"How {npc.name} acts: {npc.behaviour}")] if npc.behaviour else []
     for i, hidden in enumerate(npc.secrets):
         if f"npc:{npc.id}:hides:{i}" in uncovered:
             items.append(MemoryItem(f"npc:{npc.id}:hides:{i}", f"{npc.name} has admitted: {hidden.text}"))

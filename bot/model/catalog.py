@@ -16,16 +16,23 @@ on a CPU (file + KV cache + scratch), about the file's size plus 1 to 2 GB.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import logging
 import os
 import re
 import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from bot.errors import UserError, shortened
+
+try:
+    import fcntl
+except ImportError:  # not on Windows; there two fetches of one model are not kept apart
+    fcntl = None
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +235,44 @@ def model_file(name: str, models_dir: Path, setting: str = "GM_MODEL") -> Path:
 GGUF_MAGIC = b"GGUF"  # the first four bytes of every GGUF file
 
 
+@contextlib.contextmanager
+def alone(target: Path) -> Iterator[None]:
+    """Hold the fetch of ``target`` against other processes fetching it (a bench and a game started together): they
+    shared its parts and its unfinished file, and one failed on a file the other had already named whole.
+
+    The lock file goes once the fetch ends; a process that waited on a lock file since removed takes a new one."""
+    if fcntl is None:
+        yield
+        return
+    path = target.parent / f".{target.name}.lock"
+    said = False
+    while True:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(path, "w")  # noqa: SIM115 (held for the block)
+        except OSError as exc:
+            raise UserError(f"cannot write in {target.parent} ({exc.strerror})") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not said:
+                print(f"Another process is fetching {target.name}; waiting for it ...", flush=True)
+                said = True
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(lock.fileno()).st_ino:
+            break
+        lock.close()  # the holder before removed this one: take the next
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        lock.close()
+
+
 def pull(name: str, models_dir: Path) -> Path:
     """Download a catalog or Hub model into ``models_dir`` and check its SHA-256.
 
@@ -239,13 +284,20 @@ def pull(name: str, models_dir: Path) -> Path:
     found = hub_file(name)
     if found is None:
         raise UserError(f"{shortened(name)!r} is a path, not something to download; set GM_MODEL to it.")
-    from huggingface_hub import get_hf_file_metadata, hf_hub_url
-
     endpoint = os.environ.get("HF_ENDPOINT") or None
     target = found.local_path(models_dir)
     pinned = CATALOG[name].sha256 if name in CATALOG else None
     if pinned is not None and has_pinned_file(target, pinned):  # these bytes, wherever they came from
         return target
+    with alone(target):  # a bot and a `model pull` at once: the second waits, then finds the file there
+        if pinned is not None and has_pinned_file(target, pinned):
+            return target
+        return _pull(found, target, endpoint, pinned)
+
+
+def _pull(found: HubFile, target: Path, endpoint: str | None, pinned: str | None) -> Path:
+    from huggingface_hub import get_hf_file_metadata, hf_hub_url
+
     part = Path(f"{target}.part")
     where = endpoint or "https://huggingface.co"
     try:
@@ -261,7 +313,7 @@ def pull(name: str, models_dir: Path) -> Path:
         raise problem from None
     digest = _verified(part, found.file, metadata.etag, where, pinned)
     part.replace(target)
-    Path(f"{target}.sha256").write_text(digest + "\n")
+    mark_checked(target, digest)
     if _sha256_etag(metadata.etag) is None:
         log.warning("The Hub gave no SHA-256 for %s; its size was checked only", found.file)
     return target
@@ -375,25 +427,58 @@ def _sha256_etag(etag: str | None) -> str | None:
     return value if re.fullmatch(r"[0-9a-f]{64}", value) else None
 
 
-def has_pinned_file(target: Path, pinned: str) -> bool:
-    """The file is there, checked once against the pinned SHA-256 (its marker says so; a file without one, put
-    there by hand, is read once to check it)."""
+def mark_checked(target: Path, digest: str) -> None:
+    """Say beside ``target`` that its bytes were checked: their SHA-256 and size (``FILE.sha256``)."""
+    Path(f"{target}.sha256").write_text(f"{digest} {target.stat().st_size}\n")
+
+
+def _marked(target: Path) -> tuple[str, int | None] | None:
+    """What ``FILE.sha256`` says of ``target``: the SHA-256 it was checked with and its size then (``None`` for a
+    marker written before sizes were); ``None`` without a marker."""
     marker = Path(f"{target}.sha256")
+    try:
+        fields = marker.read_text().split()
+    except OSError:
+        return None
+    if not fields:
+        return None
+    size = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+    return fields[0], size
+
+
+def _still_whole(target: Path, size: int | None) -> bool:
+    """Whether the file is still the size it was checked at: a file cut short or grown since (a copy broken off,
+    a disk filled) is not the file the marker speaks of."""
+    try:
+        now = target.stat().st_size
+    except OSError:
+        return False
+    if size is not None and now != size:
+        log.warning("%s is %d bytes, not the %d it was checked at; it is no longer trusted", target.name, now, size)
+        return False
+    return True
+
+
+def has_pinned_file(target: Path, pinned: str) -> bool:
+    """The file is there with its pinned bytes: checked once against the pinned SHA-256 (its marker says so, and
+    its size is the one checked; a file without a marker, put there by hand, or with one from before sizes, is
+    read once to check it)."""
     if not target.is_file():
         return False
-    if marker.is_file():
-        return marker.read_text().strip() == pinned
+    marked = _marked(target)
+    if marked is not None and marked[1] is not None:
+        return marked[0] == pinned and _still_whole(target, marked[1])
     if sha256_of(target) != pinned:
         return False
-    marker.write_text(pinned + "\n")
+    mark_checked(target, pinned)
     return True
 
 
 def _checked(target: Path, etag: str | None) -> bool:
-    """Already downloaded and checked against this very file on the Hub."""
-    marker = Path(f"{target}.sha256")
+    """Already downloaded and checked against this very file on the Hub, and still the size it was then."""
     expected = _sha256_etag(etag)
-    return target.is_file() and marker.is_file() and expected is not None and marker.read_text().strip() == expected
+    marked = _marked(target) if target.is_file() else None
+    return marked is not None and expected is not None and marked[0] == expected and _still_whole(target, marked[1])
 
 
 def _gb(size: int | None) -> str:

