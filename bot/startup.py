@@ -86,6 +86,7 @@ def _started_server(settings: ProcessSettings, chosen: tuple[Path, str]) -> Lang
             slots=SlotMap(settings.server_slots, folder), sampling=_sampling(settings), owner=server,
         )  # fmt: skip
         model.check()
+        server.supervise(on_restart=model.server_restarted)  # a server that dies is started again
     except (LlamaServerError, ServerError, OSError) as exc:
         if server is not None:
             server.stop()

@@ -6,7 +6,9 @@ and one more for the memory's background work, each slot ``GM_N_CTX`` tokens;
 prompts are cached per slot, and a slot's state can be saved to and restored
 from ``data/slots/`` (see :class:`bot.model.server.ServerModel`). The bot
 waits for the server's health, talks to it as to any model server, and
-stops it when it stops.
+stops it when it stops. A server that dies meanwhile (killed, out of memory)
+is started again on the same port, with back-off, and said in the log; its
+games then restore their slots from their files.
 
 The binary is the one ``scripts/build-llama-server`` builds from the llama.cpp
 that the pinned llama-cpp-python carries (the same version as the in-process
@@ -23,6 +25,7 @@ import json
 import logging
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -61,6 +64,8 @@ CPU_FLASH_ATTENTION = "off"
 # 25.8 s in 64, 14.2 s in 32; the reading 48.0 s, 54.9 s, 62.0 s (44 s to 46 s alone). Steps of 64 nearly halve the
 # wait of a player whose reply is written beside a reading, for a seventh more of the reading's; see docs/tables.md.
 CPU_BATCH = 64
+WATCH_SECONDS = 1.0  # how often the supervisor looks whether the server it started is still running
+RESTART_BACKOFF = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0)  # seconds between tries to start it again
 
 
 class LlamaServerError(ModelUnavailable):
@@ -112,6 +117,18 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
+def _signal(process: subprocess.Popen, sig: int) -> None:
+    """``sig`` to the server and whatever it started (its process group), or to it alone where groups are not."""
+    try:
+        if os.name == "posix":
+            os.killpg(process.pid, sig)
+        else:
+            process.send_signal(sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(OSError):
+            process.send_signal(sig)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -134,8 +151,15 @@ class LlamaServer:
     port: int = 0
     extra: list[str] = field(default_factory=list)
     process: subprocess.Popen | None = None
+    # While the server is down and being started again: why, for /memory-status and for the calls that wait.
+    down: str | None = None
+    restarts: int = 0
     _lines: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES))
     _reader: threading.Thread | None = None
+    _stopping: threading.Event = field(default_factory=threading.Event)
+    _up: threading.Event = field(default_factory=threading.Event)
+    _watch: threading.Thread | None = None
+    _on_restart: list = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -166,9 +190,11 @@ class LlamaServer:
         self.slot_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
         try:
+            # A process group of its own: a GM_LLAMA_SERVER that is a wrapper script is stopped with what it runs.
             self.process = subprocess.Popen(
                 self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 text=True, errors="replace", preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+                start_new_session=os.name == "posix",
             )  # fmt: skip
         except OSError as exc:
             raise LlamaServerError(f"{self.binary} could not be started: {exc.strerror or exc}.") from None
@@ -182,12 +208,78 @@ class LlamaServer:
                     f"llama-server stopped at start (exit status {self.process.returncode}): {self.last_words()}"
                 )
             if self.healthy():
+                if self.process.poll() is not None or not self._serves_alias():
+                    # Another HTTP server answered on the port (taken between the check and the start): not ours.
+                    self._kill()
+                    raise LlamaServerError(
+                        f"port {self.port} answers, but not as this llama-server (another program took it)"
+                    )
                 log.info("llama-server serves %s on %s (%d game slots + 1, %d tokens each)",
                          self.alias, self.url, self.slots, self.n_ctx)  # fmt: skip
+                self._up.set()
                 return
             time.sleep(0.25)
-        self.stop()
+        self._kill()
         raise LlamaServerError(f"llama-server did not become healthy within {timeout:g} s: {self.last_words()}")
+
+    def _serves_alias(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"{self.url}/models", timeout=2) as answer:
+                data = json.loads(answer.read() or b"{}").get("data") or []
+        except (OSError, ValueError, AttributeError, urllib.error.URLError):
+            return False
+        return any(isinstance(m, dict) and m.get("id") == self.alias for m in data)
+
+    def supervise(self, on_restart=None) -> None:
+        """Watch the server from now on: if it dies, start it again (same port, back-off between tries), and then
+        call ``on_restart`` (its slots hold nothing any more)."""
+        if on_restart is not None:
+            self._on_restart.append(on_restart)
+        if self._watch is None:
+            self._watch = threading.Thread(target=self._watch_loop, name="llama-server-watch", daemon=True)
+            self._watch.start()
+
+    def wait_serving(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` seconds) while the server is down or being started again; whether it serves.
+        A server found dead before its supervisor saw it is waited for too."""
+        deadline = time.monotonic() + timeout
+        while not self._stopping.is_set():
+            process = self.process
+            if process is not None and process.poll() is None and self.down is None and self._up.is_set():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.2)
+        return False
+
+    def _watch_loop(self) -> None:
+        while not self._stopping.wait(WATCH_SECONDS):
+            process = self.process
+            if process is None or process.poll() is None:
+                continue
+            self._up.clear()
+            died = time.monotonic()
+            self.down = f"llama.cpp's server stopped (exit status {process.returncode}); it is being started again"
+            log.warning("llama-server stopped (exit status %s): %s; starting it again", process.returncode,
+                        self.last_words())  # fmt: skip
+            for attempt in range(10**9):
+                if self._stopping.is_set():
+                    return
+                try:
+                    self.start()
+                except LlamaServerError as exc:
+                    wait = RESTART_BACKOFF[min(attempt, len(RESTART_BACKOFF) - 1)]
+                    self.down = f"llama.cpp's server does not start again ({exc}); next try in {wait:g} s"
+                    log.warning("llama-server did not start again: %s; next try in %g s", exc, wait)
+                    self._stopping.wait(wait)
+                    continue
+                break
+            self.down = None
+            self.restarts += 1
+            log.warning("llama-server is serving again, %.1f s after it stopped", time.monotonic() - died)
+            for callback in self._on_restart:
+                with contextlib.suppress(Exception):
+                    callback()
 
     def healthy(self) -> bool:
         try:
@@ -204,14 +296,22 @@ class LlamaServer:
         return " / ".join(" ".join(line.split())[:200] for line in chosen) or "it wrote nothing"
 
     def stop(self) -> None:
+        """Stop the server for good: the supervisor starts it no more."""
+        self._stopping.set()
+        self._up.set()  # a call waiting for a restart waits no more
+        if self._watch is not None and self._watch is not threading.current_thread():
+            self._watch.join(STOP_SECONDS)
+        self._kill()
+
+    def _kill(self) -> None:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:
             return
-        process.terminate()
+        _signal(process, signal.SIGTERM)
         try:
             process.wait(STOP_SECONDS)
         except subprocess.TimeoutExpired:
-            process.kill()
+            _signal(process, signal.SIGKILL)
             process.wait(STOP_SECONDS)
         log.info("llama-server stopped")
 

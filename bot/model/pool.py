@@ -9,10 +9,16 @@ fails before any text was shown is sent to the next server at once; a reply
 cut off after its first words fails as with one server (the action is kept
 for /retry), and the retry goes to another server. Work of no game (the
 memory's background calls) goes to the servers in turn.
+
+Each server has places of its own, as many as it serves calls at once: a
+call whose server's places are all taken goes to the next one with room,
+so a server that hangs holds no more than its own places (the pool's are
+their sum), and the games of the others are not kept waiting behind it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import logging
@@ -39,6 +45,7 @@ class ServerPool(LanguageModel):
         self.background_yields = any(getattr(s, "background_yields", False) for s in self.servers)
         self.placement = f"on {len(self.servers)} model servers ({self.parallel} calls at once)"
         self._down: dict[str, float] = {}  # server url -> until when it is left out
+        self._calls: dict[str, int] = {}  # server url -> its calls under way
         self._lock = threading.Lock()
         self._turn = itertools.count()
 
@@ -77,7 +84,19 @@ class ServerPool(LanguageModel):
         now = time.monotonic()
         with self._lock:
             up = [s for s in ranked if self._down.get(s.url, 0.0) <= now]
-        return up + [s for s in ranked if s not in up]
+            room = [s for s in up if self._calls.get(s.url, 0) < s.parallel]
+        return room + [s for s in up if s not in room] + [s for s in ranked if s not in up]
+
+    @contextlib.contextmanager
+    def _place(self, server: ServerModel) -> Iterator[None]:
+        """One of ``server``'s places, for the call in the block."""
+        with self._lock:
+            self._calls[server.url] = self._calls.get(server.url, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._calls[server.url] -= 1
 
     def _mark_down(self, server: ServerModel, why: Exception) -> None:
         with self._lock:
@@ -99,14 +118,15 @@ class ServerPool(LanguageModel):
         for server in self.order(slot):
             shown = False
             try:
-                written = server.stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
-                try:
-                    for piece in written:
-                        shown = True
-                        yield piece
-                finally:
-                    written.close()  # a reader that leaves early stops the server's reply
-                    out.stats = written.stats
+                with self._place(server):
+                    written = server.stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+                    try:
+                        for piece in written:
+                            shown = True
+                            yield piece
+                    finally:
+                        written.close()  # a reader that leaves early stops the server's reply
+                        out.stats = written.stats
                 return
             except ServerDown as exc:
                 self._mark_down(server, exc)
@@ -140,7 +160,8 @@ class ServerPool(LanguageModel):
         failures: list[str] = []
         for server in self.order(key):
             try:
-                return call(server)
+                with self._place(server):
+                    return call(server)
             except ServerDown as exc:
                 self._mark_down(server, exc)
                 failures.append(str(exc))

@@ -183,7 +183,7 @@ class ServerModel(LanguageModel):
         self.slots = slots
         self.sampling = dict(sampling or {})
         self.owner = owner
-        self.placement = f"on a model server ({self.parallel} calls at once)"
+        self._placement = f"on a model server ({self.parallel} calls at once)"
         # Background calls at once: with slots, the one spare slot; else all but one place, kept for a player.
         self.background_parallel = 1 if slots is not None else max(1, self.parallel - 1)
         # A server the bot started on the CPU shares its cores with every call: background work waits for players.
@@ -195,6 +195,21 @@ class ServerModel(LanguageModel):
         # left early (the reply rules ended it) still has its figures. Known from /models, or the bot started it.
         self.llama_cpp = owner is not None
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
+
+    @property
+    def placement(self) -> str:  # type: ignore[override]
+        """Where it runs; while the server the bot started is being started again, that too (/memory-status)."""
+        down = getattr(self.owner, "down", None)
+        return f"{self._placement} ({down})" if down else self._placement
+
+    @placement.setter
+    def placement(self, value: str) -> None:
+        self._placement = value
+
+    def server_restarted(self) -> None:
+        """The server the bot started was started again: its slots hold nothing; each game restores its file."""
+        if self.slots is not None:
+            self.slots.emptied()
 
     # Start-up
 
@@ -349,11 +364,11 @@ class ServerModel(LanguageModel):
             else:
                 if finish is None:  # neither [DONE] nor a finish reason: the server died mid-reply
                     raise ServerDown(f"The model server at {self.url} broke off its reply before its end.")
-        except _Overdue:
+        except _Overdue:  # a hung server, or one that trickles: left out of a pool like one that does not answer
             late = f"did not finish its reply within {self.timeout:g} s (GM_MODEL_TIMEOUT); it was stopped."
-            raise ServerError(f"The model server at {self.url} {late}") from None
+            raise ServerDown(f"The model server at {self.url} {late}") from None
         except _Endless as exc:
-            raise ServerError(f"The model server at {self.url} {exc}; it was stopped.") from None
+            raise ServerDown(f"The model server at {self.url} {exc}; it was stopped.") from None
         except (OSError, ValueError, AttributeError, TypeError, http.client.HTTPException) as exc:
             raise ServerDown(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
@@ -559,7 +574,7 @@ class ServerModel(LanguageModel):
                 data = _read(response, MAX_ANSWER_BYTES + 1, time.monotonic() + self.timeout)
             except _Overdue:
                 late = f"did not finish its answer to {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)."
-                raise ServerError(f"The model server at {self.url} {late}") from None
+                raise ServerDown(f"The model server at {self.url} {late}") from None
             except (OSError, http.client.HTTPException) as exc:
                 raise ServerError(f"The model server at {self.url} broke off its answer to {path}: {exc}") from None
             if len(data) > MAX_ANSWER_BYTES:
@@ -575,7 +590,10 @@ class ServerModel(LanguageModel):
                 deep = f"The model server at {self.url} answered {path} with JSON nested too deeply."
                 raise ServerError(deep) from None
 
-    def _open(self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True):
+    def _open(
+        self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True,
+        waited: bool = False,
+    ):  # fmt: skip
         url = (base or self.url) + path
         data = json.dumps(body).encode() if body is not None else None
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -598,17 +616,39 @@ class ServerModel(LanguageModel):
                     raise ServerError(refused) from None
                 except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
                     reason = getattr(exc, "reason", exc)
+                    if isinstance(reason, TimeoutError) and not (self.stop is not None and self.stop.is_set()):
+                        # It took the call and said nothing for the whole timeout: hung, not starting up. Trying
+                        # again would hold the call (and a pool's next server) for minutes more.
+                        late = f"did not answer {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)"
+                        raise ServerDown(f"The model server at {self.url} {late}.") from None
                     raise _Retryable(str(reason)) from None
             except _Retryable as exc:
                 if self.stop is not None and self.stop.is_set():
                     raise Interrupted from None  # its connection was closed to let a more urgent call go first
+                if wait is None and self.owner is not None and not waited and self._restarted_in_time():
+                    return self._open(method, path, body, base=base, retries=False, waited=True)
                 if wait is None:
-                    raise ServerDown(
-                        f"The model server at {self.url} is not answering ({exc}); is it running? (GM_MODEL_URL)"
-                    ) from None
+                    raise ServerDown(self._not_answering(exc)) from None
                 log.info("Model server: %s; trying again in %.1f s", exc, wait)
                 time.sleep(wait)
         raise AssertionError("unreachable")
+
+    def _restarted_in_time(self) -> bool:
+        """The server the bot started is not answering: wait, within the call's timeout, for its supervisor to
+        start it again (see LlamaServer.supervise); whether it serves again."""
+        wait_serving = getattr(self.owner, "wait_serving", None)
+        if wait_serving is None:
+            return False
+        log.info("Model server: llama.cpp's server is not answering; the call waits for it to be started again")
+        return bool(wait_serving(self.timeout))
+
+    def _not_answering(self, why: object) -> str:
+        if self.owner is not None:
+            return (
+                f"llama.cpp's server, which the bot started (GM_SERVER_SLOTS), is not answering ({why}); it is "
+                "being started again"
+            )
+        return f"The model server at {self.url} is not answering ({why}); is it running? (GM_MODEL_URL)"
 
 
 def _whole(answer: dict, started: float) -> Answer:

@@ -267,6 +267,18 @@ class SlotMap:
             self._used[slot] = time.monotonic()
             self._lock.notify_all()
 
+    def emptied(self) -> None:
+        """The server was started again: no slot holds any game's state now (the calls in flight failed with it);
+        each game's next call restores its file, or reads its prompt from nothing."""
+        with self._lock:
+            self._holder.clear()
+            self._of.clear()
+            self._cold.clear()
+            self._returning.clear()
+            self._writing.clear()
+            self._copy_wanted.clear()
+            self._lock.notify_all()
+
     def forget(self, label: str) -> int | None:
         """The game ended: its slot is free, and its file goes; the slot it held, if any."""
         with self._lock:

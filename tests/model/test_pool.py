@@ -128,3 +128,97 @@ def test_several_servers_in_the_setting_are_checked_each():
     ]:
         with pytest.raises(ValueError, match=said):
             ProcessSettings(model_url=bad)
+
+
+def _pair(stub) -> tuple[ServerPool, ServerModel, ServerModel]:
+    """A pool of a misbehaving stub and a healthy one, ordered for the game asked about: the stub first."""
+    from tests.model.stub_server import StubServer
+
+    healthy = StubServer()
+    healthy.__enter__()
+    bad = ServerModel(stub.url, "gm", timeout=1)
+    good = ServerModel(healthy.url, "gm", timeout=30)
+    pool = ServerPool([bad, good])
+    return pool, bad, good, healthy
+
+
+def _game_on(pool: ServerPool, server: ServerModel) -> str:
+    return next(g for g in (f"game:{n}" for n in range(100)) if pool.order(g)[0] is server)
+
+
+def test_a_hung_server_holds_a_call_for_one_timeout_then_the_next_server_answers():
+    """A server that takes calls and never answers: a read timeout is not retried with back-off (it held each call
+    for minutes), the server is left out, and the call goes on to the next one."""
+    import time
+
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        stub.hold_seconds = 60  # takes the call, says nothing
+        pool, bad, good, healthy = _pair(stub)
+        try:
+            game = _game_on(pool, bad)
+            started = time.monotonic()
+            reply = "".join(pool.stream(HELLO, max_tokens=8, slot=game))
+            assert reply.strip() == StubServer.REPLY and time.monotonic() - started < 4, "one timeout, not four"
+            assert pool.order(game)[0] is good, "the hung server is left out for a cool-down"
+            started = time.monotonic()
+            assert pool.generate(HELLO, max_tokens=8).text == StubServer.REPLY
+            assert time.monotonic() - started < 5, "the next call does not wait on it"
+        finally:
+            healthy.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("mode", ["comments", "trickle"])
+def test_a_server_that_streams_and_never_finishes_is_left_out_and_the_call_goes_on(mode: str):
+    from tests.model.stub_server import StubServer
+
+    with StubServer() as stub:
+        stub.stream = mode
+        pool, bad, good, healthy = _pair(stub)
+        try:
+            game = _game_on(pool, bad)
+            assert "".join(pool.stream(HELLO, max_tokens=8, slot=game)).strip() == StubServer.REPLY
+            assert pool.order(game)[0] is good, "left out, as one that does not answer"
+        finally:
+            healthy.__exit__(None, None, None)
+
+
+async def test_a_hung_server_holds_only_its_own_places_and_the_others_games_do_not_wait():
+    """Two servers of one place each: calls stuck on the hung one took every place of the worker, and a game of
+    the healthy server waited behind them. Each server has its own places now: a call whose server is full goes
+    to one with room."""
+    import asyncio
+    import threading
+    import time
+
+    from bot.model.worker import ModelWorker
+
+    release = threading.Event()
+
+    class Hung(FakeServer):
+        def _pieces(self, slot):
+            self.games.append(slot)
+            release.wait(30)  # takes the call, says nothing
+            yield "Late."
+
+    hung, healthy = Hung("http://10.0.0.1:8080/v1"), FakeServer("http://10.0.0.2:8080/v1")
+    pool = ServerPool([hung, healthy])
+    hung_games = [g for g in (f"game:{n}" for n in range(100)) if pool.order(g)[0] is hung][:2]
+    healthy_game = next(g for g in (f"game:{n}" for n in range(100)) if pool.order(g)[0] is healthy)
+    try:
+        async with ModelWorker(pool) as worker:
+
+            async def reply(game: str) -> str:
+                return "".join([piece async for piece in worker.stream(HELLO, max_tokens=8, slot=game, label=game)])
+
+            stuck = asyncio.create_task(reply(hung_games[0]))
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            moved = await asyncio.wait_for(reply(hung_games[1]), 5)
+            own = await asyncio.wait_for(reply(healthy_game), 5)
+            assert moved == own == "The door opens." and time.monotonic() - started < 5
+            release.set()
+            assert await stuck == "Late."
+    finally:
+        release.set()
