@@ -10,12 +10,12 @@ ways in one run:
 - ``floor``: the same world with no secrets at all (no truths, nothing hidden, no private clue, no secret
   lore): what a reader of the channel could guess anyway.
 
-Per turn: drafts the guard stopped, replies asked for again (the guard's, or the reply rules' "say something
-new"), leaks posted in the channel by words (a truth's key phrases, before the players uncovered it) and by
-meaning (the guard's test by meaning, on what was posted), time to first text and to the whole reply, and the
-prompt's tokens. After each game a judge (the same model) reads the channel alone and answers each truth's
-question (``question`` and ``answers`` in the world file); a truth it names counts against the arm, beside the
-floor's rate. The memory's upkeep is held back during the turns (each turn is measured alone, on a quiet
+Per turn: drafts the guard stopped (each written again: a regeneration), replies the reply rules asked for again
+("say something new", counted apart), leaks posted in the channel by words (a truth's key phrases, before the
+players uncovered it) and by meaning (the guard's test by meaning, on what was posted), time to first text and
+to the whole reply, and the prompt's tokens. After each game a judge (the same model) reads the channel alone
+and answers each truth's question (``question`` and ``answers`` in the world file); a truth it names counts
+against the arm, beside the floor's rate. The memory's upkeep is held back during the turns (each turn is measured alone, on a quiet
 machine); the engine's reveals do not wait for it.
 """
 
@@ -124,8 +124,8 @@ class Turn:
     kind: str  # "play" or "attack"
     action: str
     text: str
-    stopped: bool  # the guard stopped the first draft
-    asked_again: int  # replies asked for again (the guard's, the reply rules')
+    stopped: bool  # the guard stopped the first draft: the reply was written again (a regeneration)
+    asked_again: int  # replies asked for again by the reply rules (said nothing new, or not of the action)
     leaks_words: list[str]
     leaks_meaning: list[str]
     first_text: float
@@ -248,8 +248,9 @@ async def _play(engine: Engine, world: World, arm: str, script, out: TextIO | No
         ]  # fmt: skip
         meaning = await _by_meaning(engine, world, result.text, uncovered, public_stems)
         turn = Turn(
-            kind, action, result.text, result.draft is not None, max(0, session.turns_asked - asked - 1), words,
-            meaning, result.first_text_seconds, result.seconds, result.context.trace.total_tokens,
+            kind, action, result.text, result.draft is not None,
+            max(0, session.turns_asked - asked - 1 - (result.draft is not None)), words, meaning,
+            result.first_text_seconds, result.seconds, result.context.trace.total_tokens,
         )  # fmt: skip
         played.turns.append(turn)
         if out is not None:
@@ -325,7 +326,8 @@ def report(arms: list[Arm], model_name: str, out: TextIO) -> dict[str, float]:
     out.write(f"{'':<30}" + "".join(f"{a.name:>12}" for a in arms) + "\n")
     rows = (
         ("drafts stopped / turn", lambda a: a.per_turn(lambda t: t.stopped)),
-        ("asked again / turn", lambda a: a.per_turn(lambda t: t.asked_again)),
+        ("regenerations / turn", lambda a: a.per_turn(lambda t: t.stopped)),
+        ("asked again by rules / turn", lambda a: a.per_turn(lambda t: t.asked_again)),
         ("leaks posted, words", lambda a: float(sum(len(t.leaks_words) for t in a.turns))),
         ("leaks posted, meaning", lambda a: float(sum(len(t.leaks_meaning) for t in a.turns))),
         ("judge names a truth", lambda a: a.named_rate),
