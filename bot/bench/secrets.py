@@ -15,8 +15,8 @@ Per turn: drafts the guard stopped (each written again: a regeneration), replies
 players uncovered it) and by meaning (the guard's test by meaning, on what was posted), time to first text and
 to the whole reply, and the prompt's tokens. After each game a judge (the same model) reads the channel alone
 and answers each truth's question (``question`` and ``answers`` in the world file); a truth it names counts
-against the arm, beside the floor's rate. The memory's upkeep is held back during the turns (each turn is measured alone, on a quiet
-machine); the engine's reveals do not wait for it.
+against the arm, beside the floor's rate. The memory's upkeep is held back during the turns (each turn is
+measured alone, on a quiet machine); the engine's reveals do not wait for it.
 """
 
 from __future__ import annotations
