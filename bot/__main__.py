@@ -224,6 +224,13 @@ def model_command(settings: ProcessSettings, args: argparse.Namespace) -> int:
     from bot.model.fetch import fetch
 
     if args.model_command == "pull":
+        from bot.startup import E5_SMALL
+
+        if args.name.strip().lower() in (E5_SMALL, "tiny", "bundled", "minilm"):
+            what = "GM_EMBED_MODEL=e5-small" if args.name.strip().lower() == E5_SMALL else "it"
+            raise UserError(
+                f"{args.name} comes with the install (a package of its own): there is nothing to pull; {what} uses it."
+            )
         path = fetch(args.name, settings.models_dir)
         if args.name in EMBEDDING_CATALOG:
             print(f"{path} is ready: GM_EMBED_MODEL={args.name} (in .env, or GM_EMBED_MODEL={args.name} make play)")

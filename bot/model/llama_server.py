@@ -24,6 +24,7 @@ import contextlib
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -151,6 +152,10 @@ class LlamaServer:
     port: int = 0
     extra: list[str] = field(default_factory=list)
     process: subprocess.Popen | None = None
+    # The key the server asks of every call but its health and model list: any local process reaches its port,
+    # and without a key could have it save a game's slot to a file it names. Given in its environment
+    # (LLAMA_API_KEY, which llama-server reads), not its command line, which every local user can read.
+    api_key: str = field(default_factory=lambda: secrets.token_urlsafe(24))
     # While the server is down and being started again: why, for /memory-status and for the calls that wait.
     down: str | None = None
     restarts: int = 0
@@ -194,7 +199,7 @@ class LlamaServer:
             self.process = subprocess.Popen(
                 self.command(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 text=True, errors="replace", preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-                start_new_session=os.name == "posix",
+                start_new_session=os.name == "posix", env={**os.environ, "LLAMA_API_KEY": self.api_key},
             )  # fmt: skip
         except OSError as exc:
             raise LlamaServerError(f"{self.binary} could not be started: {exc.strerror or exc}.") from None
@@ -223,8 +228,9 @@ class LlamaServer:
         raise LlamaServerError(f"llama-server did not become healthy within {timeout:g} s: {self.last_words()}")
 
     def _serves_alias(self) -> bool:
+        request = urllib.request.Request(f"{self.url}/models", headers={"Authorization": f"Bearer {self.api_key}"})
         try:
-            with urllib.request.urlopen(f"{self.url}/models", timeout=2) as answer:
+            with urllib.request.urlopen(request, timeout=2) as answer:
                 data = json.loads(answer.read() or b"{}").get("data") or []
         except (OSError, ValueError, AttributeError, urllib.error.URLError):
             return False

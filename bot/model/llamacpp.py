@@ -286,6 +286,11 @@ class GameLlama(llama_cpp.Llama):
         )
 
     def load_state(self, state: llama_cpp.LlamaState) -> None:
+        if state.n_tokens > len(self.input_ids):  # more than the context holds: never this context's state
+            log.warning("A saved state of %d tokens is more than the context's %d; the prompt is read cold",
+                        state.n_tokens, len(self.input_ids))  # fmt: skip
+            self.reset()
+            return
         if llama_cpp.llama_state_set_data(self._ctx.ctx, state.llama_state, state.llama_state_size) != (
             state.llama_state_size
         ):

@@ -49,8 +49,9 @@ def bundled_archive() -> Path:
 def bundled_gguf(models_dir: Path) -> Path:
     """The bundled model as a GGUF in ``models_dir/bundled/``, converted on first use (a second or two)."""
     target = models_dir / "bundled" / GGUF_NAME
-    if not target.is_file():
-        written_once(target, lambda part: convert(bundled_archive(), part))
+    fresh = not target.is_file()
+    written_once(target, lambda part: convert(bundled_archive(), part))  # again if damaged since
+    if fresh:
         log.info("Converted the bundled embedding model %s into %s", NAME, target)
     return target
 

@@ -77,7 +77,9 @@ def model_key(path: Path, n_ctx: int) -> str:
 class StateFolder:
     """The saved states of one model, on disk, within ``capacity_bytes``."""
 
-    def __init__(self, root: Path, key: str, capacity_bytes: int):
+    def __init__(self, root: Path, key: str, capacity_bytes: int, max_tokens: int | None = None):
+        """``max_tokens``: the context's size; a file of more tokens is no good (its game would fail every turn)."""
+        self.max_tokens = max_tokens
         self.root = root
         self.key = key
         self.own = ModelFolder(root, key, "states", (SUFFIX,))
@@ -205,6 +207,8 @@ class StateFolder:
                 header = json.loads(file.read(length))
                 if header.get("model") != self.key:
                     raise ValueError("written for another model")
+                if self.max_tokens is not None and int(header["n_tokens"]) > self.max_tokens:
+                    raise ValueError(f"{header['n_tokens']} tokens, more than the context's {self.max_tokens}")
                 ids = np.frombuffer(file.read(4 * int(header["n_tokens"])), dtype="<i4")
                 if len(ids) != int(header["n_tokens"]) or not isinstance(header.get("slot"), str):
                     raise ValueError("cut short")
@@ -227,6 +231,8 @@ class StateFolder:
             if header.get("model") != self.key:
                 raise ValueError("written for another model")
             n, size = int(header["n_tokens"]), int(header["state_bytes"])
+            if self.max_tokens is not None and n > self.max_tokens:
+                raise ValueError(f"{n} tokens, more than the context's {self.max_tokens}")
             ids_at = start + length
             state_at = ids_at + 4 * n
             if len(data) != state_at + size:

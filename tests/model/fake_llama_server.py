@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 REPLY = "The lamp flickers, and the rain goes on. What do you do?"
@@ -37,6 +38,10 @@ def main() -> None:
                 self.send_error(404)
 
         def do_POST(self) -> None:
+            key = os.environ.get("LLAMA_API_KEY")
+            if key and self.headers.get("Authorization") != f"Bearer {key}":  # as llama-server checks its key
+                self.send_error(401)
+                return
             length = int(self.headers.get("Content-Length") or 0)
             request = json.loads(self.rfile.read(length) or b"{}")
             if self.path.startswith("/slots/"):

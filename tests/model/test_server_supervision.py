@@ -115,6 +115,25 @@ async def test_a_kill_mid_game_loses_nothing_and_the_next_turn_is_answered_after
         model.close()
 
 
+def test_a_local_process_without_the_key_cannot_have_the_server_save_a_slot(tmp_path: Path):
+    """The server the bot started asks a key of every call; the key is in its environment, not its command line,
+    which any local user can read."""
+    import urllib.error
+    import urllib.request
+
+    model = _started(tmp_path)
+    try:
+        root = model.url.removesuffix("/v1")
+        anyone = urllib.request.Request(f"{root}/slots/0?action=save", data=b'{"filename": "x.bin"}', method="POST")
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(anyone, timeout=10)
+        assert refused.value.code == 401
+        assert model.owner.api_key not in " ".join(model.owner.command())
+        assert model.generate([], max_tokens=8).text == REPLY, "the bot's own calls carry the key"
+    finally:
+        model.close()
+
+
 @pytest.mark.skipif(os.name != "posix", reason="process groups")
 def test_a_wrapper_scripts_server_stops_with_the_bot(tmp_path: Path):
     model = _started(tmp_path, wrapper=True)

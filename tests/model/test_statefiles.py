@@ -93,3 +93,13 @@ def test_the_key_changes_with_the_file_and_the_context(tmp_path: Path):
     assert model_key(model, 8192) != key
     model.write_bytes(b"GGUF" + b"b" * 5000)
     assert model_key(model, 4096) != key
+
+
+def test_a_state_of_more_tokens_than_the_context_is_deleted_and_its_game_reads_cold(tmp_path: Path, caplog):
+    """Such a file failed every turn of its game until deleted by hand."""
+    StateFolder(tmp_path, "model-a", 10**6).write("game:1", _state(3000))
+    with caplog.at_level(logging.WARNING):
+        folder = StateFolder(tmp_path, "model-a", 10**6, max_tokens=2048)
+        assert folder.read("game:1") is None and folder.slots() == {}
+    assert "3000 tokens, more than the context's 2048" in caplog.text
+    assert not list((tmp_path / "model-a").glob("*.state"))
