@@ -260,7 +260,10 @@ class Engine:
         async with self.sessions[game.id].turn_lock:
             ended = await self.store.end_game(game.id)
             self.rounds.stop_timer(game.id)  # its round ends with the game: nothing is narrated into a finished one
-            self.worker.model.drop_state(self.sessions[game.id].slot)  # what the model kept for it goes too
+            self.warmups.cancel(game.id)  # nor is its prompt read ahead
+            # What the model kept for it goes too; in a thread, as it may wait for another game's state being
+            # written (1.8 s measured), which the event loop, serving every other game, must not.
+            await asyncio.to_thread(self.worker.model.drop_state, self.sessions[game.id].slot)
         log.info("Game %d ended", game.id)
         return ended
 

@@ -65,12 +65,18 @@ class WarmUps:
             earlier.cancel()  # still queued: it never runs; already reading: it is stopped by the newer one's turn
         self._tasks[game_id] = asyncio.create_task(self._warm(game_id), name=f"warm-up-{game_id}")
 
+    def cancel(self, game_id: int) -> None:
+        """The game ended: a warm-up waiting or under way for it reads nothing."""
+        task = self._tasks.pop(game_id, None)
+        if task is not None and not task.done():
+            task.cancel()
+
     async def _warm(self, game_id: int) -> None:
         session = self.sessions[game_id]
         asked = session.turns_asked
         try:
             async with session.turn_lock:  # what a turn stores meanwhile is read first
-                if session.turns_asked != asked:
+                if session.turns_asked != asked or (await self.store.game(game_id)).status != "active":
                     self.skipped += 1
                     return
                 context = await self._prompt(game_id)

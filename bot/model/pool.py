@@ -155,6 +155,10 @@ class ServerPool(LanguageModel):
         for server in self.servers:
             server.close()
 
+    def abort(self) -> None:
+        for server in self.servers:
+            server.abort()
+
     def _first(self, call, *, key: str | None = None):
         """``call`` on the first server that answers."""
         failures: list[str] = []

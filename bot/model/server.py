@@ -45,6 +45,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -118,8 +119,17 @@ def _origin(url: urllib.parse.SplitResult) -> str:
 _live = threading.local()
 
 
+# Every connection open now, of any call: the bot going down ends them (see ServerModel.abort), so it never waits
+# minutes for a hung server's answer to a call it no longer wants.
+_OPEN: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+_OPEN_LOCK = threading.Lock()
+
+
 def _opened(sock: socket.socket | None) -> None:
     """A connection the current call opened: cut short with it, at once if its stop signal is already set."""
+    if sock is not None:
+        with _OPEN_LOCK:
+            _OPEN.add(sock)
     sockets = getattr(_live, "sockets", None)
     if sockets is None or sock is None:
         return
@@ -195,6 +205,7 @@ class ServerModel(LanguageModel):
         # left early (the reply rules ended it) still has its figures. Known from /models, or the bot started it.
         self.llama_cpp = owner is not None
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
+        self.closed = False  # the bot is going down: no call is made, none waits for a restart
 
     @property
     def placement(self) -> str:  # type: ignore[override]
@@ -449,8 +460,22 @@ class ServerModel(LanguageModel):
             self.slots.forget(slot)
 
     def close(self) -> None:
+        self.closed = True
+        self.abort()
         if self.owner is not None:
             self.owner.stop()
+
+    def abort(self) -> None:
+        """End the calls under way at once: the bot is going down, and a hung server's answer would hold its exit
+        for up to GM_MODEL_TIMEOUT."""
+        where = urllib.parse.urlsplit(self.url)
+        port = where.port or (443 if where.scheme == "https" else 80)
+        with _OPEN_LOCK:
+            sockets = list(_OPEN)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                if sock.getpeername()[1] == port:
+                    _shut(sock)
 
     @property
     def _spare(self) -> int | None:
@@ -625,6 +650,10 @@ class ServerModel(LanguageModel):
             except _Retryable as exc:
                 if self.stop is not None and self.stop.is_set():
                     raise Interrupted from None  # its connection was closed to let a more urgent call go first
+                if self.closed:
+                    raise ServerDown(
+                        f"The model server at {self.url} is no longer used: the bot is stopping."
+                    ) from None
                 if wait is None and self.owner is not None and not waited and self._restarted_in_time():
                     return self._open(method, path, body, base=base, retries=False, waited=True)
                 if wait is None:

@@ -62,6 +62,7 @@ class SlotFolder:
         self.folder = self.own.folder
         self.capacity_bytes = capacity_bytes
         self.own.open()
+        self.trim()  # a budget lowered since the last start is kept from the start
 
     def close(self) -> None:
         """Let the folder go: another process may clear it once this one no longer uses it."""

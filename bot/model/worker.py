@@ -158,7 +158,12 @@ class ModelWorker:
                 pass
             self._task = None
         if self._threads is not None:
-            self._threads.shutdown(wait=False)  # a call still running ends alone, as it did in the loop's threads
+            # A call still running ends alone, as it did in the loop's threads; one waiting on a model server is
+            # ended now (the process would wait for it at exit: minutes, with a hung server).
+            abort = getattr(self.model, "abort", None)
+            if self._running and abort is not None:
+                abort()
+            self._threads.shutdown(wait=False)
             self._threads = None
         while not self._queue.empty():
             self._deferred.append(self._queue.get_nowait())

@@ -56,3 +56,48 @@ async def test_an_ended_game_drops_what_the_model_kept_for_it(engine: Engine, sc
     await engine.warmups.idle()
     await engine.end_game("chan")
     assert scripted.dropped == [f"game:{game.id}"]
+
+
+async def test_a_game_ended_before_its_read_ahead_ran_is_not_read_ahead(engine: Engine, scripted: ScriptedModel):
+    scripted.block.clear()  # the model is busy reading another game ahead
+    busy = (await engine.start_game("busy", "lighthouse")).game
+    while not engine.worker._running:
+        await asyncio.sleep(0.01)
+    game = (await engine.start_game("chan", "lighthouse")).game  # its read-ahead waits behind
+    await asyncio.sleep(0.1)
+    await engine.end_game("chan")
+    scripted.block.set()
+    await engine.warmups.idle()
+    assert [call.slot for call in scripted.prefilled] == [f"game:{busy.id}"], "nothing read for an ended game"
+    assert f"game:{game.id}" in scripted.dropped
+
+
+async def test_ending_a_game_never_holds_the_event_loop_while_the_model_waits(engine: Engine, scripted: ScriptedModel):
+    """Dropping an ended game's state waits for the model's state lock (another game's state being written, 1.8 s
+    measured): in a thread, so the loop serves everyone else meanwhile."""
+    import threading
+    import time
+
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.warmups.idle()
+    slow = threading.Event()
+
+    def drop(slot: str) -> None:
+        slow.wait(1.0)  # as the lock held by another game's write
+        scripted.dropped.append(slot)
+
+    scripted.drop_state = drop
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0.05)
+
+    ticker = asyncio.create_task(tick())
+    started = time.monotonic()
+    await engine.end_game("chan")
+    ticker.cancel()
+    assert time.monotonic() - started >= 0.9 and ticks >= 10, "the loop went on while the state was dropped"
+    assert scripted.dropped[-1] == f"game:{game.id}"

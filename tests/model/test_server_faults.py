@@ -206,3 +206,38 @@ def test_a_model_url_that_is_not_an_http_server_is_refused_at_start(tmp_path, ur
     result = run_bot("check", cwd=tmp_path, GM_MODEL_URL=url, GM_MODEL_NAME="gm")
     line = one_clear_line(result)
     assert said in line and "hunter2" not in result.stderr + result.stdout
+
+
+def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_env):
+    """The player's turn waits on a server that took the call and says nothing: Ctrl-C once took minutes (the
+    process waited for the call at exit); the call is ended and the bot exits, the action kept."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import bot_environment
+
+    with StubServer() as server:
+        server.hold_seconds = 300
+        env = {**bot_environment(), **bot_env, "GM_MODEL_URL": server.url, "GM_MODEL_NAME": "gm",
+               "GM_MODEL_TIMEOUT": "300"}  # fmt: skip
+        bot = subprocess.Popen(
+            [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        try:
+            bot.stdin.write("Maya\nI climb the stair.\n")
+            bot.stdin.flush()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not any(
+                path.endswith("chat/completions") for _, path, _ in server.requests
+            ):  # fmt: skip
+                time.sleep(0.2)
+            time.sleep(1.0)  # the turn's call is under way, and hangs
+            interrupted = time.monotonic()
+            bot.send_signal(signal.SIGINT)
+            bot.communicate(timeout=60)
+            assert time.monotonic() - interrupted < 15, "it exits at once, not after the server's timeout"
+        finally:
+            if bot.poll() is None:
+                bot.kill()

@@ -302,3 +302,14 @@ def test_without_disk_to_copy_through_a_new_game_reads_and_writes_in_one_call(tm
     slots = SlotMap(2, _folder(tmp_path, capacity=0))
     lease = slots.acquire("game:1", MANOR + "Players: Maya.")
     assert not slots.reads_new(lease.slot)
+
+
+def test_a_lowered_budget_is_kept_from_the_start(tmp_path: Path):
+    folder = SlotFolder(tmp_path / "slots", "model-a", 10**6)
+    for n in range(4):
+        path = folder.folder / f"game-{n}.bin"
+        path.write_bytes(b"s" * 100)
+        os.utime(path, (n, n))
+    folder.close()
+    smaller = SlotFolder(tmp_path / "slots", "model-a", 250)
+    assert sorted(p.name for p in smaller.folder.glob("*.bin")) == ["game-2.bin", "game-3.bin"]
