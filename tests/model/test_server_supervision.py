@@ -157,3 +157,41 @@ def _state(proc: Path) -> str:
         return (proc / "stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "gone"
+
+
+def test_a_port_another_program_took_is_refused_not_used(tmp_path: Path):
+    """Another HTTP server took the port between its check and the start: its health answer is not taken for the
+    server the bot started."""
+    import json
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from bot.model.llama import bundled_model_path
+    from bot.model.llama_server import LlamaServer, LlamaServerError
+
+    class Other(BaseHTTPRequestHandler):
+        def log_message(self, *_args) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            body = json.dumps({"status": "ok", "data": [{"id": "something-else"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    other = ThreadingHTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    slow = tmp_path / "bin" / "llama-server"
+    slow.parent.mkdir(parents=True)
+    slow.write_text("#!/bin/sh\nsleep 30\n")  # a server still loading, that would fail to bind the port
+    slow.chmod(slow.stat().st_mode | stat.S_IXUSR)
+    server = LlamaServer(slow, bundled_model_path(), "smol", slots=1, n_ctx=512, slot_dir=tmp_path / "slots",
+                         port=other.server_address[1])  # fmt: skip
+    try:
+        with pytest.raises(LlamaServerError, match="answers, but not as this llama-server"):
+            server.start(timeout=10)
+        assert server.process is None, "what it started was stopped"
+    finally:
+        server.stop()
+        other.shutdown()
