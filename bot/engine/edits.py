@@ -28,6 +28,7 @@ class LogEdits:
         async with self.sessions[game_id].turn_lock:
             entry = await self._own_entry(game_id, entry_id, user_key)
             edited = await self.store.edit_entry(entry.id, text)
+            await self.memory.ledger.record_changes(game_id, [edited])  # what it says now, in place of what it said
         self.memory.schedule(game_id)
         return edited
 

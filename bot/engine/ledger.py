@@ -20,10 +20,19 @@ from bot.cleantext import clean_text, clean_tree
 from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
+from bot.memory.changes import changes_in
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import BEST_MATCHES, MemoryItem
-from bot.memory.facts import Extraction, extraction_messages, grounded, merge, sources_for, to_new_fact
+from bot.memory.facts import (
+    Extraction,
+    changes_as_facts,
+    extraction_messages,
+    grounded,
+    merge,
+    sources_for,
+    to_new_fact,
+)
 from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
 from bot.memory.recall import found_by, fragments, fuse, passages, query_terms
@@ -256,16 +265,7 @@ class Ledger:
         new = [to_new_fact(f, sources_for(f, entries), turn) for f in kept] if entries else []
         async with self.store.transaction() as db:
             plan = merge(await self.store.facts(game_id), new)
-            added: dict[int, int] = {}  # plan step -> the id of the fact it added
-            for index, step in enumerate(plan):
-                if step.duplicate_of is not None or step.duplicate_of_step is not None:
-                    target = step.duplicate_of.id if step.duplicate_of else added[step.duplicate_of_step]
-                    await self.store.merge_fact_sources(db, target, step.fact.sources)
-                    continue
-                added[index] = fact_id = await self.store.add_fact(db, game_id, step.fact)
-                if step.supersedes is not None or step.supersedes_step is not None:
-                    replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
-                    await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
+            await self._apply(db, game_id, plan)
             if checked_through is not None:
                 await self.store.set_checked_through(db, "facts_checked", game_id, checked_through)
             if done_redo:
@@ -274,6 +274,44 @@ class Ledger:
         if added:
             log.info("Game %d: %d facts recorded", game_id, added)
         return added
+
+    async def record_changes(self, game_id: int, entries: Sequence[LogEntry]) -> int:
+        """What the turn's public entries say changed (a thing moved, handed over, a code, a side, an end), found in
+        their words (:mod:`bot.memory.changes`) as soon as they are stored, and recorded as facts superseding what
+        the memory held: a small model's facts job misses a move as often as not. Returns how many were new."""
+        public = [e for e in entries if e.visibility is Visibility.PUBLIC and not e.deleted]
+        if not public:
+            return 0
+        async with self.store.transaction() as db:
+            active = await self.store.facts(game_id)
+            known = [f.subject for f in active]
+            new = []
+            for entry in public:
+                found = changes_in(entry.content, known)
+                new += changes_as_facts(found, (entry.id,), entry.turn)
+                known += [c.subject for c in found]
+            if not new:
+                return 0
+            plan = merge(active, new)
+            added = await self._apply(db, game_id, plan)
+        for step in plan:
+            if step.adds:
+                log.info("Game %d: change found in play: %s", game_id, step.fact.text)
+        return added
+
+    async def _apply(self, db, game_id: int, plan: list) -> int:
+        """A merge plan written: facts added, superseding what they contradict, duplicates' sources merged."""
+        added: dict[int, int] = {}  # plan step -> the id of the fact it added
+        for index, step in enumerate(plan):
+            if step.duplicate_of is not None or step.duplicate_of_step is not None:
+                target = step.duplicate_of.id if step.duplicate_of else added[step.duplicate_of_step]
+                await self.store.merge_fact_sources(db, target, step.fact.sources)
+                continue
+            added[index] = fact_id = await self.store.add_fact(db, game_id, step.fact)
+            if step.supersedes is not None or step.supersedes_step is not None:
+                replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
+                await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
+        return len(added)
 
     async def newer_values(
         self, game_id: int, fact_ids: Sequence[int], entry_ids: Sequence[int]

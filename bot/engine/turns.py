@@ -135,6 +135,8 @@ class Turns:
         notes = [await guard_note(guard, turn, table.by_name[n.name], n) for n in [*drafted.notes, *earned]]
         seconds = time.perf_counter() - started
         stored, private = await self._store_reply(game, turn, drafted, notes, table, public=private_to is None)
+        # What the turn says changed (a thing moved, a code, a side) is in the memory before the next turn (F40).
+        await self.memory.ledger.record_changes(game.id, [*acted, stored])
         trace = context.trace.model_copy(update=_turn_figures(drafted.narration, seconds))
         if private_to is not None:
             trace = trace.model_copy(update={"private_to": private_to.id})

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from bot.memory.changes import Change, attribute_name, same_subject
 from bot.model.base import ChatMessage
 from bot.store.models import Fact, FactKind, LogEntry, NewFact
 
@@ -67,15 +68,23 @@ class Merge:
         return self.duplicate_of is None and self.duplicate_of_step is None
 
 
+def same_key(fact: NewFact, subjects: Sequence[str]) -> tuple[str, str]:
+    """A fact's key, its subject matched to one the memory holds ("candlestick" to "swan candlestick") and its
+    attribute named one way ("whereabouts", "place": "location"): how the facts job and play name one thing."""
+    return (" ".join(same_subject(fact.subject, subjects).casefold().split()), attribute_name(fact.attribute))
+
+
 def merge(active: Sequence[Fact], new: Sequence[NewFact]) -> list[Merge]:
     """Same subject and attribute with the same value is a duplicate; with another value, a contradiction.
 
     Within one answer the last value wins; the ones it replaces are kept as superseded, with their sources.
     """
-    holders: dict[tuple[str, str], Fact | int] = {fact.key: fact for fact in active}  # a stored fact, or a step
+    subjects = [fact.subject for fact in active]
+    holders: dict[tuple[str, str], Fact | int] = {same_key(fact, subjects): fact for fact in active}
     plan: list[Merge] = []
     for fact in new:
-        holder = holders.get(fact.key)
+        key = same_key(fact, subjects)
+        holder = holders.get(key)
         value = holder.value if isinstance(holder, Fact) else plan[holder].fact.value if holder is not None else None
         if holder is None:
             step = Merge(fact)
@@ -87,7 +96,8 @@ def merge(active: Sequence[Fact], new: Sequence[NewFact]) -> list[Merge]:
             step = Merge(fact, supersedes=holder) if isinstance(holder, Fact) else Merge(fact, supersedes_step=holder)
         plan.append(step)
         if step.adds:
-            holders[fact.key] = len(plan) - 1
+            holders[key] = len(plan) - 1
+            subjects.append(fact.subject)
     return plan
 
 
@@ -99,7 +109,29 @@ def grounded(fact: ExtractedFact, entries: Sequence[LogEntry]) -> bool:
 
 
 def _same(a: str, b: str) -> bool:
-    return " ".join(a.casefold().split()).strip(".") == " ".join(b.casefold().split()).strip(".")
+    """One value said two ways: "in the chapel bell" and "the chapel bell"."""
+    return _plain(a) == _plain(b)
+
+
+def _plain(value: str) -> str:
+    said = " ".join(value.casefold().split()).strip(".")
+    return re.sub(r"^(?:(?:in|on|at|inside|into|onto|under|with)\s+)?(?:(?:the|a|an)\s+)?", "", said)
+
+
+def changes_as_facts(changes: Sequence[Change], sources: tuple[int, ...], turn: int) -> list[NewFact]:
+    """Changes found in play (see :mod:`bot.memory.changes`) as facts, to merge as the extractor's are."""
+    return [
+        NewFact(kind=FactKind(c.kind), subject=c.subject, attribute=c.attribute, value=c.value, sources=sources,
+                turn=turn)
+        for c in changes
+    ]  # fmt: skip
+
+
+def history_text(current: Fact, earlier: Sequence[Fact]) -> str:
+    """A fact that holds now, with the values it replaced, newest first: "swan candlestick, location: the well
+    (before: on the chapel altar until turn 230; in the vestry until turn 140)"."""
+    before = [f"{f.value} until turn {f.superseded_turn}" for f in earlier if f.superseded_turn is not None][:3]
+    return current.text + (f" (before: {'; '.join(before)})" if before else "")
 
 
 def to_new_fact(fact: ExtractedFact, sources: tuple[int, ...], turn: int) -> NewFact:

@@ -87,6 +87,16 @@ class LedgerStore(VectorStore):
         for fact_id in retracted:
             await db.execute("UPDATE facts SET retracted_at = ? WHERE id = ?", (timestamp(), fact_id))
             await self.unindex(db, f"fact:{fact_id}")
+            # The value it replaced holds again (a move edited away, a retried reply): one current value stays.
+            async with db.execute(
+                "SELECT * FROM facts WHERE superseded_by = ? AND retracted_at IS NULL", (fact_id,)
+            ) as cursor:
+                before = [_fact(row) for row in await cursor.fetchall()]
+            for fact in before:
+                await db.execute(
+                    "UPDATE facts SET superseded_by = NULL, superseded_turn = NULL WHERE id = ?", (fact.id,)
+                )
+                await self.index(db, game_id, f"fact:{fact.id}", fact.text, fact.turn)
         return retracted
 
     async def facts(self, game_id: int, *, active_only: bool = True) -> list[Fact]:

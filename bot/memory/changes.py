@@ -1,0 +1,236 @@
+"""Change found in play (F40): a thing moved, handed over, a code changed, a side switched, a thing destroyed.
+
+The facts job (a model call in the background) records facts, and a fact with a new value supersedes the old
+one; but a small model's extraction misses a move as often as not, and then the memory holds the old place
+only. So the GM's public replies and the players' public actions are also read, as they are stored, for the
+plain sentences that say a value changed, and each becomes a fact of the same kind, superseding what the
+memory held of that subject and attribute, whatever the facts job finds later:
+
+- a place: "Tom carries the brass key down to the cellar", "The candlestick now lies at the bottom of the
+  well", "She hides the letter under the floorboard";
+- a holder: "Maya hands the lantern to Pip", "Pip now has the lantern";
+- a code: "The door code is now 882", "He changes the combination to 5-1-9";
+- a side: "The ferryman now works for the Crown", "Wren switches sides to the smugglers";
+- an end: "The letter is burned", "She smashes the lamp", "The rations are used up".
+
+It reads sentences, not meaning: what it misses, the facts job may still catch, and what it finds is what the
+text says in so many words. Subjects are matched to those the memory already holds ("the candlestick" to "swan
+candlestick"), so the new value supersedes the old. Plain data in, plain data out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.words import content_words, sentences
+
+# Attributes, as the facts job names them and as this module does: one name each, so values supersede.
+ATTRIBUTE_NAMES = {
+    "location": ("location", "place", "whereabouts", "position", "where", "kept", "hidden"),
+    "holder": ("holder", "owner", "held by", "possessed by", "carried by", "who has it", "has"),
+    "code": ("code", "combination", "password", "passcode", "number"),
+    "allegiance": ("allegiance", "loyalty", "side", "employer", "works for", "serves", "master", "faction"),
+    "state": ("state", "condition", "status", "existence"),
+}
+_ATTRIBUTE = {alias: name for name, aliases in ATTRIBUTE_NAMES.items() for alias in aliases}
+
+
+def attribute_name(attribute: str) -> str:
+    """One name for an attribute of many ("whereabouts", "place": "location")."""
+    said = " ".join(attribute.casefold().split())
+    return _ATTRIBUTE.get(said, said)
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str  # "item" or "character"
+    subject: str
+    attribute: str  # one of ATTRIBUTE_NAMES
+    value: str
+    sentence: str
+
+
+_DET = r"(?:the|a|an|his|her|their|its|my|your|our|this|that)\s+"
+_NOT_A_NOUN = (
+    r"(?!(?:from|to|into|onto|in|on|under|underneath|beneath|behind|inside|at|beside|near|among|atop|over|down|up|"
+    r"back|away|out|off|with|against|across|through|and|or|but|is|was|are|were|now|then)\b)"
+)
+_WORD = rf"{_NOT_A_NOUN}[A-Za-z][\w'-]*"
+_THING = rf"(?P<thing>(?:{_WORD}\s+){{0,3}}?{_WORD})"
+_FROM = r"(?:\s+from\s+[^.;!?,]{1,60}?)?"  # "from under the mat": where it was, not where it goes
+_PLACE_PREP = (
+    r"(?P<prep>(?:back\s+)?(?:down\s+)?(?:into|onto|in|on|under|underneath|beneath|behind|inside|at|to|beside|near|"
+    r"among|atop|up\s+to|over))"
+)
+# How a place is said as a value, whatever verb moved the thing there: "carries it down to the cellar": "in the
+# cellar", as the facts job would say it.
+_AS_PLACE = {"to": "in", "into": "in", "up to": "in", "onto": "on", "atop": "on", "underneath": "under"}
+_VALUE = r"(?P<value>[^.;!?,]{2,80}?)"
+_END = r"(?=\s*(?:[.;!?,]|\s+and\s+(?:then|leaves|goes|walks)\b|$))"
+_MOVE_VERBS = (
+    r"puts?|placed?|places|moves?|moved|carries|carried|carry|takes?|took|hides?|hid|hidden|drops?|dropped|"
+    r"leaves?|left|sets?|stashe[sd]|stash|throws?|threw|thrown|toss(?:es|ed)?|lowers?|lowered|buries|buried|bury|"
+    r"slips?|slipped|tucks?|tucked|locks?|locked|stores?|stored|brings?|brought|returns?|returned|lays?|laid|"
+    r"sinks?|sank|sunk|shoves?|shoved|pushe[sd]|push|rolls?|rolled|drags?|dragged"
+)
+_GIVE_VERBS = r"gives?|gave|given|hands?|handed|pass(?:es|ed)?|sells?|sold|lends?|lent|entrusts?|entrusted"
+_END_WORDS = (
+    r"destroyed|burned|burnt|smashed|broken|shattered|crushed|drowned|dead|killed|sunk|eaten|drunk|spent|"
+    r"used up|gone|melted|torn up|ripped up|ruined|dissolved|blown up|consumed|lost"
+)
+_END_VERBS = (
+    r"burns?|burned|burnt|smash(?:es|ed)?|breaks?|broke|destroys?|destroyed|shatters?|shattered|tears? up|tore up|"
+    r"rips? up|ripped up|drinks?|drank|eats?|ate|uses? up|used up|crush(?:es|ed)?|sinks?|sank|kills?|killed|"
+    r"melts?|melted|blows? up|blew up"
+)
+_SIDE = (
+    r"(?:now\s+)?(?:works?|working)\s+for|(?:now\s+)?serves|sides?\s+with|has\s+joined|joins|joined|"
+    r"switche[sd]\s+sides?\s+to|(?:is|are)\s+(?:now\s+)?loyal\s+to|swears?\s+(?:loyalty|allegiance)\s+to|"
+    r"swore\s+(?:loyalty|allegiance)\s+to|(?:is|are)\s+(?:now\s+)?(?:in\s+the\s+pay\s+of|with)|"
+    r"(?:has\s+)?gone\s+over\s+to|went\s+over\s+to|(?:is|are)\s+back\s+with|(?:is|are)\s+(?:now\s+)?on\s+"
+    r"(?P<whose>[\w' -]{2,40}?)'s\s+side"
+)
+
+_PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
+    # "Tom carries the brass key down to the cellar", "She hides the letter under the floorboard"
+    ("location", re.compile(
+        rf"\b(?:{_MOVE_VERBS})\s+(?:it\s+|{_DET})?{_THING}{_FROM}\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
+    # "The candlestick now lies at the bottom of the well", "the key is now in the cellar"
+    ("location", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+(?:lies|rests|sits|stands|hangs|is)|(?:lies|rests|sits|stands|hangs|is)"
+        rf"\s+now)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
+    # "the key ends up in the well", "the lantern is left on the beach"
+    ("location", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+up|ended\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
+        rf"was\s+taken|is\s+hidden|was\s+hidden|is\s+put|was\s+put)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
+    # "Maya hands the lantern to Pip"
+    ("holder", re.compile(rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}\s+to\s+{_VALUE}{_END}", re.I)),
+    # "Pip now has the lantern", "Pip pockets the key"
+    ("holder", re.compile(
+        rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps)|pockets|takes\s+hold\s+of|"
+        rf"keeps)\s+(?:{_DET}){_THING}{_END}")),
+    # "The door code is now 882", "the combination was changed to 5-1-9"
+    ("code", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:code|combination|password))\s+(?:is\s+now|is|was\s+changed\s+to|"
+        rf"has\s+been\s+changed\s+to|changed\s+to|now\s+reads|reads|becomes|became)\s+(?P<value>[\w-]+(?:\s+[\w-]+)?)"
+        rf"{_END}", re.I)),
+    # "The code of the cellar door is now 882"
+    ("code", re.compile(
+        rf"\b(?P<kind>code|combination|password)\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
+        rf"[\w'-]+)\s+(?:is\s+now|is|was\s+changed\s+to|has\s+been\s+changed\s+to|now\s+reads|becomes|became)\s+"
+        rf"(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+    # "He changes the cellar code to 882", "sets the combination to 5-1-9"
+    ("code", re.compile(
+        rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
+        rf"(?:code|combination|password))\s+to\s+(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+    # "The ferryman now works for the Crown", "Wren switches sides to the smugglers"
+    ("allegiance", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:[A-Za-z][\w'-]*\s+){{0,2}}?[A-Za-z][\w'-]*)\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
+        re.I)),
+    # "The letter is burned", "the lamp was smashed"
+    ("state", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:is|was|are|were|has\s+been|have\s+been|lies)\s+(?:now\s+)?(?P<value>{_END_WORDS})\b",
+        re.I)),
+    # "She smashes the lamp", "Wren burns the letter"
+    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_END}", re.I)),
+)  # fmt: skip
+
+_PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "them", "someone", "everyone"}
+_NOT_THINGS = {
+    "way", "time", "moment", "look", "glance", "breath", "step", "steps", "turn", "hand", "hands", "eyes", "head",
+    "seat", "place", "care", "note", "notice", "chance", "lead", "side", "back", "rest", "word", "words",
+}  # fmt: skip
+
+
+def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
+    """The changes ``text`` states, one per subject and attribute (the last said wins), each subject matched to
+    one of ``known`` (the subjects the memory holds) where it names the same thing."""
+    subjects = list(dict.fromkeys(known))
+    found: dict[tuple[str, str], Change] = {}
+    for sentence in sentences(text):
+        sentence = sentence.strip()
+        if not sentence or sentence.endswith("?"):  # a question changes nothing
+            continue
+        for attribute, pattern in _PATTERNS:
+            for match in pattern.finditer(sentence):
+                change = _change(attribute, match, sentence, subjects)
+                if change is not None:
+                    found[(change.subject.casefold(), change.attribute)] = change
+    return list(found.values())
+
+
+_PREPOSITION = re.compile(
+    r"\s+(?:against|with|into|onto|in|on|under|at|to|from|by|for|of|off|over|across|through|near|beside|behind|"
+    r"down|up|out|away|inside)\b.*$",
+    re.I,
+)
+
+
+def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[str]) -> Change | None:
+    thing = _PREPOSITION.sub("", _trim(match.group("thing")))
+    if attribute == "code" and match.groupdict().get("kind"):  # "the code of the cellar door": "cellar door code"
+        thing = f"{thing} {match.group('kind').casefold()}"
+    if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
+        return None
+    groups = match.groupdict()
+    if attribute == "state":
+        value = groups.get("value") or _ended(groups.get("verb") or "")
+    elif attribute == "allegiance":
+        value = groups.get("whose") or groups.get("value") or ""
+    else:
+        value = groups.get("value") or ""
+    value = _trim(value, keep_articles=True)
+    if attribute == "location" and groups.get("prep") and value:
+        prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
+        value = f"{_AS_PLACE.get(prep, prep)} {value}"
+    if not value or not content_words(value) and attribute != "code":
+        return None
+    kind = "character" if attribute == "allegiance" else "item"
+    return Change(kind, same_subject(thing, subjects), attribute, value, sentence)
+
+
+def _ended(verb: str) -> str:
+    verb = verb.casefold()
+    for stem, said in (("burn", "burned"), ("smash", "smashed"), ("brok", "broken"), ("break", "broken"),
+                       ("destroy", "destroyed"), ("shatter", "shattered"), ("tear", "torn up"), ("tore", "torn up"),
+                       ("rip", "torn up"), ("drink", "drunk"), ("drank", "drunk"), ("eat", "eaten"), ("ate", "eaten"),
+                       ("use", "used up"), ("crush", "crushed"), ("sink", "sunk"), ("sank", "sunk"),
+                       ("kill", "dead"), ("melt", "melted"), ("blow", "blown up"), ("blew", "blown up")):  # fmt: skip
+        if verb.startswith(stem):
+            return said
+    return "destroyed"
+
+
+def _trim(text: str, *, keep_articles: bool = False) -> str:
+    text = " ".join(text.split()).strip(" ,:\"'“”‘’")
+    if not keep_articles:
+        text = re.sub(rf"^{_DET}", "", text, flags=re.I)
+    text = re.sub(r"\s+(?:now|again|too|then|there|here|at last|for good|instead)$", "", text, flags=re.I)
+    return text
+
+
+def same_subject(thing: str, known: Sequence[str]) -> str:
+    """The subject the memory already holds that ``thing`` names ("candlestick" for "swan candlestick", or the
+    other way round), else ``thing`` itself."""
+    mine = {stem for stem, _ in content_words(thing)}
+    if not mine:
+        return thing
+    best = None
+    for subject in known:
+        theirs = {stem for stem, _ in content_words(subject)}
+        if not theirs:
+            continue
+        if mine == theirs:
+            return subject
+        if mine <= theirs or theirs <= mine:
+            # The head noun (the last word) must be the same thing: "key" and "brass key", not "key" and "key ring".
+            if _head(thing) == _head(subject) and (best is None or len(subject) > len(best)):
+                best = subject
+    return best or thing
+
+
+def _head(phrase: str) -> str:
+    words = [stem for stem, _ in content_words(phrase)]
+    return words[-1] if words else ""
