@@ -291,6 +291,17 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--turns must be at least 1.")
         secrets.run(settings, arms, args.turns, sys.stdout, args.world)
         return 0
+    if args.bench == "change":
+        from bot.bench import change
+
+        try:
+            lengths = sorted({int(n) for n in args.turns.split(",") if n.strip()})
+        except ValueError:
+            raise UserError("--turns takes whole numbers separated by commas, like 300,1000.") from None
+        if not lengths or lengths[0] < 50:
+            raise UserError("--turns takes game lengths of 50 turns or more, like 300,1000.")
+        change.run(settings, lengths, args.replies, sys.stdout)
+        return 0
     if args.bench == "reveals":
         from bot.bench import reveal_fit
 
@@ -462,6 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
     secrets_parser.add_argument("--arms", default="prompt,held,floor", help="which ways (default all three)")
     secrets_parser.add_argument("--turns", type=int, default=None, help="turns a world (default the whole script)")
     secrets_parser.add_argument("--world", default=None, help="one world (an id or a file) instead of both shipped")
+    change_parser = benches.add_parser("change", help="values that change: is the latest told, and the older marked")
+    change_parser.add_argument("--turns", default="300,1000", help="game lengths, comma-separated (default 300,1000)")
+    change_parser.add_argument(
+        "--replies", action="store_true", help="the configured model answers at the end of the shortest game"
+    )
     benches.add_parser("reveals", help="the meaning threshold of the worlds' conditions, set on one world, held out")
     turns_parser = benches.add_parser("turns", help="time to first text per turn against the floor, jobs on and off")
     turns_parser.add_argument("--games", type=int, default=2, help="games played at once (default 2)")

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from bot.engine.summaries import RECAP_MATERIAL_ENTRIES, LogChanged, UpkeepFailed, UpkeepJobs, write_summary
+from bot.engine.summaries import RECAP_MATERIAL_ENTRIES, LogChanged, UpkeepFailed, UpkeepJobs
 from bot.errors import UserError
 from bot.memory.chapters import BeatsAnswer, beats_messages, beats_schema, integrate_messages, recap_messages
 from bot.memory.compaction import render_entry
 from bot.memory.config import MemoryConfig
-from bot.model.base import Messages
 from bot.model.worker import Priority
 from bot.store import Game, LogEntry, MemoryState, NewSummary, Summary, SummaryKind, Visibility
 from bot.worlds import Chapter, World
@@ -121,14 +120,16 @@ class Chapters(UpkeepJobs):
         fresh = [e for e in fresh if e.visibility is Visibility.PUBLIC]  # a recap is public
         material = [s.content for s in chunks] + [render_entry(e) for e in fresh[-RECAP_MATERIAL_ENTRIES:]]
         words = config.recap_words
-        recap = await self._write(recap_messages(world.title, chapter, material or ["(nothing)"], words), words)
+        recap = await self._write(
+            recap_messages(world.title, chapter, material or ["(nothing)"], words), words, game_id
+        )
         story = await self.store.summary(state.story_id)
         story_text = None
         if story is not None:
             story_text = await self._write(
                 integrate_messages(world.title, story.content, chapter, recap, config.story_words),
-                config.story_words,
-            )
+                config.story_words, game_id,
+            )  # fmt: skip
         last = await self.store.recent_log(game_id, 1)
         last_id = last[-1].id if last else state.chapter_started_after
         return _Written(recap, story, story_text, fresh[0].turn if fresh else None, last_id)
@@ -168,6 +169,3 @@ class Chapters(UpkeepJobs):
                 "front": await self.store.front_now(game_id),
             }
             await self.store.save_memory_state(db, current.model_copy(update=update))
-
-    async def _write(self, messages: Messages, words: int) -> str:
-        return await write_summary(self.worker, messages, words)

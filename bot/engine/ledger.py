@@ -20,16 +20,18 @@ from bot.cleantext import clean_text, clean_tree
 from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
-from bot.memory.changes import changes_in
+from bot.memory.changes import ATTRIBUTE_NAMES, attribute_name, changes_in
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import BEST_MATCHES, MemoryItem
 from bot.memory.facts import (
     Extraction,
     changes_as_facts,
+    ends,
     extraction_messages,
     grounded,
     merge,
+    same_thing,
     sources_for,
     to_new_fact,
 )
@@ -50,6 +52,7 @@ from bot.store import (
     Store,
     Visibility,
 )
+from bot.words import content_words
 from bot.worlds import LoreEntry, World, format_validation_error
 
 log = logging.getLogger(__name__)
@@ -311,25 +314,16 @@ class Ledger:
             if step.supersedes is not None or step.supersedes_step is not None:
                 replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
                 await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
+            if ends(step.fact):  # a thing burned or used up is nowhere and held by no one any more
+                for fact in await self.store.facts(game_id):
+                    if fact.id != fact_id and same_thing(fact, step.fact) and fact.key[1] in ("location", "holder"):
+                        await self.store.supersede_fact(db, fact.id, fact_id, step.fact.turn)
         return len(added)
 
-    async def newer_values(
-        self, game_id: int, fact_ids: Sequence[int], entry_ids: Sequence[int]
-    ) -> tuple[list[Fact], dict[int, list[Fact]]]:
-        """The values that hold now in place of superseded ones: for each of ``fact_ids`` a newer fact superseded,
-        the one that holds now (its chain's end); and for each of ``entry_ids`` that told a fact superseded since,
-        the facts that hold now. One read of the game's facts for both."""
-        if not fact_ids and not entry_ids:
-            return [], {}
-        facts = {f.id: f for f in await self.store.facts(game_id, active_only=False)}
-        current = {fact.id: fact for fact_id in fact_ids if (fact := _holds_now(facts, fact_id)) is not None}
-        updates = {}
-        for entry_id in entry_ids:
-            told = [f.id for f in facts.values() if f.superseded_by is not None and entry_id in f.sources]
-            now = {fact.id: fact for fact_id in told if (fact := _holds_now(facts, fact_id)) is not None}
-            if now:
-                updates[entry_id] = list(now.values())
-        return list(current.values()), updates
+    async def value_history(self, game_id: int) -> ValueHistory:
+        """The game's facts as a history of values: which holds now in place of each superseded one, and what
+        each current one replaced (for the prompt: the latest value as current, older ones marked older)."""
+        return ValueHistory(await self.store.facts(game_id, active_only=False))
 
     async def facts(self, game_id: int, *, include_superseded: bool = False) -> list[Fact]:
         return await self.store.facts(game_id, active_only=not include_superseded)
@@ -618,13 +612,61 @@ def _leads(hits: Sequence[RecallHit], by_meaning: Sequence[RecallHit]) -> set[st
     return set([hit.ref for hit in by_meaning if hit.ref in allowed][:MEANING_LEADS])
 
 
-def _holds_now(facts: Mapping[int, Fact], fact_id: int) -> Fact | None:
-    """The end of ``fact_id``'s chain of newer values where a newer one superseded it and still holds."""
-    fact, seen = facts.get(fact_id), set()
-    while fact is not None and fact.superseded_by is not None and fact.id not in seen:
-        seen.add(fact.id)
-        fact = facts.get(fact.superseded_by)
-    return fact if fact is not None and fact.id != fact_id and fact.active else None
+class ValueHistory:
+    """A game's facts as chains of values: each superseded fact leads to the one that holds now."""
+
+    def __init__(self, facts: Sequence[Fact]):
+        self.facts = {f.id: f for f in facts}
+        self._before: dict[int, list[Fact]] = {}
+        for fact in facts:
+            if fact.superseded_by is not None and fact.retracted_at is None:
+                self._before.setdefault(fact.superseded_by, []).append(fact)
+
+    def holds_now(self, fact_id: int) -> Fact | None:
+        """The end of ``fact_id``'s chain of newer values, where a newer one superseded it and still holds."""
+        fact, seen = self.facts.get(fact_id), set()
+        while fact is not None and fact.superseded_by is not None and fact.id not in seen:
+            seen.add(fact.id)
+            fact = self.facts.get(fact.superseded_by)
+        return fact if fact is not None and fact.id != fact_id and fact.active else None
+
+    def earlier(self, fact: Fact) -> list[Fact]:
+        """The values ``fact`` replaced, newest first."""
+        chain, at = [], fact.id
+        for _ in range(50):
+            before = self._before.get(at)
+            if not before:
+                break
+            newest = max(before, key=lambda f: f.id)
+            chain.append(newest)
+            at = newest.id
+        return chain
+
+    def told_by(self, entry_id: int, text: str = "", turn: int | None = None) -> list[Fact]:
+        """The values that hold now in place of the ones ``entry_id`` told and that were superseded since; and,
+        given its ``text`` and ``turn``, the changes recorded after it of a thing it names (it told of the oil
+        barrel in the lamp room; the barrel was used up since), so no recalled turn tells an older value alone."""
+        now = {}
+        for fact in self.facts.values():
+            if fact.superseded_by is not None and entry_id in fact.sources:
+                current = self.holds_now(fact.id)
+                if current is not None:
+                    now[current.id] = current
+        if text and turn is not None:
+            said = text.casefold()
+            for fact in self.facts.values():
+                if (
+                    fact.active and fact.turn > turn and entry_id not in fact.sources
+                    and attribute_name(fact.attribute) in ATTRIBUTE_NAMES and names_subject(said, fact.subject)
+                ):  # fmt: skip
+                    now[fact.id] = fact
+        return list(now.values())
+
+
+def names_subject(text: str, subject: str) -> bool:
+    """Whether ``text`` (folded) names ``subject``: all of its content words."""
+    words = [surface.casefold() for _, surface in content_words(subject)]
+    return bool(words) and all(re.search(rf"(?<!\w){re.escape(w)}", text) for w in words)
 
 
 def _room_for(present: int, more: int) -> None:

@@ -13,18 +13,21 @@ the next turn. This module also gathers what a prompt is built from.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
+import re
 from collections.abc import Callable, Sequence
 
 from bot.engine.chapters import ChapterReport, Chapters
-from bot.engine.ledger import Ledger, LedgerFailed, Scene
+from bot.engine.ledger import Ledger, LedgerFailed, Scene, ValueHistory
 from bot.engine.meaning import MeaningIndex
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
 from bot.memory.config import Buckets, MemoryConfig
-from bot.memory.context import NEWER, MemoryItem, MemoryView, best_matches
+from bot.memory.context import NEWER, MemoryItem, MemoryView
+from bot.memory.facts import history_text
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.model.sizing import REPLY_TOKENS
 from bot.model.worker import ModelWorker
@@ -115,8 +118,10 @@ class MemoryKeeper:
         # then anyway, and without the older turns' notes the room they free puts the next fold turns later.
         notes_after = max(state.folded_through, state.front.notes_through)
         notes = _switched_on(await self.store.turn_notes(game.id, notes_after), buckets)
+        restated: dict[str, str] = {}
         if buckets.facts:
             recall = await self._newer_facts_first(game.id, notes, recall)
+            restated = restated_notes(notes, await self.ledger.value_history(game.id))
         public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
         present = self.cast(game).present([*public, action.content])
         npcs = []
@@ -138,29 +143,37 @@ class MemoryKeeper:
             scene=npcs,
             threads=await self.players.threads(game.id, list(players), state.front.memories),
             notes=notes,
+            restated=restated,
         )
 
     async def _newer_facts_first(
         self, game_id: int, notes: dict[int, list[TurnNote]], recall: list[MemoryItem]
     ) -> list[MemoryItem]:
-        """A fact that earlier turns' notes show and that a newer one has superseded ("the key: on the desk",
-        then "the key: in the cellar") brings its current value first, so the newer value is always in the
-        prompt after the older. An old turn among the action's best matches that told a value since superseded
-        (those the recall layer always makes room for) is followed by the value that holds now, even where older
-        notes show it far up: a small model answers from what sits beside the question, and answered the key's
-        old place."""
+        """Recall that follows change (F40): a value that changed is shown as it holds now, with what it replaced
+        marked older ("the well (before: on the chapel altar until turn 230)"), never an older value alone.
+
+        A fact that earlier turns' notes show and that a newer one has superseded ("the key: on the desk", then
+        "the key: in the cellar") brings its current value first. A recalled turn that told a value since
+        superseded is marked so, and followed by the value that holds now: a small model answers from what sits
+        beside the question, and answered the key's old place."""
+        history = await self.ledger.value_history(game_id)
         held = {note.ref for entry_notes in notes.values() for note in entry_notes}
         shown = [int(ref.split(":")[1]) for ref in held if ref.startswith("fact:")]
-        best = best_matches(recall)
-        told = [int(item.ref.split(":")[1]) for item in recall if item.ref in best and item.ref.startswith("entry:")]
-        current, updates = await self.ledger.newer_values(game_id, shown, told)
-        newer = [_newer(fact) for fact in current if f"fact:{fact.id}" not in held]
-        follows = {f"entry:{entry_id}": [_newer(fact) for fact in facts] for entry_id, facts in updates.items()}
-        moved = {fact.ref for facts in follows.values() for fact in facts}
+        current = {fact.id: fact for fact_id in shown if (fact := history.holds_now(fact_id)) is not None}
+        newer = [_newer(fact, history) for fact in current.values() if f"fact:{fact.id}" not in held]
         taken = {item.ref for item in newer}
         ordered = list(newer)
-        for item in [item for item in recall if item.ref not in moved]:
-            for one in [item, *follows.get(item.ref, ())]:
+        for item in recall:
+            kind, _, number = item.ref.partition(":")
+            follows: list[MemoryItem] = []
+            if kind == "entry":
+                now = history.told_by(int(number), item.text, _turn_of(item.text))
+                if now:
+                    item = dataclasses.replace(item, text=_older(item.text))
+                    follows = [_newer(fact, history) for fact in now]
+            elif kind == "fact" and (fact := history.facts.get(int(number))) is not None and history.earlier(fact):
+                item = dataclasses.replace(item, text=f"[fact, now] {history_text(fact, history.earlier(fact))}")
+            for one in [item, *follows]:
                 if one.ref not in taken:
                     ordered.append(one)
                     taken.add(one.ref)
@@ -333,5 +346,34 @@ def _item(summary: Summary) -> MemoryItem:
     return MemoryItem(f"summary:{summary.id}", summary.content)
 
 
-def _newer(fact: Fact) -> MemoryItem:
-    return MemoryItem(f"fact:{fact.id}", f"[fact, now] {fact.text}", found_by=NEWER)
+def _newer(fact: Fact, history: ValueHistory) -> MemoryItem:
+    return MemoryItem(f"fact:{fact.id}", f"[fact, now] {history_text(fact, history.earlier(fact))}", found_by=NEWER)
+
+
+def _turn_of(text: str) -> int | None:
+    """The turn a recalled fragment's label names ("[turn 70] ..."), or ``None``."""
+    found = re.match(r"^\[turn (\d+)", text)
+    return int(found.group(1)) if found else None
+
+
+def restated_notes(notes: dict[int, list[TurnNote]], history: ValueHistory) -> dict[str, str]:
+    """Earlier turns' notes that told a value since changed, marked older where they stand (F40): "[fact, until
+    turn 230] ...", "[turn 70, since changed] ..."."""
+    restated = {}
+    for entry_notes in notes.values():
+        for note in entry_notes:
+            kind, _, number = note.ref.partition(":")
+            if not number.isdigit():
+                continue
+            if kind == "fact" and (fact := history.facts.get(int(number))) is not None and not fact.active:
+                if fact.superseded_turn is not None and note.text.startswith("[fact"):
+                    body = note.text.split("] ", 1)[-1]
+                    restated[note.ref] = f"[fact, until turn {fact.superseded_turn}] {body}"
+            elif kind == "entry" and history.told_by(int(number), note.text, _turn_of(note.text)):
+                restated[note.ref] = _older(note.text)
+    return restated
+
+
+def _older(text: str) -> str:
+    """A recalled turn's label, marked as telling a value since changed: "[turn 70, since changed] ..."."""
+    return re.sub(r"^\[(turn \d+)\]", r"[\1, since changed]", text, count=1)

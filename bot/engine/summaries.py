@@ -14,6 +14,7 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
+from bot.engine.ledger import ValueHistory, names_subject
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.memory.chapters import integrate_messages, recap_messages
@@ -28,7 +29,8 @@ from bot.memory.compaction import (
 )
 from bot.memory.config import MemoryConfig
 from bot.memory.context import ContextTrace
-from bot.model.base import Messages, ModelUnavailable
+from bot.memory.facts import history_text
+from bot.model.base import ChatMessage, Messages, ModelUnavailable
 from bot.model.worker import ModelWorker, Priority
 from bot.store import FrontSnapshot, Game, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility
 from bot.worlds import World
@@ -85,6 +87,9 @@ class CompactionReport(BaseModel):
     error: str | None = None
 
 
+MAX_CURRENT_VALUES = 8  # changed values a summary's prompt is told, at most: those its material names
+
+
 async def write_summary(worker: ModelWorker, messages: Messages, words: int) -> str:
     """A summary of at most about ``words`` words, asked of the model at maintenance priority."""
     try:
@@ -111,11 +116,30 @@ class UpkeepJobs:
         self.settings = settings
         self.sessions = sessions
 
+    async def _write(self, messages: Messages, words: int, game_id: int) -> str:
+        return await write_summary(self.worker, await self._as_now(game_id, messages), words)
+
+    async def _as_now(self, game_id: int, messages: Messages) -> Messages:
+        """A summary's prompt told which values its material names have changed since, and what they are now:
+        a summary or a recap never carries a superseded value as current (F40)."""
+        history = ValueHistory(await self.store.facts(game_id, active_only=False))
+        material = messages[-1].content.casefold()
+        changed = [
+            f for f in history.facts.values()
+            if f.active and history.earlier(f) and names_subject(material, f.subject)
+        ][-MAX_CURRENT_VALUES:]  # fmt: skip
+        if not changed:
+            return messages
+        lines = "\n".join(f"- {history_text(f, history.earlier(f))}, since turn {f.turn}" for f in changed)
+        note = (
+            f"\n\nValues that have changed, as they are now (where the events above tell an older one, write it "
+            f"as it was then, not as it is now):\n{lines}"
+        )
+        *front, last = messages
+        return [*front, ChatMessage(role=last.role, content=last.content + note)]
+
 
 class Summaries(UpkeepJobs):
-    async def _write(self, messages: Messages, words: int) -> str:
-        return await write_summary(self.worker, messages, words)
-
     # Compaction (F8, F9, F18)
 
     async def compact(self, game_id: int, *, force: bool = False) -> CompactionReport:
@@ -160,7 +184,7 @@ class Summaries(UpkeepJobs):
         """Summarize one chunk; fold the short-term summary it replaces into the story."""
         bridge = await self.store.entry_before(game_id, chunk.first_id) if state.folded_through else None
         short_text = await self._write(
-            chunk_messages(world.title, chunk.entries, bridge, config.short_words), config.short_words
+            chunk_messages(world.title, chunk.entries, bridge, config.short_words), config.short_words, game_id
         )
         previous_short = await self.store.summary(state.short_id)
         story = await self.store.summary(state.story_id)
@@ -169,7 +193,7 @@ class Summaries(UpkeepJobs):
             story_text = await self._write(
                 fold_messages(world.title, story.content if story else None, previous_short.content,
                               config.story_words),
-                config.story_words,
+                config.story_words, game_id,
             )  # fmt: skip
         story_through = await self._story_kept(state, short_text, config)
         async with self.store.transaction() as db:
@@ -271,12 +295,12 @@ class Summaries(UpkeepJobs):
             words = config.recap_words
             public = [e for e in entries if e.visibility is Visibility.PUBLIC]
             material = [render_entry(e) for e in public[-RECAP_MATERIAL_ENTRIES:]] or ["(nothing)"]
-            return await self._write(recap_messages(world.title, chapter, material, words), words)
+            return await self._write(recap_messages(world.title, chapter, material, words), words, game_id)
         if not entries:
             return "(These messages were deleted.)"
         bridge = await self.store.entry_before(game_id, entries[0].id)
         words = config.short_words
-        return await self._write(chunk_messages(world.title, entries, bridge, words), words)
+        return await self._write(chunk_messages(world.title, entries, bridge, words), words, game_id)
 
     async def _replay_story(
         self, game_id: int, world: World, state: MemoryState, rebuilt: dict[int, str], config: MemoryConfig
@@ -301,7 +325,7 @@ class Summaries(UpkeepJobs):
                 messages = integrate_messages(world.title, text or "", chapter, source_text, config.story_words)
             else:
                 messages = fold_messages(world.title, text, source_text, config.story_words)
-            text = await self._write(messages, config.story_words)
+            text = await self._write(messages, config.story_words, game_id)
             replayed.append(text)
         return chain, replayed
 

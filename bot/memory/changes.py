@@ -64,6 +64,7 @@ _PLACE_PREP = (
     r"(?P<prep>(?:back\s+)?(?:down\s+)?(?:into|onto|in|on|under|underneath|beneath|behind|inside|at|to|beside|near|"
     r"among|atop|up\s+to|over))"
 )
+_PLACE_WORDS = r"(?:in|on|under|at|inside|behind|into|onto|beneath|beside|to)"
 # How a place is said as a value, whatever verb moved the thing there: "carries it down to the cellar": "in the
 # cellar", as the facts job would say it.
 _AS_PLACE = {"to": "in", "into": "in", "up to": "in", "onto": "on", "atop": "on", "underneath": "under"}
@@ -182,9 +183,16 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     else:
         value = groups.get("value") or ""
     value = _trim(value, keep_articles=True)
+    if attribute == "code" and not re.search(r"\d", value):
+        return None  # "the code is now .": no code said
     if attribute == "location" and groups.get("prep") and value:
         prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
         value = f"{_AS_PLACE.get(prep, prep)} {value}"
+    if attribute in ("location", "holder"):
+        # Two places at once ("in the drawer and in the box"): one current value, the last said.
+        value = re.split(rf"\s+(?:and|or)\s+(?={_PLACE_WORDS}\b)", value)[-1]
+        if attribute == "holder":
+            value = re.sub(r"^to\s+", "", value)
     if not value or not content_words(value) and attribute != "code":
         return None
     kind = "character" if attribute == "allegiance" else "item"

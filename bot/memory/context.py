@@ -75,11 +75,9 @@ NEW_SHARE = 4
 # ten clues asked about in other words (tests/memory/test_long_game.py): 5 found with none guaranteed, 9 with three,
 # for about one point of prefix reuse (89.4% to 89.1%).
 BEST_MATCHES = 3
-# ...and are said beside it again wherever earlier turns' notes hold them: a small model answers from what sits
-# beside the question, not from a note further up beside another action. Measured with Qwen2.5 1.5B as the GM of
-# a 300-turn game asked about its first turns (tests/engine/test_instruct_model.py): three clues held only by
-# older turns' notes went unanswered; one held by the notes of the turn just before the question, two messages
-# up, went unanswered too (the model answered with the brass key of another best match beside the question).
+# A fragment an earlier turn's notes hold is not said again beside the new action: a turn is shown once in a
+# prompt (F40: the same older value shown twice, as plainly as the newer, outweighed it). What a small model needs
+# beside the question, the memory's brief says (see bot.memory.recall.memory_brief).
 
 
 @dataclass
@@ -178,7 +176,7 @@ def build_context(
     system = ChatMessage(role="system", content="\n\n".join(b for name in FRONT if (b := front[name].block())))
     bracketed = not full_guide  # a small model reads joins and rolls as it was measured with them
     hot = list(view.hot)
-    held = {e.id: tuple(view.notes[e.id]) for e in hot if view.notes.get(e.id)}
+    held = {e.id: _restated(view.notes[e.id], view.restated) for e in hot if view.notes.get(e.id)}
     own = view.notes.get(action.id)
     if own is not None:  # answered again (a retry, or a turn the model failed): the notes it was given
         added = {name: _Layer(name, [MemoryItem(n.ref, n.text) for n in own if n.layer == name]) for name in NOTES}
@@ -254,11 +252,9 @@ def _new_notes(
     *,
     grouped: bool = True,
 ) -> dict[str, _Layer]:
-    """This turn's additions: what is not in the prompt yet, each layer within what its budget has left, and
-    the action's best matches again where earlier turns' notes hold them."""
+    """This turn's additions: what is not in the prompt yet, each layer within what its budget has left."""
     notes = [note for entry_notes in held.values() for note in entry_notes]
     refs = {note.ref for note in notes}
-    again = best_matches(view.recall)
     briefed = {item.ref for item in view.brief}
 
     def left(layer: str, limit: int) -> int:
@@ -271,7 +267,7 @@ def _new_notes(
         "scene": hidden,
         "lore": sorted((i for i in view.lore if i.ref not in refs), key=lambda item: -item.priority),
         # What the brief tells beside the action is not also told before it: a turn is shown once in a prompt.
-        "recall": [i for i in view.recall if (i.ref not in refs or i.ref in again) and i.ref not in briefed],
+        "recall": [i for i in view.recall if i.ref not in refs and i.ref not in briefed],
     }
     limits = {"scene": budget.private, "lore": budget.lore, "recall": budget.recall}
     # What the action uncovers is never left out (it is the engine's decision for this reply); the brief is short.
@@ -286,6 +282,12 @@ def _new_notes(
         layer.budget = limits[name]
         added[name] = layer
     return added
+
+
+def _restated(notes: Sequence[TurnNote], restated: Mapping[str, str]) -> tuple[TurnNote, ...]:
+    """An earlier turn's notes as the prompt shows them now: a value since changed is marked older where it
+    stands ("[fact, until turn 230]", "[turn 70, since changed]"), so no older value is shown as current."""
+    return tuple(n.model_copy(update={"text": restated[n.ref]}) if n.ref in restated else n for n in notes)
 
 
 def _trim_added(added: dict[str, _Layer], too_big: Callable[[], bool]) -> None:

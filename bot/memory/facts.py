@@ -74,6 +74,23 @@ def same_key(fact: NewFact, subjects: Sequence[str]) -> tuple[str, str]:
     return (" ".join(same_subject(fact.subject, subjects).casefold().split()), attribute_name(fact.attribute))
 
 
+_ENDED = re.compile(
+    r"\b(?:destroyed|burned|burnt|smashed|broken|shattered|crushed|drowned|dead|killed|sunk|eaten|drunk|spent|"
+    r"used up|gone|melted|torn up|ruined|dissolved|blown up|consumed|no more|empty)\b",
+    re.I,
+)
+
+
+def ends(fact: NewFact) -> bool:
+    """Whether ``fact`` says its subject stopped existing (burned, used up, dead): its place and holder end too."""
+    return attribute_name(fact.attribute) == "state" and bool(_ENDED.search(fact.value))
+
+
+def same_thing(fact: NewFact, other: NewFact) -> bool:
+    """Whether two facts are of one subject, however each names it."""
+    return same_subject(other.subject, [fact.subject]) == fact.subject
+
+
 def merge(active: Sequence[Fact], new: Sequence[NewFact]) -> list[Merge]:
     """Same subject and attribute with the same value is a duplicate; with another value, a contradiction.
 

@@ -99,6 +99,8 @@ class MemoryView:
     reveals: Sequence[MemoryItem] = ()  # what this turn's actions uncover, for this reply
     brief: Sequence[MemoryItem] = ()  # what the memory holds of what the action asks about, told after it
     example: int = 0  # which example reply the frozen layer shows (a game's own)
+    # Earlier turns' notes shown otherwise now, by ref: a value they told that has changed since, marked older.
+    restated: Mapping[str, str] = field(default_factory=dict)
     threads: Sequence[MemoryItem] = ()  # each player's private memory, as of the last compaction
     notes: Mapping[int, Sequence[TurnNote]] = field(default_factory=dict)  # by action entry id: earlier turns' notes
 

@@ -1,0 +1,82 @@
+"""Memory that follows change (F40): a value moved in play is current in the prompt, older ones marked older,
+whether or not the facts job catches the move; an edit or a retry takes the change back."""
+
+from __future__ import annotations
+
+from bot.engine import Engine
+from bot.model import ScriptedModel
+from bot.model.scripted import found_nothing
+
+
+def _gm(scripted: ScriptedModel, *replies: str) -> None:
+    """The GM says these, in order; the background jobs find nothing (no fact from the facts job)."""
+    queue = list(replies)
+
+    def answer(messages):
+        system = messages[0].content
+        if (quiet := found_nothing(messages)) is not None:
+            return quiet
+        if system.startswith("You keep the private memory"):
+            return '{"summary": "They look around.", "facts": []}'
+        if system.startswith("You keep the memory"):
+            return "The players looked around; nothing was settled."
+        return queue.pop(0) if queue else "The wind rises. What do you do?"
+
+    scripted.default = answer
+
+
+async def _start(engine: Engine):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.warmups.idle()  # its read-ahead done, each reply below answers its own action
+    return game
+
+
+async def test_a_move_found_in_play_is_current_and_the_old_place_is_marked_older(engine: Engine, scripted):
+    game = await _start(engine)
+    _gm(scripted, "The gulls wheel overhead, crying. What now?", "The gulls cry.",
+        "Tom carries the brass key down to the cellar. The door creaks.")  # fmt: skip
+    await engine.act(game.id, "maya", "I hide the brass key under the doormat.")
+    await engine.act(game.id, "maya", "I listen to the gulls.")
+    await engine.act(game.id, "maya", "I watch Tom.")
+    await engine.memory.idle(game.id)
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
+    assert fact.value == "in the cellar", "found in play: the facts job found nothing"
+    asked = await engine.preview(game.id, "Maya", "Where is the brass key now?")
+    prompt = "\n".join(m.content for m in asked.messages)
+    assert "[fact, now] brass key, location: in the cellar (before: under the doormat until turn 3)" in prompt
+    for line in prompt.splitlines():
+        if "doormat" in line and line.startswith("- "):
+            assert any(m in line for m in ("before:", "since changed", "until turn")), f"shown as current: {line}"
+
+
+async def test_an_edit_or_a_retry_takes_the_change_back(engine: Engine, scripted):
+    game = await _start(engine)
+    _gm(scripted, "The key is now in the cellar.", "The key is now in the well.", "The rain falls.")
+    await engine.act(game.id, "maya", "I look for the key.")
+    moved = await engine.act(game.id, "maya", "I look again.")
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "key"]
+    assert fact.value == "in the well"
+    retried = await engine.retry(game.id, user_key="maya")  # the GM writes the turn again: nothing moves
+    assert retried.text == "The rain falls."
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "key"]
+    assert fact.value == "in the cellar", "the value before the retried reply holds again"
+    await engine.edit_entry(game.id, moved.action.id, "I put the key in the drawer.", user_key="maya")
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "key"]
+    assert fact.value == "in the drawer", "what the edited action says now"
+
+
+async def test_a_summary_is_told_the_values_that_changed(engine: Engine, scripted):
+    game = await _start(engine)
+    _gm(scripted, "The swan candlestick now stands on the chapel altar.",
+        "Pip carries the swan candlestick into the vestry.")  # fmt: skip
+    await engine.act(game.id, "maya", "I look at the altar.")
+    await engine.act(game.id, "maya", "I follow Pip.")
+    for n in range(4):  # the protected tail: the turns above are the ones folded
+        await engine.act(game.id, "maya", f"I wait a while ({n}).")
+    await engine.memory.idle(game.id)
+    await engine.compact(game.id)
+    summaries = [c for c in scripted.calls if c.messages[0].content.startswith("You keep the memory")]
+    told = [c.messages[-1].content for c in summaries if "chapel altar" in c.messages[-1].content]
+    assert told and all("Values that have changed, as they are now" in text for text in told)
+    assert all("swan candlestick, location: in the vestry (before: on the chapel altar" in text for text in told)

@@ -1,0 +1,61 @@
+"""Change found in play (F40): the sentences that say a value changed, read as facts of one subject each."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.memory.changes import attribute_name, changes_in, same_subject
+
+
+@pytest.mark.parametrize(
+    ("said", "found"),
+    [
+        ("Tom carries the brass key down to the cellar.", ("brass key", "location", "in the cellar")),
+        ("I move the brass key from under the mat to the chapel bell.", ("brass key", "location", "in the chapel bell")),
+        ("The swan candlestick now lies at the bottom of the old well, under the moss.",
+         ("swan candlestick", "location", "at the bottom of the old well")),
+        ("Maya hands the lantern to Pip.", ("lantern", "holder", "Pip")),
+        ("Pip now has the lantern.", ("lantern", "holder", "Pip")),
+        ("The door code is now 882.", ("door code", "code", "882")),
+        ("The code of the cellar door is now 882.", ("cellar door code", "code", "882")),
+        ("He changes the strongbox combination to 5-1-9.", ("strongbox combination", "code", "5-1-9")),
+        ("The ferryman now works for the Crown.", ("ferryman", "allegiance", "the Crown")),
+        ("Wren switches sides to the smugglers.", ("Wren", "allegiance", "the smugglers")),
+        ("The letter is burned.", ("letter", "state", "burned")),
+        ("She smashes the lamp, and the oil runs out.", ("lamp", "state", "smashed")),
+        ("The rations are used up.", ("rations", "state", "used up")),
+    ],
+)  # fmt: skip
+def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
+    assert [(c.subject, c.attribute, c.value) for c in changes_in(said)] == [found]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Where is the brass key now?",  # a question changes nothing
+        "Maya takes a step toward the door.",
+        "The code is 419 and 882.",  # a contradiction in one breath: the memory keeps what it held
+        "The code is now .",
+        "The lantern hisses in the wind.",
+    ],
+)
+def test_what_says_no_change_is_none(said: str):
+    assert changes_in(said) == []
+
+
+def test_one_current_value_when_a_sentence_names_two():
+    (change,) = changes_in("She puts the key in the drawer and in the box.")
+    assert change.value == "in the box", "the last said"
+    (change,) = changes_in("The key is now in the drawer. The key now lies in the box.")
+    assert change.value == "in the box"
+
+
+def test_a_subject_the_memory_holds_is_named_its_way_and_attributes_have_one_name():
+    assert same_subject("candlestick", ["swan candlestick", "brass key"]) == "swan candlestick"
+    assert same_subject("swan candlestick", ["candlestick"]) == "candlestick"
+    assert same_subject("key ring", ["brass key"]) == "key ring", "another thing: its last word differs"
+    (change,) = changes_in("Pip carries the candlestick into the vestry.", ["swan candlestick"])
+    assert change.subject == "swan candlestick"
+    assert attribute_name("Whereabouts") == attribute_name("place") == "location"
+    assert attribute_name("loyalty") == "allegiance" and attribute_name("mood") == "mood"
