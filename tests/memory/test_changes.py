@@ -11,7 +11,8 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
     ("said", "found"),
     [
         ("Tom carries the brass key down to the cellar.", ("brass key", "location", "in the cellar")),
-        ("I move the brass key from under the mat to the chapel bell.", ("brass key", "location", "in the chapel bell")),
+        ("I move the brass key from under the mat to the chapel bell.",
+         ("brass key", "location", "in the chapel bell")),
         ("The swan candlestick now lies at the bottom of the old well, under the moss.",
          ("swan candlestick", "location", "at the bottom of the old well")),
         ("Maya hands the lantern to Pip.", ("lantern", "holder", "Pip")),
