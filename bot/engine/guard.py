@@ -15,6 +15,8 @@ import numpy as np
 
 from bot.engine.meaning import MeaningIndex
 from bot.memory.leaks import (
+    MEANING_RULE,
+    NEVER_HELD_RULE,
     Guard,
     Hit,
     Secret,
@@ -51,8 +53,10 @@ class TurnGuard:
     def __init__(
         self, store: Store, game: Game, guard: Guard, meaning: MeaningIndex | None = None,
         public_stems: frozenset[str] = frozenset(), public_texts: Sequence[str] = (),
-        earned: Mapping[str, frozenset[str]] | None = None, earned_told: int = 2,
+        earned: Mapping[str, frozenset[str]] | None = None, earned_told: int = 2, never_held: bool = False,
     ):  # fmt: skip
+        # The world's secrets are not in the narrator's prompt (held by the engine): by meaning, the stricter rule.
+        self.never_held = never_held
         self.store = store
         self.game = game
         self.guard = guard
@@ -121,7 +125,10 @@ class TurnGuard:
         for i, sentence in enumerate(said):
             near_public = float(public[i])
             for j, secret in enumerate(secrets):
-                if leaks_by_meaning(sentence, secret.text, float(closeness[i, j]), self.public_stems, near_public):
+                rule = NEVER_HELD_RULE if self.never_held and secret.public_only else MEANING_RULE
+                if leaks_by_meaning(
+                    sentence, secret.text, float(closeness[i, j]), self.public_stems, near_public, rule
+                ):
                     if not await self._said_already(secret):
                         hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
             if private[i] is not None:
@@ -222,13 +229,15 @@ class LeakGuards:
 
     async def for_turn(
         self, game: Game, world: World, unlocked: str, earned: Mapping[str, frozenset[str]] | None = None,
-        earned_told: int = 2, uncovered: frozenset[str] = frozenset(),
+        earned_told: int = 2, uncovered: frozenset[str] | None = None,
     ) -> TurnGuard:  # fmt: skip
         """The guard for a reply; ``unlocked`` is the turn's public actions (they may open a truth by a word of
         its ``unlocked_by``), ``uncovered`` what the engine judged the players uncovered, ``earned`` the clues the
         actions earn (see :class:`TurnGuard`)."""
         state = await self.store.memory_state(game.id)
-        secrets = guarded_world_secrets(world, state.chapter_index, state.beats_done, unlocked, uncovered)
+        secrets = guarded_world_secrets(
+            world, state.chapter_index, state.beats_done, unlocked, uncovered or frozenset()
+        )
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
         secrets += private_secrets(entries, await self.store.player_memories(game.id))
         secrets.append(prompt_secret())
@@ -244,6 +253,7 @@ class LeakGuards:
             public[2],
             earned,
             earned_told,
+            never_held=uncovered is not None,  # the engine holds the secrets: what is guarded was never told
         )
 
     def _world_public(self, world: World) -> tuple[set[tuple[str, ...]], list[frozenset[str]]]:

@@ -271,6 +271,13 @@ class MeaningRule:
 
 
 MEANING_RULE = MeaningRule()
+# A world secret the narrator never held (F39: the engine keeps it until the players uncover it) can reach a
+# reply only by chance, in a guess: what is merely close to it is a sentence on its topic, not a paraphrase of a
+# text the model never read. Such a sentence counts only when it is close to the secret and uses two of its own
+# words the world's public text does not hold. bench secrets, Qwen2.5 1.5B with the secrets held, the guard by
+# meaning at its usual thresholds: 4 of Hollow Manor's 14 replies stopped, every hit "in other words", none a
+# truth told.
+NEVER_HELD_RULE = MeaningRule(close=0.65, very_close=2.0, shared_words=2, ahead=0.05, margin=2.0)
 
 
 def world_public_stems(world: World) -> frozenset[str]:

@@ -257,3 +257,15 @@ def test_a_stream_is_released_a_whole_sentence_at_a_time():
     assert complete_sentences("The door opens. A cold dra") == ("The door opens. ", "A cold dra")
     assert complete_sentences("No end yet") == ("", "No end yet")
     assert complete_sentences('He says "Go." Then') == ('He says "Go." ', "Then")
+
+
+def test_a_secret_the_narrator_never_held_is_stopped_by_meaning_only_when_told_in_its_own_words():
+    """With the secrets held by the engine, a sentence merely on a truth's topic is a guess, not a paraphrase: it
+    counts only when close to the truth and using two of its own words the world's public text does not hold."""
+    from bot.memory.leaks import MEANING_RULE, NEVER_HELD_RULE, rule_says_leak
+
+    on_topic = dict(closeness=0.6, public=0.2, shared=3)  # what stopped a held reply about the brandy glass
+    assert rule_says_leak(MEANING_RULE, **on_topic)
+    assert not rule_says_leak(NEVER_HELD_RULE, **on_topic)
+    assert not rule_says_leak(NEVER_HELD_RULE, closeness=0.8, public=0.3, shared=1), "close, but not its words"
+    assert rule_says_leak(NEVER_HELD_RULE, closeness=0.7, public=0.3, shared=2), "close, and in its own words"
