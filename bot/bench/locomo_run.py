@@ -45,7 +45,7 @@ from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
-from bot.startup import load_embedder, load_model, settle_for_model
+from bot.startup import load_embedder, settle_for_model, tokenizer_model
 from bot.store import EntryKind, LogEntry, NewEntry, Store
 from bot.worlds import Chapter, World, WorldLibrary
 
@@ -247,7 +247,7 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
     if not budgets or any(b < 50 for b in budgets):
         raise UserError("--budgets takes token budgets of at least 50, like 500,1000,2000,4000.")
     conversations = load_locomo(path)
-    tokenizer = load_model(settings.model_copy(update={"cache_mib": 0}))
+    tokenizer = tokenizer_model(settings)  # never fetched for this: it only counts
     settle_for_model(settings, tokenizer)
     count = functools.lru_cache(maxsize=500_000)(tokenizer.count_tokens)
     embedder, unavailable = load_embedder(settings)

@@ -302,3 +302,18 @@ def test_a_converted_model_damaged_since_is_converted_again(tmp_path: Path, capl
     target.write_bytes(b"GGUF" + b"x" * 10)  # cut short
     written_once(target, write)
     assert len(writes) == 3
+
+
+@pytest.mark.llm
+def test_a_command_that_only_counts_tokens_never_fetches_the_gm_model(tmp_path: Path, monkeypatch, capsys):
+    """bench locomo, which writes nothing with the model, fetched the 1.1 GB default on a machine without it."""
+    from bot import startup
+    from bot.model import fetch as fetching_module
+
+    monkeypatch.setattr(fetching_module, "fetch", lambda *_, **__: pytest.fail("the GM model was fetched"))
+    model = startup.tokenizer_model(_settings(tmp_path, n_ctx=512))
+    try:
+        assert model.name.startswith("SmolLM2") and model.count_tokens("the lamp") > 0
+        assert "Counting tokens with the bundled SmolLM2-135M-Instruct" in capsys.readouterr().out
+    finally:
+        model.close()
