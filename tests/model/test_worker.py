@@ -432,3 +432,25 @@ async def test_the_workers_records_take_each_jobs_figures_from_what_it_gave_back
     assert streamed.generated_tokens == model.count_tokens("A gull cries.")
     both = model.count_tokens("not JSON") + model.count_tokens('{"name": "Tom"}')
     assert structured.generated_tokens == both, "a structured job's figures are its two tries together"
+
+
+async def test_closing_stops_a_background_call_under_way_at_once():
+    """/quit after a turn: the summary the model was writing held the exit for a minute and more on busy cores. It
+    gives way at close, as to a player's turn, and is redone at the next start from what is stored."""
+    import threading
+    import time
+
+    model = ScriptedModel(default=lambda messages: messages[-1].content)
+    worker = ModelWorker(model)
+    worker.start()
+    model.block.clear()
+    summary = asyncio.create_task(
+        worker.generate([ChatMessage(role="user", content="summary")], max_tokens=8, priority=Priority.MAINTENANCE)
+    )
+    await _until(lambda: len(model.started) == 1)
+    started = time.monotonic()
+    await worker.close()
+    await _until(lambda: model.interrupted == 1)
+    assert time.monotonic() - started < 5 and model.calls == [], "the call gave way, unanswered"
+    summary.cancel()
+    model.block.set()
