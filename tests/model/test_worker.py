@@ -437,7 +437,6 @@ async def test_the_workers_records_take_each_jobs_figures_from_what_it_gave_back
 async def test_closing_stops_a_background_call_under_way_at_once():
     """/quit after a turn: the summary the model was writing held the exit for a minute and more on busy cores. It
     gives way at close, as to a player's turn, and is redone at the next start from what is stored."""
-    import threading
     import time
 
     model = ScriptedModel(default=lambda messages: messages[-1].content)
