@@ -289,6 +289,29 @@ def import_lore(export: Path, world: Path) -> int:
 
 
 def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
+    series: dict[str, list[float]] = {}
+    figures = _bench(settings, args, series)
+    if getattr(args, "record", False):
+        from bot.bench import results
+
+        command = " ".join(["python -m bot", *sys.argv[1:]])
+        entry = results.record(args.bench, command, _plain_figures(figures), series)
+        print(f"Recorded in {results.RESULTS.relative_to(results.PROJECT_ROOT)} ({entry['date']}, {entry['commit']}); "
+              "python -m bot measurements writes docs/measurements.md")  # fmt: skip
+    return 0
+
+
+def _plain_figures(figures: object) -> dict:
+    """A bench's final figures as a mapping, whatever it returned."""
+    if isinstance(figures, dict):
+        return figures
+    line = getattr(figures, "line", None)
+    if callable(line):
+        return dict(pair.split("=", 1) for pair in line().split() if "=" in pair)
+    return {}
+
+
+def _bench(settings: ProcessSettings, args: argparse.Namespace, series: dict[str, list[float]]) -> object:
     if args.bench == "context" and args.turns < 1:
         raise UserError("--turns must be at least 1.")
     if args.bench == "locomo":
@@ -298,13 +321,11 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             budgets = [int(b) for b in args.budgets.split(",") if b.strip()]
         except ValueError:
             raise UserError("--budgets takes whole numbers separated by commas, like 500,1000,2000,4000.") from None
-        locomo_run.run(settings, args.path, budgets, sys.stdout)
-        return 0
+        return locomo_run.run(settings, args.path, budgets, sys.stdout)
     if args.bench == "leaks":
         from bot.bench import leaks
 
-        leaks.run(settings, args.model, sys.stdout)
-        return 0
+        return leaks.run(settings, args.model, sys.stdout)
     if args.bench == "secrets":
         from bot.bench import secrets
 
@@ -313,8 +334,7 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError(f"--arms takes {', '.join(secrets.ARMS)} separated by commas, held among them.")
         if args.turns is not None and args.turns < 1:
             raise UserError("--turns must be at least 1.")
-        secrets.run(settings, arms, args.turns, sys.stdout, args.world)
-        return 0
+        return secrets.run(settings, arms, args.turns, sys.stdout, args.world, series=series)
     if args.bench == "change":
         from bot.bench import change
 
@@ -324,46 +344,39 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--turns takes whole numbers separated by commas, like 300,1000.") from None
         if not lengths or lengths[0] < 50:
             raise UserError("--turns takes game lengths of 50 turns or more, like 300,1000.")
-        change.run(settings, lengths, args.replies, sys.stdout)
-        return 0
+        return change.run(settings, lengths, args.replies, sys.stdout)
     if args.bench == "reveals":
         from bot.bench import reveal_fit
 
-        reveal_fit.run(settings, sys.stdout)
-        return 0
+        return reveal_fit.run(settings, sys.stdout)
     if args.bench == "chance":
         from bot.bench import chance
 
-        chance.run(settings, args.path, sys.stdout)
-        return 0
+        return chance.run(settings, args.path, sys.stdout)
     if args.bench == "recall":
         from bot.bench import recall
 
         if args.turns < 40:
             raise UserError("--turns must be at least 40: the clues are told in the first 40.")
-        recall.run(settings, args.turns, sys.stdout)
-        return 0
+        return recall.run(settings, args.turns, sys.stdout)
     if args.bench == "quality":
         from bot.bench import quality
 
         if args.turns < 1:
             raise UserError("--turns must be at least 1.")
-        quality.run(settings, args.turns, sys.stdout)
-        return 0
+        return quality.run(settings, args.turns, sys.stdout)
     if args.bench == "length":
         from bot.bench import length
 
         if args.turns < 20:
             raise UserError("--turns must be at least 20: the prompt's recent turns are what is measured.")
-        length.run(settings, args.turns, sys.stdout)
-        return 0
+        return length.run(settings, args.turns, sys.stdout)
     if args.bench == "start":
         from bot.bench import start
 
         if args.turns < 3 or args.games < 1:
             raise UserError("--turns must be at least 3 (a first turn, and later ones beside it), --games at least 1.")
-        start.run(settings, args.turns, args.games, sys.stdout)
-        return 0
+        return start.run(settings, args.turns, args.games, sys.stdout)
     if args.bench == "turns":
         from bot.bench import turns
 
@@ -371,8 +384,7 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--games and --turns must be at least 1.")
         if args.pause < 0:
             raise UserError("--pause is a number of seconds, 0 or more.")
-        turns.run(settings, args.games, args.turns, args.pause, sys.stdout, compare=args.compare)
-        return 0
+        return turns.run(settings, args.games, args.turns, args.pause, sys.stdout, compare=args.compare, series=series)
     if args.bench == "tables":
         from bot.bench import tables
 
@@ -384,12 +396,10 @@ def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
             raise UserError("--tables takes whole numbers separated by commas, like 1,2,4,8.") from None
         if not counts or counts[0] < 1 or counts[-1] > 16:
             raise UserError("--tables takes numbers of tables from 1 to 16, like 1,2,4,8.")
-        tables.run(settings, args.turns, args.pause, sys.stdout, counts)
-        return 0
+        return tables.run(settings, args.turns, args.pause, sys.stdout, counts)
     from bot.bench import context
 
-    context.run(settings, args.turns, args.seed, args.world, sys.stdout)
-    return 0
+    return context.run(settings, args.turns, args.seed, args.world, sys.stdout, series=series)
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -547,6 +557,12 @@ def build_parser() -> argparse.ArgumentParser:
     length_parser.add_argument("--turns", type=int, default=60, help="scripted turns of each game (default 60)")
     quality_parser = benches.add_parser("quality", help="replies scored by checkable rules, reply rules off and on")
     quality_parser.add_argument("--turns", type=int, default=12, help="GM turns in each of the two worlds (default 12)")
+    for each in benches.choices.values():
+        each.add_argument(
+            "--record", action="store_true",
+            help="add the final figures, with the date, commit and machine, to docs/results.jsonl",
+        )  # fmt: skip
+    commands.add_parser("measurements", help="write docs/measurements.md (and its plots) from docs/results.jsonl")
     return parser
 
 
@@ -612,6 +628,11 @@ def run_command(args: argparse.Namespace, settings: ProcessSettings, log_to: Pat
         if args.game is not None and args.new:
             raise UserError("--new starts another game of a world; --game resumes one. Give one of them.")
         asyncio.run(play(settings, args.world, new=args.new, game_id=args.game, log_file=log_to))
+    elif args.command == "measurements":
+        from bot.bench import results
+
+        written = results.render(results.load())
+        print(f"Wrote {results.PAGE.relative_to(results.PROJECT_ROOT)} ({written.count(chr(10))} lines)")
     elif args.command == "games":
         return asyncio.run(list_games(settings))
     elif args.command == "backup":

@@ -165,7 +165,11 @@ def _baseline(
     return tokens, reuse
 
 
-def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: TextIO) -> dict[str, float]:
+def run(
+    settings: ProcessSettings, turns: int, seed: int, world_name: str, out: TextIO,
+    series: dict[str, list[float]] | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """``series``: filled with each turn's prompt tokens and reuse, this memory's and the sliding window's."""
     started = time.perf_counter()
     tokenizer = tokenizer_model(settings)  # never fetched for this: it only counts
     settle_for_model(settings, tokenizer)
@@ -223,4 +227,10 @@ def run(settings: ProcessSettings, turns: int, seed: int, world_name: str, out: 
         "limit": config.budget.limit,
     }
     out.write(" ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
+    if series is not None:
+        series.update(
+            tokens=[float(tokens[t]) for t in sorted(tokens)],
+            window_tokens=[float(window_tokens[t]) for t in sorted(window_tokens)],
+            reuse=[round(r, 4) for r in reuse], window_reuse=[round(r, 4) for r in window_reuse],
+        )  # fmt: skip
     return figures

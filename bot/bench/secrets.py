@@ -365,8 +365,14 @@ def report(arms: list[Arm], model_name: str, out: TextIO) -> dict[str, float]:
 
 
 def run(
-    settings: ProcessSettings, arms: Sequence[str], turns: int | None, out: TextIO, world: str | None = None
+    settings: ProcessSettings,
+    arms: Sequence[str],
+    turns: int | None,
+    out: TextIO,
+    world: str | None = None,
+    series: dict[str, list[float]] | None = None,
 ) -> dict[str, float]:
+    """``series``: filled with each arm's reply seconds, turn by turn (both worlds, one after the other)."""
     if settings.seed is None:  # every arm samples alike: a difference between them is the prompt's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
@@ -387,4 +393,6 @@ def run(
         if forget is not None:
             forget()  # each arm from cold, as the others
         played.append(asyncio.run(play_arm(model, worlds, config, arm, embedder, out, world_ids, turns)))
+    if series is not None:
+        series.update({f"reply_{arm.name}": [round(t.reply, 2) for t in arm.turns] for arm in played})
     return report(played, model.name, out)

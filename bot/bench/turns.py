@@ -287,7 +287,17 @@ def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.interruptions = interruptions
 
 
-def run(settings: ProcessSettings, games: int, turns: int, pause: float, out: TextIO, *, compare: bool = True) -> dict:
+def run(
+    settings: ProcessSettings,
+    games: int,
+    turns: int,
+    pause: float,
+    out: TextIO,
+    *,
+    compare: bool = True,
+    series: dict[str, list[float]] | None = None,
+) -> dict:
+    """``series``: filled with each run's first-text seconds, turn by turn."""
     if settings.seed is None:  # both runs sample alike, so a difference between them is the background work's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
     model = load_model(settings)
@@ -312,6 +322,10 @@ def run(settings: ProcessSettings, games: int, turns: int, pause: float, out: Te
             t.floor = t.evaluated / speeds.read(t.prompt) + t.written / speeds.write(t.prompt)
         runs.append(played)
     meaning = f"recall by meaning with {embedder.name}" if embedder else "recall by words alone"
+    if series is not None:
+        for played in runs:
+            key = "first_text_" + played.name.replace(" ", "_").replace(",", "")
+            series[key] = [round(t.first_text, 2) for t in played.turns]
     return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out)
 
 
