@@ -168,7 +168,9 @@ def reveal_notes(world: World, reveals: Sequence[NewReveal], players: Sequence[P
                 continue
             text = f"{npc.name} gives way to {who} and may now say it: {npc.secrets[int(n)].text}"
         elif kind == "beat" and rest in beats:
-            text = f"This happens now: {beats[rest].description}"
+            # Told as what to play out, not as a line to copy: a small model copies a summary it is given.
+            text = "Play this out now as a scene, in your own words, the people there speaking: "
+            text += beats[rest].description
         elif kind == "clue":
             text = (
                 f"{who} notices something only they see; the bot tells them privately. In public, say only that "

@@ -58,6 +58,12 @@ ECHO_MIN_WORDS = 4
 LOOSE_COVER = 0.6
 LOOSE_MIN_WORDS = 3
 LOOSE_NEW = 1
+# Words that report an action rather than answer it ("Tom asks about Meg's whereabouts at a quarter to eleven."
+# for "Meg, where were you at a quarter to eleven?"): not counted among a reply's own words.
+REPORTING = frozenset(
+    stems("ask asks asked wonder wonders inquire inquires question questions examine examines inspect inspects "
+          "carefully closely intently decide decides try tries attempt attempts want wants")
+)  # fmt: skip
 RECENT_REPLIES = 3
 # A sentence holding this many content words in a row of one of the prompt's example replies copies it: taken out.
 EXAMPLE_RUN = 4
@@ -348,7 +354,7 @@ def only_restates(text: str, actions: Sequence[str], names: Sequence[str] = ()) 
         return False
     named = set().union(*(stems(name) for name in names)) if names else set()
     said = stems(text) - named
-    new = said - set().union(*(stems(action) for action in actions))
+    new = said - set().union(*(stems(action) for action in actions)) - REPORTING
     if len(new) > LOOSE_NEW:  # "The log book is soaked. Tom shivers.": short, but it answers
         return False
     for action in actions:

@@ -69,7 +69,10 @@ _PLACE_WORDS = r"(?:in|on|under|at|inside|behind|into|onto|beneath|beside|to)"
 # cellar", as the facts job would say it.
 _AS_PLACE = {"to": "in", "into": "in", "up to": "in", "onto": "on", "atop": "on", "underneath": "under"}
 _VALUE = r"(?P<value>[^.;!?,]{2,80}?)"
-_END = r"(?=\s*(?:[.;!?,]|\s+and\s+(?:then|leaves|goes|walks)\b|$))"
+# The value ends at the sentence's end, or where "and" starts another clause ("to the door and force it open"),
+# not another place ("in the drawer and in the box", "to the mill and the bridge").
+_NOT_A_CLAUSE = r"(?:(?:the|a|an|his|her|their|its|my|your|our|this|that|in|on|under|at|inside|behind|into|to)\b|\d)"
+_END = rf"(?=\s*(?:[.;!?,]|\s+and\s+(?!{_NOT_A_CLAUSE})|$))"
 _MOVE_VERBS = (
     r"puts?|placed?|places|moves?|moved|carries|carried|carry|takes?|took|hides?|hid|hidden|drops?|dropped|"
     r"leaves?|left|sets?|stashe[sd]|stash|throws?|threw|thrown|toss(?:es|ed)?|lowers?|lowered|buries|buried|bury|"
@@ -142,6 +145,9 @@ _PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "the
 _NOT_THINGS = {
     "way", "time", "moment", "look", "glance", "breath", "step", "steps", "turn", "hand", "hands", "eyes", "head",
     "seat", "place", "care", "note", "notice", "chance", "lead", "side", "back", "rest", "word", "words",
+    # the body, put somewhere to do something ("we put our shoulders to the door", "I put my ear to the cask")
+    "shoulder", "shoulders", "ear", "ears", "eye", "face", "cheek", "nose", "arm", "arms", "finger", "fingers",
+    "foot", "feet", "knee", "knees", "palm", "palms", "weight", "mind", "attention", "voice",
 }  # fmt: skip
 
 

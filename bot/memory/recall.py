@@ -65,7 +65,9 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     for pin in pins:
         if len(wanted & set(query_terms(pin.text))) >= BRIEF_PIN_WORDS:
             brief.append(pin)
-    newer = [item for item in recall if item.found_by == NEWER and wanted & set(query_terms(item.text))]
+    # A fact's newest value, for an action that names its subject ("where is the brass key?"), not one that only
+    # shares a word of its value ("this study" with "the key, location: in the study").
+    newer = [item for item in recall if item.found_by == NEWER and wanted & set(query_terms(_subject(item.text)))]
     brief += newer[:1]
     asking = "?" in action or bool(said & _ASKING)
     ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]
@@ -76,6 +78,11 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
         if clear and first.score > 0:
             brief.append(first)
     return brief[:BRIEF_ITEMS]
+
+
+def _subject(text: str) -> str:
+    """A recalled fact's subject: "brass key" of "[fact] brass key, location: in the cellar"."""
+    return re.sub(r"^\[[^\]]*\]\s*", "", text).split(",", 1)[0]
 
 
 # Reciprocal rank fusion's constant: small, so an index's first hits count for much more than its hundredth.

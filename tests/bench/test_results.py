@@ -28,4 +28,3 @@ def test_a_recorded_run_carries_its_date_commit_and_machine_and_the_page_shows_t
     plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert plots == ["context-reuse.png", "context-tokens.png", "secrets-time.png"]
     assert "![Seconds to the GM's reply, by turn](measurements/secrets-time.png)" in page
-

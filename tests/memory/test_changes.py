@@ -11,6 +11,7 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
     ("said", "found"),
     [
         ("Tom carries the brass key down to the cellar.", ("brass key", "location", "in the cellar")),
+        ("Pell drops the lantern into the ditch and runs.", ("lantern", "location", "in the ditch")),
         ("I move the brass key from under the mat to the chapel bell.",
          ("brass key", "location", "in the chapel bell")),
         ("The swan candlestick now lies at the bottom of the old well, under the moss.",
@@ -39,6 +40,8 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "The code is 419 and 882.",  # a contradiction in one breath: the memory keeps what it held
         "The code is now .",
         "The lantern hisses in the wind.",
+        "We put our shoulders to the study door and force it open.",  # the body put to a task moves nothing
+        "I put my ear to the red cask and listen.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):

@@ -102,3 +102,4 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     assert memory_brief("What did Pip see?", [], [clue, close]) == [], "no clear first: the recall layer tells both"
     now = MemoryItem("fact:2", "[fact, now] brass key, location: in the cellar", found_by=NEWER)
     assert memory_brief("Where is the brass key?", [], [clue, now]) == [now], "a fact's value that holds now"
+    assert memory_brief("Is there another way into the cellar?", [], [now]) == [], "its value's words are not it"
