@@ -94,6 +94,14 @@ ENGINE_NOTE = re.compile(
     r"the gm (?:answers privately|keeps that to)\b)",
     re.IGNORECASE,
 )
+# The engine's own words to the narrator (bot/engine/reveals.py), copied into a reply wherever they stand in the
+# sentence ("Maya notices something only they see; the bot tells them privately."): a note, taken out.
+ENGINE_WORDS = re.compile(
+    r"\bsomething only (?:they|he|she) sees?\b|\bthe bot tells (?:them|him|her)\b|\bin public, say only\b|"
+    r"\band nothing of what\b|\bgives way to \w+ and may now say\b|\bplay this out now\b|"
+    r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with it\b",
+    re.IGNORECASE,
+)
 _CLOSING = re.compile(r"[\"'”’)\]]*")
 _LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
 _WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
@@ -254,8 +262,9 @@ class ReplyShaper:
         if not sentence.strip():
             return ""
         inside_aside = "[[" in sentence or self._in_aside > 0
-        if not inside_aside and (ENGINE_NOTE.match(sentence) or _WHOLLY_BRACKETED.match(sentence)):
-            if ENGINE_NOTE.match(sentence):
+        note = ENGINE_NOTE.match(sentence) or ENGINE_WORDS.search(sentence)
+        if not inside_aside and (note or _WHOLLY_BRACKETED.match(sentence)):
+            if note:
                 self.shaped.engine_notes = True
             else:
                 self.shaped.artefacts = True

@@ -181,6 +181,12 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     assert text == "The oars were sawn halfway through." and shaper.shaped.engine_notes
     text, _ = _shape("Turn 12 ends with the rain. The lamp gutters.")
     assert text == "The lamp gutters."
+    # The engine's words about a clue, copied at the reply's opening (bench secrets, the 1.5B model, Ember Road).
+    copied = "Maya notices something only they see; the bot tells them privately. In public, say only that Maya "
+    text, shaper = _shape(copied + 'noticed something, and nothing of what. Pell: "I keep my own pace."')
+    assert text == 'Pell: "I keep my own pace."' and shaper.shaped.engine_notes
+    text, _ = _shape("Maya notices something by the wheel. Pell shrugs.")
+    assert text == "Maya notices something by the wheel. Pell shrugs.", "noticing is the story"
     text, _ = _shape("At the end of the road, a lamp gutters.")
     assert text == "At the end of the road, a lamp gutters.", "an end in the story is no note"
     text, _ = _shape("Your turn is over for now. The lamp gutters.")
