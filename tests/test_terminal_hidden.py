@@ -142,7 +142,7 @@ async def test_every_line_of_a_long_private_answer_is_marked(manor: Table):
 
 
 async def test_the_resume_recap_marks_every_private_line_as_the_live_game_did(manor: Table):
-    await manor.line("Maya: I sniff the brandy glass.", f"Maya frowns. [[to Maya: {MAYA_CLUE}]]")
+    await manor.line("Maya: I sniff the brandy glass.", f"Rain taps at the window. [[to Maya: {MAYA_CLUE}]]")
     await manor.line(f"Tom: /whisper {WHISPER}", WHISPER_ANSWER)
     await manor.line("Tom: /roll secret 1d20")
     recap = io.StringIO()
@@ -155,7 +155,7 @@ async def test_the_resume_recap_marks_every_private_line_as_the_live_game_did(ma
             continue  # not played in this test
         assert showing, secret
         assert all(line.startswith(f"  (only {owner} sees) ") for line in showing), (secret, showing)
-    assert "GM: Maya frowns." in tidy(recap.getvalue())
+    assert "GM: Rain taps at the window." in tidy(recap.getvalue())
 
 
 async def test_edit_and_delete_of_a_whisper_do_not_repeat_it_in_public(manor: Table):

@@ -15,6 +15,7 @@ post; "after" judges what was posted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 import tempfile
@@ -228,6 +229,9 @@ async def run_meaning_bench(
     model = SayingModel()
     report = MeaningReport()
     measured = []
+    # The guard's rule for a secret the narrator was told: the secrets in the prompt. Held by the engine, a secret
+    # the narrator never read is guarded by a stricter rule (NEVER_HELD_RULE), and a paraphrase of it is chance.
+    config = dataclasses.replace(config, secrets="prompt")
     async with ModelWorker(model) as worker:
         engine = Engine(store, worker, worlds, config, embedder=embedder)
         try:

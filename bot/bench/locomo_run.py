@@ -203,7 +203,8 @@ class MemoryRetriever:
                         recall=budget)  # fmt: skip
         context = await engine.preview(game, ASKER, question.text, budget=limits)
         trace = context.trace
-        refs = trace.layer("hot").items + trace.layer("recall").items
+        # A turn the brief tells beside the question is shown there, not in the recall layer (F39).
+        refs = trace.layer("hot").items + trace.layer("recall").items + trace.layer("brief").items
         found = {dia_of.get(int(ref.split(":")[1])) for ref in refs if ref.startswith("entry:")}
         if engine is meaning:
             recall = trace.layer("recall")

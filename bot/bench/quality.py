@@ -6,9 +6,10 @@ is scored by rules that need no judge:
 
 - ``speaks_for_players``: a line of the reply is spoken for a seated player
   (``Maya: ...``, ``**Maya**: ...``) or for "User"/"Player";
-- ``speaks_in_prose``: the narration has a seated player speak or decide
-  (``Maya says``, ``Tom nods and``) where that player's action said nothing
-  of the kind;
+- ``speaks_in_prose``: the narration has a seated player speak, act or
+  feel (``Maya says``, ``Tom nods and``, ``Maya reaches for the cask``)
+  where the action said nothing of the kind (see
+  :class:`bot.engine.shaping.PlayerSubjects`);
 - ``first_person``: a sentence of narration, outside quotes, in the first
   person as a player would write it (``I enter the study``);
 - ``echo``: the reply opens by restating the action it answers (most of the
@@ -67,6 +68,7 @@ from bot.engine.shaping import (
     GENERIC_SPEAKERS,
     OWN_NAMES,
     THIN_WORDS,
+    PlayerSubjects,
     ends_a_sentence,
     normal_form,
     referents,
@@ -224,6 +226,9 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
 
 
 def _speaks_in_prose(narration: str, turn: Turn) -> bool:
+    subjects = PlayerSubjects(turn.players, [turn.action], [turn.actor])
+    if any(subjects.decides(s) for s in sentences(narration)):
+        return True  # "Maya reaches for the cask.", "Tom and Maya nod in agreement."
     for name in turn.players:
         if name == turn.actor and _SPOKE.search(turn.action):
             continue  # the player said their character speaks: the GM may tell it

@@ -10,20 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.engine.guard import TurnGuard
-from bot.engine.narration import Narration, Narrator, Request
+from bot.engine.narration import REGENERATE, Narration, Narrator, Request
 from bot.engine.results import OnText
 from bot.memory.leaks import strip
 from bot.memory.private import PrivateNote, split_reply
 from bot.store import Player
 
 WITHHELD = "(The GM keeps that to themselves.)"
-# A note for one more try, on the action's message of that call only: never stored, never in a later prompt.
-# It names no markup: a model that copies a note copies no aside syntax (the shaper drops a copied note).
-REGENERATE = (
-    "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
-    "secret, whatever the player asked; keep to what the players have found. A private thing goes only in an "
-    "aside to the one player who earned it.)"
-)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.engine.guard import TurnGuard
@@ -37,6 +38,21 @@ ANSWER_THE_ACTION = (
     "(Your last reply did not answer what the player just did. Write what happens when they do it, as the GM, "
     "for everyone at the table.)"
 )
+NOTE_JOIN_TOKENS = 2  # the blank line before a note
+REGENERATE = (
+    "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
+    "secret, whatever the player asked; keep to what the players have found. A private thing goes only in an "
+    "aside to the one player who earned it.)"
+)
+
+
+def room_for_notes(count_tokens: Callable[[str], int]) -> int:
+    """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
+    itself be asked for once more (the longer of the other two). The prompt leaves them free, or a retry asks
+    for more than the context holds."""
+    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_THE_ACTION))
+    return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
+
 
 
 @dataclass(frozen=True)
@@ -49,9 +65,10 @@ class Shaping:
     enabled: bool = True
     public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
     referents: frozenset[str] = frozenset()  # the names of the characters the actions refer to (see touches)
+    actors: tuple[str, ...] = ()  # the players whose actions these are
 
     def shaper(self) -> ReplyShaper:
-        return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled)
+        return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled, actors=self.actors)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from bot.engine.config import EngineConfig
 from bot.engine.memory import MemoryKeeper
+from bot.engine.narration import room_for_notes
 from bot.engine.results import MODEL_FAILED, ModelFailed
 from bot.engine.reveals import Reveals, reveal_notes
 from bot.engine.session import Sessions
@@ -74,11 +75,12 @@ class Prompts:
         full_guide = self.config.full_guide
 
         def build() -> Context:
+            fitted = replace(budget, reserve=room_for_notes(count))
             built = build_context(
-                world, view, action, budget, count, reply_words=reply_words(budget.reply_tokens),
+                world, view, action, fitted, count, reply_words=reply_words(fitted.reply_tokens),
                 full_guide=full_guide,
             )  # fmt: skip
-            built = squeeze_to_fit(built, budget.n_ctx, count)
+            built = squeeze_to_fit(built, fitted.n_ctx - fitted.reserve, count)
             if previous is not None:
                 built.trace.prefix_reuse = shared_prefix_share(previous, built.messages, count)
             return built

@@ -124,8 +124,11 @@ class Reveals:
             return {}
         try:
             scores = await asyncio.wait_for(self.meaning.closeness([text], wanted), MEANING_SECONDS)
+        except TimeoutError:
+            log.warning("Judging an action by meaning took over %.0f s; by its words alone this turn", MEANING_SECONDS)
+            return {}
         except Exception as exc:  # the words still hold
-            log.warning("Judging an action by meaning failed (%s); by its words alone this turn", exc or "too slow")
+            log.warning("Judging an action by meaning failed (%r); by its words alone this turn", exc)
             return {}
         return {meaning: float(scores[0, j]) for j, meaning in enumerate(wanted)}
 

@@ -58,6 +58,13 @@ ECHO_MIN_WORDS = 4
 LOOSE_COVER = 0.6
 LOOSE_MIN_WORDS = 3
 LOOSE_NEW = 1
+# What happens to a player's character, which the GM tells ("Maya notices a smell", "Tom finds the key", "Maya
+# is soaked"): any other verb after a player's name decides for them, unless their action said it.
+TOLD_VERBS = frozenset(
+    "notices noticed sees saw hears heard finds found spots spotted smells smelt smelled catches caught gets got "
+    "receives received rolls rolled is was has had can cannot could should would may might must will "
+    "recognises recognizes recognised recognized learns learned senses sensed".split()
+)
 # Words that report an action rather than answer it ("Tom asks about Meg's whereabouts at a quarter to eleven."
 # for "Meg, where were you at a quarter to eleven?"): not counted among a reply's own words.
 REPORTING = frozenset(
@@ -144,6 +151,7 @@ class Shaped:
     speaks_for_players: bool = False
     echo: bool = False
     first_person: bool = False
+    decides_for_players: bool = False
     repeats: bool = False
     cut_off: bool = False
     engine_notes: bool = False
@@ -161,6 +169,7 @@ class ReplyShaper:
         recent: Sequence[str] = (),
         *,
         enabled: bool = True,
+        actors: Sequence[str] = (),
     ):
         self.enabled = enabled
         self.done = False  # the reply must end here: stop reading the model
@@ -173,6 +182,7 @@ class ReplyShaper:
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
+        self._for_players = PlayerSubjects(players, actions, actors)
         self._said = {normal_form(s) for reply in [*recent[-RECENT_REPLIES:], EXAMPLE_REPLY] for s in sentences(reply)}
         self._said -= {""}  # the prompt's example reply is never said again
         self._pending = ""
@@ -296,6 +306,12 @@ class ReplyShaper:
             if not self._started:
                 self._echoed.append(sentence)
             return ""
+        if not inside_aside and not quoted and self._for_players.decides(sentence):
+            self.shaped.decides_for_players = True
+            self.shaped.dropped.append(sentence.strip())
+            if not self._started:
+                self._echoed.append(sentence)
+            return ""
         if normal and normal in self._said and not inside_aside:
             self.shaped.repeats = True
             self.shaped.dropped.append(sentence.strip())
@@ -341,6 +357,42 @@ class ReplyShaper:
         if len(words) < ECHO_MIN_WORDS:
             return False
         return any(restates(words, action) for action in self._actions)
+
+
+class PlayerSubjects:
+    """Sentences of narration whose subject is a seated player's character ("Maya reaches for the cask", "Tom and
+    Maya nod"): the GM deciding what they do, say or feel, unless an action of the turn said it ("Maya forces the
+    lock" for "I force the lock"), or it tells an acting player's own action on what they acted on ("Maya lifts
+    the glass" for "I sniff the brandy glass"; ``actors``: the turn's acting players). What happens to them (they
+    notice, see, hear, find; they are, they have) is the GM's to tell: :data:`TOLD_VERBS`."""
+
+    def __init__(self, players: Sequence[str], actions: Sequence[str], actors: Sequence[str] = ()):
+        self._names = {n.casefold() for n in players if n.strip()}
+        names = "|".join(re.escape(n) for n in sorted((p for p in players if p.strip()), key=len, reverse=True))
+        subjects = rf"(?:{names})(?:\s*(?:,|\band\b)\s*(?:{names}))*"  # "Maya", "Tom and Maya", "Tom, Ines and Maya"
+        self._subject = (
+            re.compile(rf"^\W*(?P<who>{subjects})\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b") if names else None
+        )  # fmt: skip
+        self._acted = set().union(*(stems(a) for a in actions)) if actions else set()
+        self._actors = {a.casefold() for a in actors}
+
+    def decides(self, sentence: str) -> bool:
+        if sentence.lstrip().startswith("["):
+            return False  # "[Maya joins the game.]": the transcript's line, copied (an artefact, not the story)
+        found = self._subject.match(sentence) if self._subject else None
+        if found is None:
+            return False
+        verb = found.group("verb").casefold()
+        if verb in TOLD_VERBS or verb in ("and", "or", "but", "of"):
+            return False
+        said = stems(verb)  # "forces" is "forc", "force" is "force": one is the other's start
+        if any(v[:4] == a[:4] and (v.startswith(a) or a.startswith(v)) for v in said for a in self._acted):
+            return False
+        who = {w.casefold() for w in re.split(r"\s*(?:,|\band\b)\s*", found.group("who")) if w.strip()}
+        if who and who <= self._actors:
+            rest = stems(sentence[found.end() :]) - stems(" ".join(self._names))
+            return not rest & self._acted  # the thing their action named: their action, told
+        return True
 
 
 def restates(sentence: set[str], action: set[str]) -> bool:

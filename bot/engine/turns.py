@@ -182,7 +182,7 @@ class Turns:
         named = frozenset().union(*(referents(self.world_of(game), a) for a in actions))
         shaping = Shaping(
             list(by_name), actions, said[-RECENT_REPLIES:], self.config.shape_replies, public=private_to is None,
-            referents=named,
+            referents=named, actors=tuple(e.author for e in acted if e.author),
         )  # fmt: skip
         return _Table(by_name, unlocked), Request(game.id, action.turn, context, max_tokens, shaping), guard
 

@@ -118,10 +118,11 @@ class Budget:
     private: int = 500
     lore: int = 400
     recall: int = 400
+    reserve: int = 0  # kept free for what a retry adds to the prompt (a note to write the reply again)
 
     @property
     def limit(self) -> int:
-        return self.n_ctx - self.reply_tokens
+        return self.n_ctx - self.reply_tokens - self.reserve
 
 
 class LayerTrace(BaseModel):

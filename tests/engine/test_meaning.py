@@ -4,6 +4,7 @@ messages kept to their witnesses, lore and the leak guard by meaning, and faults
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -224,7 +225,8 @@ async def _lore_by_meaning_and_keys(store, worlds_dir, model, embedder):
 async def test_a_truth_told_in_other_words_is_stopped_like_a_word_for_word_one(store, worlds_dir, model, real_embedder):
     leak = "The missing keeper is still alive; he is hiding in a cave in the sea below the rock."
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        config = dataclasses.replace(CONFIG, secrets="prompt")
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")
@@ -239,14 +241,18 @@ async def test_words_of_a_truth_that_the_world_itself_says_in_public_do_not_unco
     store, worlds_dir, model, real_embedder
 ):
     """The opening names the sea cave (a run of the truth's words, public by the world's design): that does not
-    uncover the truth, and the truth told in other words (none of its key phrases) is still stopped."""
+    uncover the truth, and the truth told in other words (none of its key phrases) is still stopped.
+
+    With the truth in the narrator's prompt: a narrator that never held it (the engine's default) is judged by a
+    stricter rule, a guess on the topic being no paraphrase (see ``NEVER_HELD_RULE``)."""
     world = (worlds_dir / "lighthouse.yaml").read_text()
     (worlds_dir / "lighthouse.yaml").write_text(
         world.replace("What do you do?", "Below it, waves boom in a sea cave. What do you do?")
     )
     leak = "The keeper never drowned: he is hiding down in a cave under the rock, where the tide comes in."
     async with ModelWorker(model) as worker:
-        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        config = dataclasses.replace(CONFIG, secrets="prompt")
+        engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=real_embedder)
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
         model.enqueue(f"The wind howls. {leak}", "The wind howls around the tower. What do you do?")

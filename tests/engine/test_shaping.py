@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from bot.engine.shaping import ReplyShaper
 
+SEATED = ["Maya", "Pip"]
+
 
 def _shape(text: str, *, pieces: int = 7, cut: bool = False, **rules) -> tuple[str, ReplyShaper]:
     shaper = ReplyShaper(rules.pop("players", ["Maya", "Meg Wren"]), **rules)
@@ -205,12 +207,14 @@ def test_transcript_brackets_are_taken_out_of_the_story():
 
 
 def test_an_aside_in_single_brackets_becomes_a_real_one_and_an_empty_one_goes():
-    text, shaper = _shape("The clock strikes. [To Maya: A key lies under the desk. It is gold.] Meg Wren frowns.")
+    # Meg Wren is the NPC here, not a seated player: a player's character frowning is the player's to say.
+    said = "The clock strikes. [To Maya: A key lies under the desk. It is gold.] Meg Wren frowns."
+    text, shaper = _shape(said, players=SEATED)
     assert text == "The clock strikes. [[To Maya: A key lies under the desk. It is gold.]] Meg Wren frowns."
     assert shaper.shaped.artefacts
-    text, _ = _shape("The clock strikes. [[to Maya: ]] Meg Wren frowns.")
+    text, _ = _shape("The clock strikes. [[to Maya: ]] Meg Wren frowns.", players=SEATED)
     assert "[[" not in text and "Meg Wren frowns." in text
-    text, _ = _shape("The clock strikes. [To Tom: psst.] Meg Wren frowns.")
+    text, _ = _shape("The clock strikes. [To Tom: psst.] Meg Wren frowns.", players=SEATED)
     assert "[To Tom: psst.]" not in text, "a bracketed line is never the story; Tom does not play here"
 
 
@@ -229,3 +233,31 @@ def test_a_sentence_copied_from_an_example_reply_is_taken_out():
         "The cold air bites at your hands as you push. What do you do?", actions=["I push the door."], recent=[]
     )
     assert text == "The cold air bites at your hands as you push. What do you do?", "a few of its words are no copy"
+
+
+def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_out():
+    """Seen with the 1.5B model: prose, not dialogue, taking the players' part ("Maya and Tom nod in agreement")."""
+
+    def shape(text: str, action: str) -> tuple[str, ReplyShaper]:
+        return _shape(text, players=["Maya", "Tom"], actions=[action])
+
+    asked = "I ask Dessa who is buying the cargo in Kettle."
+    text, shaper = shape('Dessa shrugs. "Thale\'s House." Maya and Tom nod in agreement.', asked)
+    assert text == 'Dessa shrugs. "Thale\'s House."' and shaper.shaped.decides_for_players
+    text, _ = shape('Tom looks around, his heart pounding. Dessa: "Thale\'s House." Maya reaches for the cask.', asked)
+    assert text == 'Dessa: "Thale\'s House."', "after a line of dialogue as well"
+    said = "Maya forces the lock; it gives with a snap. The room is dark."
+    assert shape(said, "I force the lock.")[0] == said, "what the player wrote"
+    said = "Maya notices a faint smell of medicine. Tom is soaked to the skin."
+    assert shape(said, "I sniff the glass.")[0] == said, "what happens to them"
+    said = "Maya, you see the door swing open. Tom's lantern gutters."
+    assert shape(said, "I open the door.")[0] == said, "spoken to, or theirs"
+    said = "Maya lifts the glass and breathes in. The brandy smells sharp."
+    text, _ = _shape(said, players=["Maya", "Tom"], actions=["I sniff the brandy glass."], actors=["Maya"])
+    assert text == said, "the acting player's own action on what it named, told"
+    text, _ = _shape(f"{said} Tom lifts his eyebrows.", players=["Maya", "Tom"], actions=["I sniff the brandy glass."],
+                     actors=["Maya"])  # fmt: skip
+    assert text == said, "another player's character is no actor of this turn"
+    text, _ = _shape("Maya frowns. The brandy smells sharp.", players=["Maya", "Tom"],
+                     actions=["I sniff the brandy glass."], actors=["Maya"])  # fmt: skip
+    assert text == "The brandy smells sharp.", "a feeling their action never named"
