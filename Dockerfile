@@ -1,4 +1,4 @@
-# CPU by default. The CUDA build (a CUDA devel base image, a named GPU architecture) is in README.md, "Docker".
+# CPU by default. How to run it, and the CUDA build: docs/discord.md, "Docker".
 ARG BASE=python:3.11-slim-bookworm
 
 # A compiler for llama.cpp and a Python (3.11 or later) that can make a venv: the python image has its own,
@@ -52,7 +52,7 @@ COPY --from=spec /spec/requirements.txt /opt/requirements.txt
 RUN pip install -q -r /opt/requirements.txt && rm /opt/requirements.txt
 
 # Not root: the code and the venv stay root's (read-only to the bot); only the data folder is the bot's.
-# A host folder bind-mounted there must be writable by uid 10001 (or run with --user: README.md).
+# A host folder bind-mounted there must be writable by uid 10001 (or run with --user: docs/discord.md).
 RUN groupadd --gid 10001 gm \
     && useradd --uid 10001 --gid gm --no-log-init --create-home --shell /usr/sbin/nologin gm \
     && mkdir -p /app/data \
