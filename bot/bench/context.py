@@ -196,12 +196,12 @@ def run(
         f"{f'by words and by meaning ({embedder.name})' if embedder else 'by words alone'}\n\n"
     )
     out.write(f"{'prompt tokens at turn':<24}" + "".join(f"{t:>10}" for t in checkpoints) + f"{'reuse':>10}\n")
-    for label, series, shares in (
+    for label, by_turn, shares in (
         ("this memory", tokens, reuse),
         ("full history", full_tokens, full_reuse),
         ("sliding window", window_tokens, window_reuse),
     ):
-        row = "".join(f"{series[t]:>10}" for t in checkpoints)
+        row = "".join(f"{by_turn[t]:>10}" for t in checkpoints)
         out.write(f"{label:<24}{row}{statistics.fmean(shares) if shares else 0:>10.1%}\n")
     story_words = status.story_summary.words if status.story_summary else 0
     layers = ", ".join(f"{layer.name} {layer.tokens}" for layer in trace.layers)
