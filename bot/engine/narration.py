@@ -20,7 +20,7 @@ from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
 from bot.engine.shaping import ReplyShaper, Shaped, only_restates, says_enough, touches
-from bot.memory.context import MIN_REPLY_TOKENS, Context
+from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
 from bot.model.worker import ModelWorker, Priority
@@ -46,14 +46,12 @@ REGENERATE = (
 )
 
 
-def room_for_notes(count_tokens: Callable[[str], int], reply_tokens: int) -> int:
-    """The prompt tokens kept free for a retry's notes: a reply written again after a leak (:data:`REGENERATE`)
-    may itself be asked for once more (the longer of the other two). A retry takes their room from its reply's,
-    down to MIN_REPLY_TOKENS; only what that cannot cover is kept free in every prompt (a small reply budget),
-    or a retry at a full prompt asks for more than the context holds; a larger one leaves the prompt its room."""
+def room_for_notes(count_tokens: Callable[[str], int]) -> int:
+    """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
+    itself be asked for once more (the longer of the other two). The prompt leaves them free, or a retry asks
+    for more than the context holds."""
     longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_THE_ACTION))
-    notes = count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
-    return max(0, notes + MIN_REPLY_TOKENS - reply_tokens)
+    return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
 
 

@@ -75,7 +75,7 @@ class Prompts:
         full_guide = self.config.full_guide
 
         def build() -> Context:
-            fitted = replace(budget, reserve=room_for_notes(count, budget.reply_tokens))
+            fitted = replace(budget, reserve=room_for_notes(count))
             built = build_context(
                 world, view, action, fitted, count, reply_words=reply_words(fitted.reply_tokens),
                 full_guide=full_guide,

@@ -69,7 +69,7 @@ async def test_a_300_turn_game_stays_in_budget_and_its_summaries_cover_every_fol
     await play(engine, game.id, 1, start=300)
 
     trace = await engine.last_trace(game.id)
-    assert trace.total_tokens <= trace.limit == 2048 - 128 - room_for_notes(engine.worker.count_tokens, 128)
+    assert trace.total_tokens <= trace.limit == 2048 - 128 - room_for_notes(engine.worker.count_tokens)
     assert trace.overflow is None
     status = await engine.memory_status(game.id)
     assert status.turn == 300 and status.messages_summarized > 500
@@ -136,7 +136,9 @@ async def test_each_prompt_begins_with_the_last_one_and_its_reply_between_compac
             else:
                 changed += 1
         previous = (messages, before.folded_through, trace.layer("hot").left_out, reply)
-    assert compared >= 15 and changed >= 1, (compared, changed)
+    # Over a third of the 33 turns compared (the hot window is cut in blocks, each cut a new prefix; the prompt
+    # leaves room for a retry's note: see room_for_notes).
+    assert compared >= 12 and changed >= 1, (compared, changed)
     # A turn whose best recalled matches are new to the prompt reads them (about 16% of this small prompt, once
     # in a few turns); on average nine tenths of each prompt is read from the cache.
     assert sum(reuse) / len(reuse) > 0.9, reuse
