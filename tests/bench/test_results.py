@@ -28,3 +28,12 @@ def test_a_recorded_run_carries_its_date_commit_and_machine_and_the_page_shows_t
     plots = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert plots == ["context-reuse.png", "context-tokens.png", "secrets-time.png"]
     assert "![Seconds to the GM's reply, by turn](measurements/secrets-time.png)" in page
+
+
+def test_the_measurements_page_is_the_one_the_results_make(tmp_path: Path):
+    """docs/measurements.md is generated: rendered again from docs/results.jsonl, it says the same."""
+    entries = results.load()
+    assert entries, "docs/results.jsonl holds the runs the docs' figures come from"
+    page = results.render(entries, tmp_path / "measurements.md", tmp_path / "plots")
+    assert page == results.PAGE.read_text(), "run python -m bot measurements"
+    assert len({e["bench"] for e in entries if e.get("series")}) >= 2 and len(list((tmp_path / "plots").iterdir())) >= 3
