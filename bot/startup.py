@@ -277,7 +277,7 @@ def _embedding_server(settings: ProcessSettings, choice: str):
 
 def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
     """Fill in the settings whose default depends on the model's size (see :mod:`bot.model.sizing`)."""
-    defaults = defaults_for(getattr(model, "parameters", None))
+    defaults = defaults_for(model.parameters)
     if settings.reply_tokens is None:
         settings.reply_tokens = defaults.reply_tokens
     if settings.prompt_guide is None:
@@ -286,15 +286,7 @@ def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
         settings.temperature = defaults.temperature
     if settings.repeat_penalty is None:
         settings.repeat_penalty = defaults.repeat_penalty
-    sampling = getattr(model, "sampling", None)
-    if sampling:  # a llama.cpp server this bot started samples as the in-process model would
-        sampling.update(temperature=settings.temperature, repeat_penalty=settings.repeat_penalty)
-    config = getattr(model, "config", None)
-    if config is not None and hasattr(config, "sampling"):
-        sampling = config.sampling.model_copy(
-            update={"temperature": settings.temperature, "repeat_penalty": settings.repeat_penalty}
-        )
-        model.config = config.model_copy(update={"sampling": sampling})
+    model.sample_with(temperature=settings.temperature, repeat_penalty=settings.repeat_penalty)
 
 
 def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
@@ -318,7 +310,7 @@ def check_context(settings: ProcessSettings, model: LanguageModel, worlds: World
     A world whose frozen layer alone overflows the prompt is left out (reported like a broken file);
     with no world left, nothing can be played.
     """
-    trained = getattr(model, "trained_context", None)
+    trained = model.trained_context
     if trained and settings.n_ctx > trained:
         raise UserError(
             f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "

@@ -378,14 +378,18 @@ def test_import_lore_adds_a_sillytavern_export_to_a_world_file(tmp_path: Path, b
 
 
 def test_sampling_and_reply_length_follow_the_models_size_unless_set():
-    from bot.model.llama import LlamaConfig, Sampling
+    from bot.model.llama import LlamaConfig, LlamaModel, Sampling
     from bot.settings import ProcessSettings
     from bot.startup import settle_for_model
 
-    class Sized:
-        def __init__(self, parameters: int):
-            self.parameters = parameters
+    class Sized(LlamaModel):
+        def __init__(self, parameters: int):  # not loaded: only its size and its sampling matter here
+            self.size = parameters
             self.config = LlamaConfig(model_path=Path("m.gguf"), sampling=Sampling(temperature=0.8))
+
+        @property
+        def parameters(self) -> int:
+            return self.size
 
     small, large = Sized(135 * 10**6), Sized(7 * 10**9)
     for model in (small, large):

@@ -173,6 +173,29 @@ class LanguageModel(ABC):
     placement: str = ""  # where it runs, in words: "on the CPU (2 threads)", "all 31 layers on NVIDIA H100 ..."
     origin: str = ""  # which model plays and why, in one line, said at start
 
+    # What it can do, declared by each model: the worker and start-up read these and never guess.
+    parallel: int = 1  # calls it serves at once
+    background_parallel: int = 1  # of those, how many the memory's background work may take at once
+    background_yields: bool = False  # its calls share the players' cores: background work waits for their turns
+
+    @property
+    def parameters(self) -> int | None:
+        """Its size in parameters; None where it is not known (a model server that does not say). The defaults
+        that depend on it (see :mod:`bot.model.sizing`) follow."""
+        return None
+
+    @property
+    def trained_context(self) -> int | None:
+        """The context it was trained with (a longer one reads garbage past it); None where it is not known."""
+        return None
+
+    def sample_with(self, *, temperature: float, repeat_penalty: float) -> None:  # noqa: B027 - most sample as told
+        """Sample replies with these (the settings sized for the model, see
+        :func:`bot.startup.settle_for_model`); a model whose sampling is not the bot's to set ignores them."""
+
+    def abort(self) -> None:  # noqa: B027 - a model in this process has nothing outside to end
+        """End at once every call waiting on something outside this process (the bot is stopping)."""
+
     @property
     def stop(self) -> threading.Event | None:
         """The stop signal of the call this thread is making, if it may be interrupted."""

@@ -313,6 +313,10 @@ class LlamaModel(LanguageModel):
         """The context the model was trained with: a longer one reads garbage past it."""
         return self._llama._model.n_ctx_train()
 
+    def sample_with(self, *, temperature: float, repeat_penalty: float) -> None:
+        sampling = self.config.sampling.model_copy(update={"temperature": temperature, "repeat_penalty": repeat_penalty})
+        self.config = self.config.model_copy(update={"sampling": sampling})
+
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         self._llama.begin(slot=None, stop=self.stop)
         result = self._llama.create_chat_completion(

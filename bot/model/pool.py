@@ -42,12 +42,27 @@ class ServerPool(LanguageModel):
         self.name = self.servers[0].name
         self.parallel = sum(s.parallel for s in self.servers)
         self.background_parallel = sum(s.background_parallel for s in self.servers)
-        self.background_yields = any(getattr(s, "background_yields", False) for s in self.servers)
+        self.background_yields = any(s.background_yields for s in self.servers)
         self.placement = f"on {len(self.servers)} model servers ({self.parallel} calls at once)"
         self._down: dict[str, float] = {}  # server url -> until when it is left out
         self._calls: dict[str, int] = {}  # server url -> its calls under way
         self._lock = threading.Lock()
         self._turn = itertools.count()
+
+    @property
+    def parameters(self) -> int | None:
+        """The model's size, as the first server that says it says (they serve one model, by one name)."""
+        return next((s.parameters for s in self.servers if s.parameters), None)
+
+    @property
+    def trained_context(self) -> int | None:
+        """The shortest trained context a server says: a prompt must fit every one its game may move to."""
+        known = [s.trained_context for s in self.servers if s.trained_context]
+        return min(known) if known else None
+
+    def sample_with(self, *, temperature: float, repeat_penalty: float) -> None:
+        for server in self.servers:
+            server.sample_with(temperature=temperature, repeat_penalty=repeat_penalty)
 
     @property
     def stop(self):  # type: ignore[override]

@@ -47,7 +47,7 @@ import urllib.parse
 import urllib.request
 import weakref
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.model.base import (
     Answer,
@@ -61,6 +61,9 @@ from bot.model.base import (
     Written,
 )
 from bot.model.slots import Lease, SlotMap
+
+if TYPE_CHECKING:
+    from bot.model.llama_server import LlamaServer
 
 log = logging.getLogger(__name__)
 
@@ -182,7 +185,7 @@ class ServerModel(LanguageModel):
 
     def __init__(
         self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1,
-        slots: SlotMap | None = None, sampling: dict[str, Any] | None = None, owner: Any = None,
+        slots: SlotMap | None = None, sampling: dict[str, Any] | None = None, owner: LlamaServer | None = None,
     ):  # fmt: skip
         self.url = url.rstrip("/")
         self.model = model
@@ -197,9 +200,9 @@ class ServerModel(LanguageModel):
         # Background calls at once: with slots, the one spare slot; else all but one place, kept for a player.
         self.background_parallel = 1 if slots is not None else max(1, self.parallel - 1)
         # A server the bot started on the CPU shares its cores with every call: background work waits for players.
-        self.background_yields = owner is not None and not getattr(owner, "gpu_layers", 0)
-        self.parameters: int | None = None  # the model's size and trained context, where the server says them
-        self.trained_context: int | None = None
+        self.background_yields = owner is not None and not owner.gpu_layers
+        self._parameters: int | None = None  # the model's size and trained context, where the server says them
+        self._trained_context: int | None = None
         self._json_format = "json_schema"
         # llama.cpp's server: it says in every streamed piece what the call has read and reused so far, so a reply
         # left early (the reply rules ended it) still has its figures. Known from /models, or the bot started it.
@@ -208,9 +211,23 @@ class ServerModel(LanguageModel):
         self.closed = False  # the bot is going down: no call is made, none waits for a restart
 
     @property
+    def parameters(self) -> int | None:
+        return self._parameters
+
+    @property
+    def trained_context(self) -> int | None:
+        return self._trained_context
+
+    def sample_with(self, *, temperature: float, repeat_penalty: float) -> None:
+        # A llama.cpp server this bot started samples as the in-process model would; another server's sampling
+        # is its admin's.
+        if self.sampling:
+            self.sampling.update(temperature=temperature, repeat_penalty=repeat_penalty)
+
+    @property
     def placement(self) -> str:  # type: ignore[override]
         """Where it runs; while the server the bot started is being started again, that too (/memory-status)."""
-        down = getattr(self.owner, "down", None)
+        down = self.owner.down if self.owner is not None else None
         return f"{self._placement} ({down})" if down else self._placement
 
     @placement.setter
@@ -246,9 +263,9 @@ class ServerModel(LanguageModel):
         if isinstance(meta, dict):
             self.llama_cpp = True
             if isinstance(meta.get("n_params"), int) and meta["n_params"] > 0:
-                self.parameters = meta["n_params"]
+                self._parameters = meta["n_params"]
             if isinstance(meta.get("n_ctx_train"), int) and meta["n_ctx_train"] > 0:
-                self.trained_context = meta["n_ctx_train"]
+                self._trained_context = meta["n_ctx_train"]
 
     # Calls
 
@@ -665,11 +682,10 @@ class ServerModel(LanguageModel):
     def _restarted_in_time(self) -> bool:
         """The server the bot started is not answering: wait, within the call's timeout, for its supervisor to
         start it again (see LlamaServer.supervise); whether it serves again."""
-        wait_serving = getattr(self.owner, "wait_serving", None)
-        if wait_serving is None:
+        if self.owner is None:
             return False
         log.info("Model server: llama.cpp's server is not answering; the call waits for it to be started again")
-        return bool(wait_serving(self.timeout))
+        return self.owner.wait_serving(self.timeout)
 
     def _not_answering(self, why: object) -> str:
         if self.owner is not None:

@@ -94,15 +94,15 @@ class ModelWorker:
 
     def __init__(self, model: LanguageModel):
         self.model = model
-        self.parallel = max(1, int(getattr(model, "parallel", 1) or 1))
+        self.parallel = max(1, model.parallel)
         # Background jobs running at once, at most: the other places stay free for players' turns of any game.
-        self.background_parallel = max(1, min(self.parallel, int(getattr(model, "background_parallel", 1) or 1)))
+        self.background_parallel = max(1, min(self.parallel, model.background_parallel))
         # A model whose calls share the same processor cores (a llama.cpp server on the CPU): a background call
         # beside a player's turn slows that turn, so background calls start only while no player's turn is under
         # way (see turn). A game's prompt read ahead counts as one there, as in process, where a turn interrupts
         # it: four tables started together on two cores (bench tables) read four worlds at once ahead of their
         # turns, each in a place a turn then waited for, and the turns came after all four readings.
-        self.background_yields = self.parallel > 1 and bool(getattr(model, "background_yields", False))
+        self.background_yields = self.parallel > 1 and model.background_yields
         # Whether a background call that has started gives way to a player's: always in process, where a call
         # waits for the one before it; on a server, where the background's calls share the players' cores. A job
         # log of one table through llama.cpp's server on two cores: a summary begun in the player's pause ran to its
@@ -166,9 +166,8 @@ class ModelWorker:
         if self._threads is not None:
             # A call still running ends alone, as it did in the loop's threads; one waiting on a model server is
             # ended now (the process would wait for it at exit: minutes, with a hung server).
-            abort = getattr(self.model, "abort", None)
-            if self._running and abort is not None:
-                abort()
+            if self._running:
+                self.model.abort()
             self._threads.shutdown(wait=False)
             self._threads = None
         while not self._queue.empty():

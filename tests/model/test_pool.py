@@ -222,3 +222,29 @@ async def test_a_hung_server_holds_only_its_own_places_and_the_others_games_do_n
             assert await stuck == "Late."
     finally:
         release.set()
+
+
+def test_a_pool_says_its_models_size_and_trained_context_and_start_up_uses_them(worlds_dir):
+    """Several ``GM_MODEL_URL`` servers that say their model's size and trained context (llama.cpp's /models): the
+    pool declares them as one server would, so a small model gets the small model's defaults and a context longer
+    than it was trained for is refused, as with one server."""
+    from bot.errors import UserError
+    from bot.model.sizing import SMALL
+    from bot.settings import ProcessSettings
+    from bot.startup import check_context, load_model, settle_for_model
+    from bot.worlds import WorldLibrary
+    from tests.model.stub_server import StubServer
+
+    meta = {"n_params": 135_000_000, "n_ctx_train": 8192}
+    with StubServer() as a, StubServer() as b:
+        a.models = {"data": [{"id": "gm", "meta": meta}]}
+        b.models = {"data": [{"id": "gm", "meta": {**meta, "n_ctx_train": 4096}}]}
+        settings = ProcessSettings(model_url=f"{a.url},{b.url}", model_name="gm", n_ctx=6144)
+        pool = load_model(settings)
+        assert isinstance(pool, ServerPool)
+        assert (pool.parameters, pool.trained_context) == (135_000_000, 4096)
+        settle_for_model(settings, pool)
+        assert settings.reply_tokens == SMALL.reply_tokens and settings.temperature == SMALL.temperature
+        with pytest.raises(UserError, match="was trained for 4096 tokens of context; set GM_N_CTX to 4096 or less"):
+            check_context(settings, pool, WorldLibrary(worlds_dir))
+        pool.close()
