@@ -314,7 +314,8 @@ class LlamaModel(LanguageModel):
         return self._llama._model.n_ctx_train()
 
     def sample_with(self, *, temperature: float, repeat_penalty: float) -> None:
-        sampling = self.config.sampling.model_copy(update={"temperature": temperature, "repeat_penalty": repeat_penalty})
+        changes = {"temperature": temperature, "repeat_penalty": repeat_penalty}
+        sampling = self.config.sampling.model_copy(update=changes)
         self.config = self.config.model_copy(update={"sampling": sampling})
 
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
