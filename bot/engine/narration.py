@@ -54,7 +54,6 @@ def room_for_notes(count_tokens: Callable[[str], int]) -> int:
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
 
-
 @dataclass(frozen=True)
 class Shaping:
     """What a turn's reply is shaped by: the seated players, the actions it answers, the last replies."""
