@@ -194,6 +194,7 @@ class LlamaServer:
         or does not become healthy in ``timeout`` seconds."""
         self.slot_dir.mkdir(parents=True, exist_ok=True)
         self.port = self.port or free_port()
+        self._lines.clear()  # what an earlier run wrote says nothing of why this one stops
         try:
             # A process group of its own: a GM_LLAMA_SERVER that is a wrapper script is stopped with what it runs.
             self.process = subprocess.Popen(
@@ -266,8 +267,13 @@ class LlamaServer:
             self._up.clear()
             died = time.monotonic()
             self.down = f"llama.cpp's server stopped (exit status {process.returncode}); it is being started again"
-            log.warning("llama-server stopped (exit status %s): %s; starting it again", process.returncode,
-                        self.last_words())  # fmt: skip
+            if process.returncode < 0:  # killed: what it wrote before was not why
+                why = f"killed by signal {-process.returncode}"
+            else:
+                if self._reader is not None:
+                    self._reader.join(1.0)  # its last lines
+                why = self.last_words()
+            log.warning("llama-server stopped (exit status %s): %s; starting it again", process.returncode, why)
             for attempt in range(10**9):
                 if self._stopping.is_set():
                     return

@@ -60,3 +60,7 @@ def test_gm_embed_model_e5_small_recalls_by_meaning_with_it(tmp_path: Path):
     assert unavailable is None and embedder is not None
     assert embedder.name == e5.NAME and embedder.dimension == 384
     assert (tmp_path / "bundled" / e5.GGUF_NAME).is_file()
+    # Named in another case, as an admin may write it: the same model, not a catalog entry or a path
+    settings = ProcessSettings(_env_file=None, embed_model=" E5-Small ", models_dir=tmp_path)
+    embedder, unavailable = load_embedder(settings)
+    assert unavailable is None and embedder is not None and embedder.name == e5.NAME

@@ -212,6 +212,7 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
     """The player's turn waits on a server that took the call and says nothing: Ctrl-C once took minutes (the
     process waited for the call at exit); the call is ended and the bot exits, the action kept."""
     import signal
+    import sqlite3
     import subprocess
     import sys
 
@@ -236,8 +237,12 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
             time.sleep(1.0)  # the turn's call is under way, and hangs
             interrupted = time.monotonic()
             bot.send_signal(signal.SIGINT)
-            bot.communicate(timeout=60)
+            _, err = bot.communicate(timeout=60)
             assert time.monotonic() - interrupted < 15, "it exits at once, not after the server's timeout"
+            assert bot.returncode == 130 and "Traceback" not in err, err
         finally:
             if bot.poll() is None:
                 bot.kill()
+    with sqlite3.connect(bot_env["GM_DATABASE"]) as db:
+        actions = [row[0] for row in db.execute("SELECT content FROM turn_log WHERE kind = 'action'")]
+    assert actions == ["I climb the stair."], "the action is kept, for /retry when the game is resumed"

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from bot.engine import Engine, EngineConfig
-from bot.engine.game import ModelFailed
 from bot.model import ModelWorker
 from bot.model.server import ServerModel
 from bot.settings import ProcessSettings
@@ -85,7 +84,7 @@ def test_while_it_is_started_again_memory_status_says_so(tmp_path: Path):
         model.close()
 
 
-async def test_a_kill_mid_game_loses_nothing_and_the_next_turn_is_answered_after_the_restart(tmp_path: Path):
+async def test_a_kill_mid_game_loses_nothing_and_the_next_turn_is_answered_after_the_restart(tmp_path: Path, caplog):
     worlds = tmp_path / "worlds"
     worlds.mkdir()
     shutil.copy(FIXTURES / "worlds" / "lighthouse.yaml", worlds)
@@ -100,15 +99,14 @@ async def test_a_kill_mid_game_loses_nothing_and_the_next_turn_is_answered_after
             assert first.text == REPLY.strip()
             os.kill(model.owner.process.pid, signal.SIGKILL)
             killed = time.monotonic()
-            try:
-                after = await engine.act(game.id, "maya", "I light the lamp.")
-            except ModelFailed:  # the call in flight at the kill: the action is kept for /retry
-                after = await engine.retry(game.id, user_key="maya")
+            after = await engine.act(game.id, "maya", "I light the lamp.")  # it waits for the restart: no /retry
             print(f"the next turn was answered {time.monotonic() - killed:.1f} s after the kill")
             assert after.text == REPLY.strip()
             log = await store.log(game.id)
             actions = [e.content for e in log if e.kind is EntryKind.ACTION]
             assert actions == ["I climb the tower stair.", "I light the lamp."], "nothing lost"
+            stopped = [r.getMessage() for r in caplog.records if "llama-server stopped" in r.getMessage()]
+            assert stopped and "killed by signal 9" in stopped[0], "why it stopped, not what it wrote before"
             await engine.close()
     finally:
         await store.close()
