@@ -8,29 +8,57 @@ background upkeep, as Red-DiscordBot's trivia keeps one session per channel.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from bot.model.base import ChatMessage
 
 
 class TurnLock:
-    """A game's turn lock that knows which task holds it, so code that needs it held can check, not trust."""
+    """A game's turn lock that knows which task holds it, so code that needs it held can check, not trust.
+
+    It is not re-entrant: a holder that asks for it again (a turn that calls join, a roll or an edit) is refused
+    at once rather than left waiting for itself for ever. A warm-up holds it :meth:`quietly`: it keeps the log's
+    order while the next prompt is built, but no one is told the GM is writing.
+    """
 
     def __init__(self) -> None:
         self._lock = asyncio.Lock()
         self._holder: asyncio.Task | None = None
+        self._quiet = False
 
     async def __aenter__(self) -> TurnLock:
-        await self._lock.acquire()
-        self._holder = asyncio.current_task()
+        await self._acquire(quiet=False)
         return self
 
     async def __aexit__(self, *exc) -> None:
         self._holder = None
+        self._quiet = False
         self._lock.release()
+
+    @contextlib.asynccontextmanager
+    async def quietly(self) -> AsyncIterator[TurnLock]:
+        """Held for work that only reads ahead (a warm-up's prompt): :meth:`busy` stays false meanwhile."""
+        await self._acquire(quiet=True)
+        try:
+            yield self
+        finally:
+            await self.__aexit__()
+
+    async def _acquire(self, *, quiet: bool) -> None:
+        if self.held_here():
+            raise RuntimeError("The game's turn lock is already held by this task: it is not re-entrant")
+        await self._lock.acquire()
+        self._holder = asyncio.current_task()
+        self._quiet = quiet
 
     def locked(self) -> bool:
         return self._lock.locked()
+
+    def busy(self) -> bool:
+        """Whether a turn, join, roll or edit holds the game (a warm-up reading ahead does not count)."""
+        return self._lock.locked() and not self._quiet
 
     def held_here(self) -> bool:
         """Whether the running task holds the lock."""
@@ -64,7 +92,7 @@ class GameSession:
     @property
     def turn_running(self) -> bool:
         """A turn, join, roll or edit holds the game: whatever comes next waits for it."""
-        return self.turn_lock.locked()
+        return self.turn_lock.busy()
 
     @property
     def round_open(self) -> bool:

@@ -75,7 +75,7 @@ class WarmUps:
         session = self.sessions[game_id]
         asked = session.turns_asked
         try:
-            async with session.turn_lock:  # what a turn stores meanwhile is read first
+            async with session.turn_lock.quietly():  # what a turn stores meanwhile is read first
                 if session.turns_asked != asked or (await self.store.game(game_id)).status != "active":
                     self.skipped += 1
                     return

@@ -295,6 +295,36 @@ async def test_storing_or_answering_an_action_without_the_games_turn_lock_is_ref
     assert [e for e in await engine.history(game.id, 10) if e.kind is EntryKind.GM and e.id > action.id] == []
 
 
+async def test_a_holder_of_the_turn_lock_that_asks_for_it_again_is_refused_at_once(engine: Engine):
+    """A turn that called join, a roll or an edit (each takes the lock) once waited for itself for ever."""
+    game = (await engine.start_game("chan", "lighthouse")).game
+    lock = engine.sessions[game.id].turn_lock
+
+    async def holder() -> None:
+        async with lock:
+            with pytest.raises(RuntimeError, match="not re-entrant"):
+                await engine.join(game.id, "maya", "Maya")
+            assert engine.turn_running(game.id)
+
+    await asyncio.wait_for(holder(), timeout=10)  # one task, holding it and asking again; a hang fails here
+    assert not engine.turn_running(game.id)
+    await engine.join(game.id, "maya", "Maya")  # the lock was left as it was: free
+
+
+async def test_a_warm_up_building_its_prompt_does_not_tell_players_the_gm_is_writing(engine: Engine):
+    game = (await engine.start_game("chan", "lighthouse")).game
+    lock = engine.sessions[game.id].turn_lock
+
+    async def warm_up() -> None:
+        async with lock.quietly():
+            assert lock.locked() and not engine.turn_running(game.id)
+            with pytest.raises(RuntimeError, match="not re-entrant"):
+                await engine.roll(game.id, "maya", "1d6")
+
+    await asyncio.wait_for(warm_up(), timeout=10)
+    assert not lock.locked()
+
+
 async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
     rolled = await engine.roll(game.id, "maya", "1d20+5")
