@@ -402,6 +402,26 @@ def test_sampling_and_reply_length_follow_the_models_size_unless_set():
     assert chosen.config.sampling.temperature == 1.0 and settings.reply_tokens == 80
 
 
+def test_an_engine_config_is_valid_when_made_or_refused_in_one_line():
+    """Built before the settings were settled for the model, the reply length was None, and the first prompt
+    failed deep inside with a TypeError."""
+    from dataclasses import replace
+
+    from bot.engine import EngineConfig
+    from bot.settings import ProcessSettings
+    from bot.startup import engine_config
+
+    with pytest.raises(ValueError, match=r"reply_tokens is None: settle the settings for the model first"):
+        engine_config(ProcessSettings(_env_file=None))
+    made = engine_config(ProcessSettings(_env_file=None, reply_tokens=120))
+    assert made.reply_tokens == 120
+    for change, said in [({"reply_tokens": 0}, "from 1 to less than n_ctx"), ({"secrets": "maybe"}, "'held' or")]:
+        with pytest.raises(ValueError, match=said):
+            replace(made, **change)
+    with pytest.raises(ValueError, match="less than n_ctx"):
+        EngineConfig(n_ctx=1024, reply_tokens=1024)
+
+
 class Terminal:
     """``python -m bot`` in a pseudo-terminal, read as a person at the keyboard reads it."""
 
