@@ -25,11 +25,13 @@ run: $(VENV)/.installed
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 check: $(VENV)/.installed
 	$(BIN)/python -m bot check

@@ -69,7 +69,8 @@ async def open_app(
     with DatabaseLock(settings.database):  # one process per database; the lock goes when the process does
         store = await Store.open(settings.database)
         try:
-            model = model or await asyncio.to_thread(load_model, settings)
+            if model is None:
+                model = await asyncio.to_thread(load_model, settings)
             try:
                 check_context(settings, model, worlds)
                 backups = None
@@ -144,6 +145,8 @@ async def _choose_game(
         where = "" if game.channel_key.startswith("terminal:") else f" (its home is {game.channel_key})"
         notice = f"== {world.title}: game {game.id}, turn {game.turn}{where} ==\n"
         return game, world, [notice], await engine.history(game.id, RECAP_ENTRIES)
+    if world_name is None:  # the command line asks for one or the other
+        raise UserError("Name a world to play (python -m bot play hollow-manor), or a game with --game ID.")
     world = worlds.get(worlds.from_command_line(world_name).id)  # still loaded: it fits the context
     key = channel_key(world)
     current = await store.active_game(key)
@@ -445,7 +448,8 @@ def configure_logging(settings: ProcessSettings, command: str) -> Path | None:
             path.parent.mkdir(parents=True, exist_ok=True)
             handler: logging.Handler = QuietFileHandler(path, encoding="utf-8")
         except OSError:
-            handler, path = logging.StreamHandler(sys.stderr), None
+            logging.basicConfig(level=level, format=LOG_FORMAT, handlers=[logging.StreamHandler(sys.stderr)])
+            return None
         logging.basicConfig(level=level, format=LOG_FORMAT, handlers=[handler])
         return path
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr)

@@ -70,7 +70,7 @@ class GameMasterBot(commands.AutoShardedBot):
         self._invite_said = False  # the invite link is printed at the first connection, not at every reconnect
 
     async def setup_hook(self) -> None:
-        self.tree.on_error = self.on_app_command_error
+        self.tree.error(self.on_app_command_error)  # the tree's documented way to set its on_error
         for module in cog_modules():
             await self.load_extension(module)
             log.info("Loaded %s", module)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from bot.engine.ledger import LoreListing
 from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
-from bot.engine.status import MemoryStatus
+from bot.engine.status import LastTurn, MemoryStatus
 from bot.memory.layers import GM_ONLY_LAYERS, ContextTrace, LayerTrace
 from bot.store import Fact, PlayerMemory
 
@@ -45,9 +47,8 @@ def next_compaction(status: MemoryStatus) -> str:
     )
 
 
-def last_turn(status: MemoryStatus) -> str:
+def last_turn(turn: LastTurn) -> str:
     """The last turn's wait and what the model read of its prompt."""
-    turn = status.last_turn
     return (
         f"first text after {turn.first_text_seconds:.1f}s, whole reply {turn.reply_seconds:.1f}s; the model read "
         f"{turn.evaluated_tokens} of {turn.prompt_tokens} prompt tokens ({turn.reuse:.0%} reused from its cache) "
@@ -77,7 +78,7 @@ def status_text(status: MemoryStatus) -> str:
         lines.append(f"Model: {status.model}")
     lines.append(f"Recall: {meaning_line(status)}")
     if status.last_turn is not None:
-        lines.append(f"Last turn: {last_turn(status)}")
+        lines.append(f"Last turn: {last_turn(status.last_turn)}")
     elif status.cache_reuse is not None:
         lines.append(f"Prompt reused from the previous turn: {status.cache_reuse:.0%}")
     if status.last_error:
@@ -137,10 +138,11 @@ def reveals_text(lines: list[str], limit: int = 30) -> str:
 
 
 def compaction_text(report: CompactionReport) -> str:
-    if not report.chunks:
+    if report.turns is None:  # set whenever a chunk was folded
         return "Nothing to compact: the hot window holds only the protected tail."
+    first, last = report.turns
     return (
-        f"Folded {report.messages_folded} messages (turns {report.turns[0]}-{report.turns[1]}) "
+        f"Folded {report.messages_folded} messages (turns {first}-{last}) "
         f"in {report.chunks} chunk(s). Short-term summary {report.short_words_before} -> "
         f"{report.short_words_after} words; story summary {report.story_words_before} -> "
         f"{report.story_words_after} words."
@@ -176,7 +178,7 @@ def lore_text(listing: list[LoreListing]) -> str:
     return "\n".join(lines)
 
 
-def private_memory_text(name: str, memory: PlayerMemory | None, notes: list[str] = ()) -> str:
+def private_memory_text(name: str, memory: PlayerMemory | None, notes: Sequence[str] = ()) -> str:
     """A player's own memory, for their eyes: what their character knows, and their notes."""
     if memory is None:
         lines = [f"{name} remembers nothing yet: it is written in the background after each GM reply."]

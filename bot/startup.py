@@ -7,18 +7,23 @@ The composition root (:mod:`bot.__main__`) and the benches build their parts wit
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from bot.engine import EngineConfig
 from bot.errors import UserError
 from bot.memory.brief import frozen_tokens
-from bot.memory.config import fitted
+from bot.memory.config import MemoryConfig, fitted
 from bot.memory.worldcheck import world_problems
 from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.sizing import LARGE, defaults_for, reply_words
 from bot.settings import ProcessSettings
 from bot.worlds import WorldLibrary
+
+if TYPE_CHECKING:
+    from bot.model.server import ServerModel
 
 log = logging.getLogger(__name__)
 
@@ -242,9 +247,12 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
 
             if not settings.model_url:
                 raise UserError("GM_EMBED_MODEL=server:NAME takes the embeddings of GM_MODEL_URL's server; set it")
-            server = model if isinstance(model, ServerModel) else _embedding_server(settings, choice)
+            server = (
+                model if isinstance(model, ServerModel) else _embedding_server(settings, settings.model_url, choice)
+            )
             return ServerEmbedder(server, choice.removeprefix("server:")), None
         chance = None
+        name: str | None
         if not choice:
             path, name, prefixes = minilm.bundled_gguf(settings.models_dir), minilm.NAME, ("", "")
             chance = minilm.CHANCE
@@ -266,11 +274,11 @@ def load_embedder(settings: ProcessSettings, model: LanguageModel | None = None)
     return embedder, None
 
 
-def _embedding_server(settings: ProcessSettings, choice: str):
+def _embedding_server(settings: ProcessSettings, url: str, choice: str) -> ServerModel:
     from bot.model.server import ServerModel
 
     return ServerModel(
-        settings.model_url, choice.removeprefix("server:"), api_key=settings.model_api_key,
+        url, choice.removeprefix("server:"), api_key=settings.model_api_key,
         timeout=settings.model_timeout,
     )  # fmt: skip
 
@@ -289,19 +297,40 @@ def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
     model.sample_with(temperature=settings.temperature, repeat_penalty=settings.repeat_penalty)
 
 
-def engine_config(settings: ProcessSettings, **changes: object) -> EngineConfig:
-    """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``)."""
-    fields: dict[str, object] = {
-        "n_ctx": settings.n_ctx,
-        "reply_tokens": settings.reply_tokens,
-        "max_action_chars": settings.max_action_chars,
-        "full_guide": settings.prompt_guide != "short",
-        "memory": fitted(settings.memory, settings.n_ctx),
-        "server_worlds_bytes": settings.server_worlds_mib * 2**20,
-        "vectors_bytes": settings.vectors_mib * 2**20,
-    }
-    fields.update(changes)
-    return EngineConfig(**fields)
+def settled_reply_tokens(settings: ProcessSettings) -> int:
+    """``GM_REPLY_TOKENS``, once :func:`settle_for_model` has filled it in; a ``ValueError`` before."""
+    if settings.reply_tokens is None:
+        raise ValueError("reply_tokens is None: settle the settings for the model first (bot.startup.settle_for_model)")
+    return settings.reply_tokens
+
+
+class ConfigChanges(TypedDict, total=False):
+    """EngineConfig's fields, for a caller (a bench) that sets some otherwise than the settings do."""
+
+    n_ctx: int
+    reply_tokens: int
+    max_action_chars: int
+    memory: MemoryConfig
+    shape_replies: bool
+    full_guide: bool
+    secrets: str
+    server_worlds_bytes: int
+    vectors_bytes: int
+
+
+def engine_config(settings: ProcessSettings, **changes: Unpack[ConfigChanges]) -> EngineConfig:
+    """The engine's settings, with the memory's defaults sized for the context (see ``memory.config.fitted``);
+    ``changes``: other values for EngineConfig's fields (a bench's), checked as the config is made."""
+    config = EngineConfig(
+        n_ctx=settings.n_ctx,
+        reply_tokens=settled_reply_tokens(settings),
+        max_action_chars=settings.max_action_chars,
+        full_guide=settings.prompt_guide != "short",
+        memory=fitted(settings.memory, settings.n_ctx),
+        server_worlds_bytes=settings.server_worlds_mib * 2**20,
+        vectors_bytes=settings.vectors_mib * 2**20,
+    )
+    return replace(config, **changes) if changes else config
 
 
 def check_context(settings: ProcessSettings, model: LanguageModel, worlds: WorldLibrary) -> None:
@@ -316,8 +345,9 @@ def check_context(settings: ProcessSettings, model: LanguageModel, worlds: World
             f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "
             f"set GM_N_CTX to {trained} or less."
         )
-    limit = settings.n_ctx - settings.reply_tokens
-    words = reply_words(settings.reply_tokens)
+    reply_tokens = settled_reply_tokens(settings)
+    limit = settings.n_ctx - reply_tokens
+    words = reply_words(reply_tokens)
     for world in list(worlds.worlds.values()):
         frozen = frozen_tokens(world, model.count_tokens, words, full=settings.prompt_guide != "short")
         if frozen > limit:
@@ -325,7 +355,7 @@ def check_context(settings: ProcessSettings, model: LanguageModel, worlds: World
                 world.id,
                 f"(context): its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than "
                 f"the {limit} a prompt may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS "
-                f"{settings.reply_tokens}); raise GM_N_CTX or shorten the world",
+                f"{reply_tokens}); raise GM_N_CTX or shorten the world",
             )
     if not worlds.worlds:
         problems = "\n".join(str(error) for error in worlds.errors)

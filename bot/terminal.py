@@ -145,9 +145,12 @@ class TerminalGame:
         else:
             self.say(f"Game saved (game {self.game.id}). Resume with: python -m bot play {self.world.id}")
 
-    def _tell(self, player: Player, about: LogEntry, text: str) -> None:
-        """A line about ``about``: for its player's eyes alone when the entry was private."""
-        self.say(_indent(player.name, text) if about.visibility is Visibility.PRIVATE else text)
+    def _tell(self, player: Player | None, about: LogEntry, text: str) -> None:
+        """A line about ``about``: for its player's eyes alone when the entry was private (``player`` is None
+        only when no one is seated any more: then it is said plainly)."""
+        if player is not None and about.visibility is Visibility.PRIVATE:
+            text = _indent(player.name, text)
+        self.say(text)
 
     def prompt(self) -> None:
         who = self.current.name if self.current else "Name"

@@ -92,11 +92,14 @@ def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImpo
     if not result.entries:
         return result
     original = read_text(world_path, MAX_WORLD_BYTES)
+    before = parse_yaml(original)
+    if not isinstance(before, dict):  # load_world read a mapping: the file was changed since
+        raise WorldFileError(world_path, ["(top level): a world file must be a mapping of keys to values"])
     added = [_as_yaml(entry) for entry in result.entries]
     text = _with_lore_appended(original, added)
-    document, before = parse_yaml(text), parse_yaml(original)
+    document = parse_yaml(text)
     expected = {**before, "lore": [*(before.get("lore") or []), *added]}
-    if document != expected:
+    if not isinstance(document, dict) or document != expected:
         raise WorldFileError(world_path, ["(file): the entries could not be added without changing the rest of the "
                                           "file; add them by hand, or import them into a running game"])  # fmt: skip
     try:
@@ -117,8 +120,10 @@ def import_into_world_file(export_path: Path, world_path: Path) -> WorldInfoImpo
 
 
 def _with_lore_appended(text: str, entries: list[dict]) -> str:
-    """``text`` with ``entries`` appended to its top-level ``lore`` list as YAML, all else byte for byte."""
+    """``text`` (a YAML mapping) with ``entries`` appended to its top-level ``lore`` list as YAML, all else byte for
+    byte."""
     root = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert isinstance(root, yaml.MappingNode), "the caller parsed text as a mapping"
     lore = next((value for key, value in root.value if key.value == "lore"), None)
     block = yaml.dump(entries, Dumper=_WorldDumper, sort_keys=False, allow_unicode=True).rstrip("\n")
     if lore is None or not isinstance(lore, yaml.SequenceNode) or lore.flow_style or not lore.value:

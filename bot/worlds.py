@@ -80,7 +80,8 @@ class Condition(_Strict):
         return self
 
 
-Conditions = Annotated[list[Condition], Field(default_factory=list, max_length=12)]
+# Optional: each field of this type gives default_factory=list in its own Field(), where type checkers see it.
+Conditions = Annotated[list[Condition], Field(max_length=12)]
 
 
 class Clue(_Strict):
@@ -88,8 +89,9 @@ class Clue(_Strict):
 
     text: Text = Field(description="What the one player who earns it is told, by DM, in these words.")
     earned_by: Conditions = Field(
+        default_factory=list,
         description="Actions that earn it (any one); without any, an action holding three words of its first "
-        'sentence does ("Whoever sniffs the brandy glass ...").'
+        'sentence does ("Whoever sniffs the brandy glass ...").',
     )
 
 
@@ -104,7 +106,8 @@ class Beat(_Strict):
         "without it the GM reads the description (check says when that gives a truth away).",
     )
     done_when: Conditions = Field(
-        description="Actions after which the beat is done (any one); the model also judges it from the story."
+        default_factory=list,
+        description="Actions after which the beat is done (any one); the model also judges it from the story.",
     )
     private_clue: Text | Clue | None = Field(
         default=None,
@@ -139,7 +142,9 @@ class Hidden(_Strict):
     """Something an NPC hides, with what makes them give it up."""
 
     text: Text
-    uncovered_by: Conditions = Field(description="Actions that make the NPC give it up (any one).")
+    uncovered_by: Conditions = Field(
+        default_factory=list, description="Actions that make the NPC give it up (any one)."
+    )
     hint: Text | None = Field(default=None, description="How it shows while hidden, for the GM to play.")
 
 
@@ -188,7 +193,7 @@ class Truth(_Strict):
         max_length=10,
         description="Chapter beats after which this truth is public.",
     )
-    uncovered_by: Conditions = Field(description="Actions that uncover it for good (any one).")
+    uncovered_by: Conditions = Field(default_factory=list, description="Actions that uncover it for good (any one).")
     hint: Text | None = Field(
         default=None,
         description="What the GM may show or hint while it is hidden: what can be seen, not what it means.",

@@ -25,7 +25,9 @@ from bot.access import (
     missing_permissions,
     needs_game,
 )
+from bot.discord_client import GameMasterBot
 from bot.engine import NO_GAME, Engine
+from bot.errors import UserError
 from bot.store import Game
 from cogs.rendering import embed_pages, pages
 
@@ -36,7 +38,7 @@ log = logging.getLogger(__name__)
 KEY_PREFIX = "discord:"
 
 
-def channel_key(channel: discord.abc.Messageable | None) -> str:
+def channel_key(channel: discord.abc.Snowflake | discord.abc.Messageable | None) -> str:
     return f"{KEY_PREFIX}{getattr(channel, 'id', 0)}"
 
 
@@ -47,6 +49,23 @@ def user_key(user: discord.abc.Snowflake) -> str:
 def discord_id(key: str) -> int | None:
     """The Discord id in a channel's or a user's key; ``None`` for another front end's (the terminal's)."""
     return int(key.removeprefix(KEY_PREFIX)) if key.startswith(KEY_PREFIX) else None
+
+
+def bot_of(interaction: discord.Interaction) -> GameMasterBot:
+    """The bot an interaction came to: a :class:`GameMasterBot`, the one client that loads these cogs."""
+    client = interaction.client
+    if not isinstance(client, GameMasterBot):
+        raise TypeError(f"the cogs run in a GameMasterBot, not in a {type(client).__name__}")
+    return client
+
+
+def channel_of(interaction: discord.Interaction) -> discord.abc.Messageable:
+    """The channel a command or button comes from, where its answers go: one that takes messages, as every
+    channel a command can be used in does (never a category or a forum itself)."""
+    channel = interaction.channel
+    if not isinstance(channel, discord.abc.Messageable):
+        raise UserError("That works only in a channel that takes messages.")
+    return channel
 
 
 def server_of(interaction: discord.Interaction) -> str | None:
@@ -68,10 +87,11 @@ async def is_admin(interaction: discord.Interaction) -> bool:
         return False
     if member.guild_permissions.manage_guild:
         return True
-    role_id = await interaction.client.engine.server(str(member.guild.id)).gm_role()
+    bot = bot_of(interaction)
+    role_id = await bot.engine.server(str(member.guild.id)).gm_role()
     if role_id is not None:
         return any(role.id == role_id for role in member.roles)
-    gm_role = interaction.client.settings.gm_role
+    gm_role = bot.settings.gm_role
     return bool(gm_role) and any(role.name == gm_role for role in member.roles)
 
 
@@ -88,7 +108,7 @@ class Refused(app_commands.CheckFailure):
 class TableCog(commands.Cog):
     """A cog whose every command goes through the access table first, and that finds the game of a channel."""
 
-    def __init__(self, bot: commands.Bot, engine: Engine):
+    def __init__(self, bot: GameMasterBot, engine: Engine):
         self.bot = bot
         self.engine = engine
 
@@ -114,7 +134,7 @@ class TableCog(commands.Cog):
             if missing:
                 raise Refused(cannot_post(missing))
         if rule.access is Access.OWNER:
-            if not await interaction.client.is_owner(interaction.user):
+            if not await bot_of(interaction).is_owner(interaction.user):
                 raise Refused(REFUSALS[Access.OWNER])
             return
         admin = await is_admin(interaction)
@@ -136,7 +156,7 @@ class TableCog(commands.Cog):
         """The game of the channel a command or button comes from; a :class:`UserError` says there is none."""
         return await self.engine.current_game(channel_key(interaction.channel))
 
-    async def game_in(self, channel: discord.abc.Messageable | None) -> Game | None:
+    async def game_in(self, channel: discord.abc.Snowflake | discord.abc.Messageable | None) -> Game | None:
         """The game of a channel, or ``None`` (a plain message, an autocomplete: nothing to tell anyone)."""
         return await self.engine.game_in(channel_key(channel))
 
@@ -161,12 +181,13 @@ async def say(interaction: discord.Interaction, content: str | None = None, **kw
         await interaction.response.send_message(content, **kwargs)
         return
     try:
-        await interaction.followup.send(content, **kwargs)
+        # Without text (embeds alone) the followup leaves its content out, as its default does.
+        await interaction.followup.send(discord.utils.MISSING if content is None else content, **kwargs)
     except discord.HTTPException as exc:
         if not (isinstance(exc, discord.Forbidden) or expired(exc)) or kwargs.get("ephemeral"):
             raise
         kwargs.pop("ephemeral", None)
-        await interaction.channel.send(content, **kwargs)
+        await channel_of(interaction).send(content, **kwargs)
 
 
 # Discord's answers to a followup of an interaction it no longer knows: past its 15 minutes the token is

@@ -5,12 +5,14 @@ changes nothing; their ids survive restarts, as discord.py's dynamic items are m
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any, cast
 
 import discord
 from discord import app_commands
 
 from bot.errors import UserError
+from cogs.access import bot_of
 
 if TYPE_CHECKING:
     from cogs.game import GameCog
@@ -32,11 +34,13 @@ class RetryButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:retry
         self.game_id, self.turn = game_id, turn
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> RetryButton:
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> RetryButton:
         return cls(int(match["game"]), int(match["turn"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
+        cog = _game_cog(interaction)
         try:
             await cog.check_access(interaction, "retry")
             game = await cog.game_here(interaction)
@@ -45,7 +49,7 @@ class RetryButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:retry
                 return
             await cog.answer_again(interaction)
         except (app_commands.CheckFailure, UserError) as refused:  # told to the presser, as for /retry
-            await interaction.client.on_app_command_error(interaction, refused)
+            await bot_of(interaction).on_app_command_error(interaction, refused)
             return
         await _take_buttons_off(interaction)  # answered: the button has done its work
 
@@ -61,16 +65,18 @@ class JoinButton(discord.ui.DynamicItem[discord.ui.Button], template=r"gm:join:(
         self.game_id = game_id
 
     @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Button, match) -> JoinButton:
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str]
+    ) -> JoinButton:
         return cls(int(match["game"]))
 
     async def callback(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
+        cog = _game_cog(interaction)
         try:
             await cog.check_access(interaction, "join")
             game = await cog.game_here(interaction)  # a game ended since: say so rather than ask for a name
         except (app_commands.CheckFailure, UserError) as refused:
-            await interaction.client.on_app_command_error(interaction, refused)
+            await bot_of(interaction).on_app_command_error(interaction, refused)
             return
         if game.id != self.game_id:
             await _stale(interaction, "game", "Join this one with /join, or the button under its opening.")
@@ -93,15 +99,27 @@ class LegacyButtons(discord.ui.View):
         await _stale(interaction, "version of the bot", "Use /join.")
 
 
+def _game_cog(interaction: discord.Interaction) -> GameCog:
+    """The GameCog, which adds these buttons to the bot: loaded whenever one can be pressed."""
+    cog = bot_of(interaction).get_cog("GameCog")
+    if cog is None:
+        raise RuntimeError("a game's button was pressed with no GameCog loaded")
+    # The cog of that name is a GameCog; its class cannot be imported here to check (cogs.game imports this module).
+    return cast("GameCog", cog)
+
+
 async def _stale(interaction: discord.Interaction, what: str, instead: str) -> None:
     await interaction.response.send_message(STALE.format(what=what, instead=instead), ephemeral=True)
 
 
 async def _take_buttons_off(interaction: discord.Interaction) -> None:
+    message = interaction.message
+    if message is None:  # a button's interaction always has the message it is under
+        return
     try:
-        await interaction.message.edit(view=None)
+        await message.edit(view=None)
     except discord.HTTPException:
-        log.info("Could not take the buttons off message %s", interaction.message.id)
+        log.info("Could not take the buttons off message %s", message.id)
 
 
 def retry_view(game_id: int, turn: int) -> discord.ui.View:
@@ -117,15 +135,17 @@ def join_view(game_id: int) -> discord.ui.View:
 
 
 class JoinForm(discord.ui.Modal, title="Join the game"):
-    character = discord.ui.TextInput(label="Your character's name", custom_id="character", max_length=40)
-    about = discord.ui.TextInput(
+    character: discord.ui.TextInput[JoinForm] = discord.ui.TextInput(
+        label="Your character's name", custom_id="character", max_length=40
+    )
+    about: discord.ui.TextInput[JoinForm] = discord.ui.TextInput(
         label="A few words about them", custom_id="about", style=discord.TextStyle.paragraph, required=False,
         max_length=300,
     )  # fmt: skip
 
     async def on_submit(self, interaction: discord.Interaction) -> None:
-        cog: GameCog = interaction.client.get_cog("GameCog")
+        cog = _game_cog(interaction)
         try:
             await cog.join_as(interaction, self.character.value, self.about.value or "")
         except (app_commands.CheckFailure, UserError) as refused:
-            await interaction.client.on_app_command_error(interaction, refused)
+            await bot_of(interaction).on_app_command_error(interaction, refused)

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import logging
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 import discord
 from discord import app_commands
@@ -18,6 +19,7 @@ from bot.store import Game, Visibility
 from cogs.access import (
     TableCog,
     channel_key,
+    channel_of,
     discord_id,
     expired,
     is_admin,
@@ -29,6 +31,9 @@ from cogs.access import (
 )
 from cogs.buttons import JoinButton, LegacyButtons, RetryButton, join_view, retry_view
 from cogs.rendering import LIMIT, StreamedReply, echo, pages, plain, split_message
+
+if TYPE_CHECKING:
+    from bot.discord_client import GameMasterBot
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +61,7 @@ def unanswered_notice(name: str | None) -> str:
 class GameCog(TableCog):
     game = app_commands.Group(name="game", description="Start, end or look at this channel's game")
 
-    def __init__(self, bot: commands.Bot, engine: Engine):
+    def __init__(self, bot: GameMasterBot, engine: Engine):
         super().__init__(bot, engine)
         self._resumed = False
         self._shown: OrderedDict[tuple[int, int], list[discord.Message]] = OrderedDict()
@@ -105,11 +110,15 @@ class GameCog(TableCog):
             await channel.send(unanswered_notice(name), view=retry_view(game.id, last.turn))
 
     def _channel_of(self, game: Game) -> discord.PartialMessageable:
-        return self.bot.get_partial_messageable(discord_id(game.channel_key))
+        channel_id = discord_id(game.channel_key)
+        if channel_id is None:
+            raise ValueError(f"game {game.id} is not played in Discord but in {game.channel_key}")
+        return self.bot.get_partial_messageable(channel_id)
 
     @game.command(name="start", description="Start a game in this channel")
     @app_commands.describe(world="The world to play")
     async def game_start(self, interaction: discord.Interaction, world: str) -> None:
+        channel = channel_of(interaction)
         started = await self.engine.start_game(
             channel_key(interaction.channel),
             world,
@@ -120,7 +129,7 @@ class GameCog(TableCog):
         for piece in first:  # a long pitch (a world may have 4,000 characters of it) in several messages
             await say(interaction, piece)
         await say(interaction, last, view=join_view(started.game.id))
-        await self._show(interaction.channel, started.opening.content, interaction=interaction, refused=OPENING_REFUSED)
+        await self._show(channel, started.opening.content, interaction=interaction, refused=OPENING_REFUSED)
 
     @game_start.autocomplete("world")
     async def _worlds(self, interaction: discord.Interaction, current: str) -> list[app_commands.Choice[str]]:
@@ -162,6 +171,7 @@ class GameCog(TableCog):
     @app_commands.command(name="act", description="Say what your character does")
     @app_commands.describe(action="What your character does or says")
     async def act(self, interaction: discord.Interaction, action: str) -> None:
+        channel = channel_of(interaction)
         game = await self.game_here(interaction)
         self.engine.check_action(action)
         player = await self.engine.player(game.id, user_key(interaction.user))
@@ -177,33 +187,34 @@ class GameCog(TableCog):
             await self._round(interaction, game, player.name, action)
             return
         await interaction.response.send_message(echo(player.name, action))
-        reply = StreamedReply(interaction.channel.send)
+        reply = StreamedReply(channel.send)
         try:
-            async with interaction.channel.typing():
+            async with channel.typing():
                 result = await self.engine.act(game.id, user_key(interaction.user), action, on_text=reply.feed)
         except ModelFailed as failed:
             await say(interaction, unanswered_notice(player.name), view=retry_view(game.id, failed.turn))
             return
-        await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
+        await self.post_turn(channel, result, reply=reply, interaction=interaction)
 
     async def answer_again(self, interaction: discord.Interaction) -> None:
         """/retry and the Retry button: answer an action left unanswered, or write the last reply again."""
+        channel = channel_of(interaction)
         game = await self.game_here(interaction)
         who = None if await is_admin(interaction) else user_key(interaction.user)
         await say(interaction, "The GM thinks again…", ephemeral=True)
-        reply = StreamedReply(interaction.channel.send)
-        async with interaction.channel.typing():
+        reply = StreamedReply(channel.send)
+        async with channel.typing():
             result = await self.engine.retry(game.id, on_text=reply.feed, user_key=who)
         if result.turn == game.turn:  # the last reply was written again, not an unanswered action answered
             await self._mark_replaced(game.id, game.turn)
-        await self.post_turn(interaction.channel, result, reply=reply, interaction=interaction)
+        await self.post_turn(channel, result, reply=reply, interaction=interaction)
 
     def _round_poster(self, channel: discord.abc.Messageable):
         """What a round posts when it closes, from whichever closes it: the last action, its timer, a restart."""
         return functools.partial(self.post_turn, channel)
 
     async def _round(self, interaction: discord.Interaction, game: Game, name: str, action: str) -> None:
-        post = self._round_poster(interaction.channel)
+        post = self._round_poster(channel_of(interaction))
         await interaction.response.send_message(echo(name, action))
         await self._seat_only_members(game, interaction.user)
         state = await self.engine.add_to_round(game.id, user_key(interaction.user), action, on_closed=post)
@@ -233,6 +244,9 @@ class GameCog(TableCog):
         where = await self._where(result.game)
         for aside in result.private:
             user_id = discord_id(aside.player.user_key)
+            if user_id is None:  # a player of another front end: none is seated in a game played in Discord
+                log.warning("Game %d: %s has no Discord id; the aside is stored", result.game.id, aside.player.name)
+                continue
             if not await self._still_seated(result.game, user_id):
                 continue  # they left the server: nothing more of the game reaches them, their seat is free
             text = f"🤫 Only you see this ({where}): {aside.entry.content}"
@@ -306,11 +320,12 @@ class GameCog(TableCog):
     @app_commands.command(name="whisper", description="Act in secret: only you and the GM know, and it answers by DM")
     @app_commands.describe(action="What your character does or says, unseen by the others")
     async def whisper(self, interaction: discord.Interaction, action: str) -> None:
+        channel = channel_of(interaction)
         game = await self.game_here(interaction)
         self.engine.check_action(action)
         await interaction.response.send_message("🤫 Whispered to the GM; the answer comes by DM.", ephemeral=True)
         result = await self.engine.whisper(game.id, user_key(interaction.user), action)
-        await self.post_turn(interaction.channel, result, interaction=interaction)
+        await self.post_turn(channel, result, interaction=interaction)
 
     @app_commands.command(name="notes", description="Your private notes for this game (only you see them)")
     @app_commands.describe(add="A note to keep", remove="The number of a note to remove")
@@ -483,5 +498,5 @@ class GameCog(TableCog):
             await self.engine.delete_entry(entry.game_id, entry.id)
 
 
-async def setup(bot: commands.Bot) -> None:
+async def setup(bot: GameMasterBot) -> None:
     await bot.add_cog(GameCog(bot, bot.engine))

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.errors import UserError
 from cogs.access import TableCog, is_admin, say_embeds, say_pages, user_key
+from cogs.game import GameCog
 from cogs.rendering import fit_embed, private_memory_embed, status_embed, trace_embed
+
+if TYPE_CHECKING:
+    from bot.discord_client import GameMasterBot
 
 
 class MemoryCog(TableCog):
@@ -92,11 +97,12 @@ class MemoryCog(TableCog):
         game = await self.game_here(interaction)
         await interaction.response.defer(ephemeral=True, thinking=True)
         report = await self.engine.compact(game.id)
-        if not report.chunks:
+        if report.turns is None:  # set whenever a chunk was folded
             text = "Nothing to compact: only the newest turns are unsummarized."
         else:
+            first, last = report.turns
             text = (
-                f"Folded {report.messages_folded} messages (turns {report.turns[0]}-{report.turns[1]}). "
+                f"Folded {report.messages_folded} messages (turns {first}-{last}). "
                 f"Short-term summary {report.short_words_before} → {report.short_words_after} words; "
                 f"story {report.story_words_before} → {report.story_words_after} words."
             )
@@ -104,7 +110,10 @@ class MemoryCog(TableCog):
 
     @app_commands.command(name="retry", description="Answer an unanswered action, or write the GM's last reply again")
     async def retry(self, interaction: discord.Interaction) -> None:
-        await self.bot.get_cog("GameCog").answer_again(interaction)
+        game_cog = self.bot.get_cog("GameCog")
+        if not isinstance(game_cog, GameCog):
+            raise RuntimeError("/retry needs the GameCog, which is not loaded")
+        await game_cog.answer_again(interaction)
 
     @chapter.command(name="next", description="Finish the current chapter now")
     async def chapter_next(self, interaction: discord.Interaction) -> None:
@@ -115,5 +124,5 @@ class MemoryCog(TableCog):
         await say_pages(interaction, f"**{report.finished}** is done. {report.recap}\n{after}")
 
 
-async def setup(bot: commands.Bot) -> None:
+async def setup(bot: GameMasterBot) -> None:
     await bot.add_cog(MemoryCog(bot, bot.engine))

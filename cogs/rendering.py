@@ -138,19 +138,17 @@ def fit_embed(embed: discord.Embed) -> discord.Embed:
         for _ in range(hidden):
             embed.remove_field(FIELDS - 1)
         embed.add_field(name="…", value=f"{hidden} more not shown here", inline=False)
+    # A field's name and value are typed optional (an embed read from Discord); add_field makes them text.
     for i, field in enumerate(embed.fields):
-        if len(field.value) > FIELD_VALUE or len(field.name) > FIELD_NAME:
-            embed.set_field_at(
-                i, name=_clip(field.name, FIELD_NAME), value=_clip(field.value, FIELD_VALUE), inline=field.inline
-            )
+        name, value = field.name or "", field.value or ""
+        if len(value) > FIELD_VALUE or len(name) > FIELD_NAME:
+            embed.set_field_at(i, name=_clip(name, FIELD_NAME), value=_clip(value, FIELD_VALUE), inline=field.inline)
     while len(embed) > EMBEDS_TOTAL:
-        longest = max(range(len(embed.fields)), key=lambda i: len(embed.fields[i].value), default=None)
+        longest = max(range(len(embed.fields)), key=lambda i: len(embed.fields[i].value or ""), default=None)
         over = len(embed) - EMBEDS_TOTAL
-        if longest is not None and len(embed.fields[longest].value) > 2 * over:
+        if longest is not None and len(value := embed.fields[longest].value or "") > 2 * over:
             field = embed.fields[longest]
-            embed.set_field_at(
-                longest, name=field.name, value=_clip(field.value, len(field.value) - over), inline=field.inline
-            )
+            embed.set_field_at(longest, name=field.name, value=_clip(value, len(value) - over), inline=field.inline)
         elif embed.description and len(embed.description) > 2 * over:
             embed.description = _clip(embed.description, len(embed.description) - over)
         elif longest is not None:
@@ -216,7 +214,7 @@ def status_embed(status, *, show_secrets: bool) -> discord.Embed:
         embed.add_field(name="Model", value=_clip(status.model), inline=False)
     embed.add_field(name="Recall", value=_clip(meaning_line(status)), inline=False)
     if status.last_turn is not None:
-        embed.add_field(name="Last turn", value=_clip(last_turn(status)), inline=False)
+        embed.add_field(name="Last turn", value=_clip(last_turn(status.last_turn)), inline=False)
     if status.parked:
         embed.add_field(name="Parked background jobs", value=_clip("\n".join(status.parked)), inline=False)
     layers = [layer for layer in status.layers if show_secrets or layer.name not in GM_ONLY_LAYERS]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import discord
 from discord import app_commands
-from discord.ext import commands
 
 from bot.engine import Engine, ServerAdmin, setting_names
 from bot.errors import UserError
@@ -14,14 +15,18 @@ from cogs.access import TableCog, is_admin, manages_server, say, say_pages, serv
 from cogs.game import world_choices
 from cogs.rendering import fit_embed, plain, without_host_paths
 
+if TYPE_CHECKING:
+    from bot.discord_client import GameMasterBot
+
 MANAGE_SERVER = "That changes the whole server: it needs the Manage Server permission."
 
 
 def managed_server(engine: Engine, interaction: discord.Interaction) -> ServerAdmin:
     """The server's admin side, for a member who may change the whole server (Manage Server)."""
-    if not manages_server(interaction):
+    server = server_of(interaction)
+    if server is None or not manages_server(interaction):  # in a DM there is no server, nor its permission
         raise UserError(MANAGE_SERVER)
-    return engine.server(server_of(interaction))
+    return engine.server(server)
 
 
 def _secretly(secret: bool) -> str:
@@ -301,6 +306,6 @@ class ConfigCog(TableCog):
         await interaction.response.send_message(text, ephemeral=True)
 
 
-async def setup(bot: commands.Bot) -> None:
+async def setup(bot: GameMasterBot) -> None:
     await bot.add_cog(WorldsCog(bot, bot.engine))
     await bot.add_cog(ConfigCog(bot, bot.engine))

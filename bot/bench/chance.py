@@ -52,7 +52,7 @@ def conversations(path: Path) -> list[list[str]]:
 
 def unrelated_pairs(talks: list[list[str]], count: int = PAIRS, seed: int = 0) -> list[tuple[str, str]]:
     rng = random.Random(seed)
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     while len(pairs) < count:
         first, second = rng.sample(range(len(talks)), 2)
         pairs.append((rng.choice(talks[first]), rng.choice(talks[second])))

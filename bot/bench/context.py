@@ -85,7 +85,10 @@ class BenchModel(ScriptedModel):
             facts = [_sentence(self._rng, self._rng.randint(5, 9)) for _ in range(self._rng.randint(4, 8))]
             return json.dumps({"summary": _prose(self._rng, self._rng.randint(50, 70)), "facts": facts})
         if system.startswith("You keep the memory"):
-            ceiling = int(re.search(r"[Aa]t most (\d+) words", system).group(1))
+            asked = re.search(r"[Aa]t most (\d+) words", system)
+            if asked is None:
+                raise ValueError("the summary prompt no longer says how many words the summary may take")
+            ceiling = int(asked.group(1))
             return _prose(self._rng, int(ceiling * self._rng.uniform(0.7, 1.0)))
         return _cut(_prose(self._rng, self._rng.randint(60, 140)), self._max_tokens, self._count)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -21,7 +21,7 @@ import numpy as np
 from bot.memory.leaks import MEANING_RULE, MeaningRule, rule_says_leak, secret_own_stems
 from bot.words import sentences, stems
 
-GRID = {
+GRID: dict[str, Collection[float]] = {
     "close": np.round(np.arange(0.30, 0.71, 0.05), 2),
     "very_close": np.round(np.arange(0.50, 0.86, 0.05), 2),
     "shared_words": (1, 2, 3),
@@ -91,7 +91,8 @@ def fit(measured: WorldSentences) -> MeaningRule:
     best, key = MEANING_RULE, None
     for values in itertools.product(*GRID.values()):
         chosen = dict(zip(GRID, values, strict=True))
-        rule = MeaningRule(**{name: int(v) if name == "shared_words" else float(v) for name, v in chosen.items()})
+        thresholds = {name: float(v) for name, v in chosen.items() if name != "shared_words"}
+        rule = MeaningRule(shared_words=int(chosen["shared_words"]), **thresholds)
         if rule.very_close < rule.close:
             continue
         caught, flagged = measured.score(rule)

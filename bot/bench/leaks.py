@@ -340,6 +340,8 @@ def run(settings: ProcessSettings, model_name: str, out: TextIO) -> LeakReport:
 
 
 async def _run(settings: ProcessSettings, model: LanguageModel, out: TextIO) -> LeakReport:
+    if settings.reply_tokens is None:
+        raise ValueError("reply_tokens is None: settle the settings for the model first (settle_for_model)")
     config = engine_config(settings, reply_tokens=min(settings.reply_tokens, 160))
     embedder, unavailable = await asyncio.to_thread(load_embedder, settings)
     worlds = WorldLibrary(settings.worlds_dir)

@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -29,6 +29,7 @@ from bot.bench.locomo import (
     Conversation,
     Question,
     Retrieved,
+    Retriever,
     bm25_retriever,
     cross_validate,
     evaluate,
@@ -47,7 +48,7 @@ from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
 from bot.startup import load_embedder, settle_for_model, tokenizer_model
 from bot.store import EntryKind, LogEntry, NewEntry, Store
-from bot.worlds import Chapter, World, WorldLibrary
+from bot.worlds import Beat, Chapter, World, WorldLibrary
 
 ASKER = "Question"
 
@@ -60,7 +61,7 @@ def conversation_world(conv: Conversation) -> World:
         style="Plain.",
         rules=["Answer from what was said."],
         setting=f"A long conversation between {conv.speaker_a} and {conv.speaker_b}.",
-        chapters=[Chapter(id="all", title="All sessions", goal="Remember.", beats=[{"id": "end", "description": "-"}])],
+        chapters=[Chapter(id="all", title="All sessions", goal="Remember.", beats=[Beat(id="end", description="-")])],
         opening=f"{conv.speaker_a} and {conv.speaker_b} begin to talk.",
     )
 
@@ -111,6 +112,8 @@ class MemoryRetriever:
         self.loop = loop
         self.embedder = embedder
         self.worker = ModelWorker(PlaceholderSummaries(count_tokens))
+        if settings.reply_tokens is None:
+            raise ValueError("reply_tokens is None: settle the settings for the model first (settle_for_model)")
         self.config = EngineConfig(n_ctx=settings.n_ctx, reply_tokens=settings.reply_tokens, memory=settings.memory)
         self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
         self.plain: dict[str, Engine] = {}  # the same games, recalled by words alone
@@ -150,7 +153,7 @@ class MemoryRetriever:
     def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
         return self.loop.run_until_complete(self._retrieve(conv, question, budget))
 
-    def weighted(self, weight: int, excerpt_words: int) -> Callable[[Conversation, Question, int], Retrieved]:
+    def weighted(self, weight: int, excerpt_words: int) -> Retriever:
         """The memory with recall by meaning counted ``weight`` times in the fusion and recalled fragments cut to
         ``excerpt_words`` (a candidate setting)."""
         engines: dict[str, Engine] = {}
@@ -197,7 +200,7 @@ class MemoryRetriever:
         engine = engine or meaning
         world = engine.worlds.get("locomo")
         action = LogEntry(id=0, game_id=game, turn=0, kind=EntryKind.ACTION, author=ASKER,
-                          content=question.text, created_at="2026-01-01T00:00:00Z")  # fmt: skip
+                          content=question.text, created_at=datetime(2026, 1, 1, tzinfo=UTC))  # fmt: skip
         base = build_context(world, MemoryView(), action, Budget(n_ctx=10**6, reply_tokens=0), self.count).tokens
         limits = Budget(n_ctx=base + budget + self.config.reply_tokens, reply_tokens=self.config.reply_tokens,
                         recall=budget)  # fmt: skip
@@ -260,7 +263,7 @@ def run(settings: ProcessSettings, path: Path, budgets: list[int], out: TextIO) 
             loop.run_until_complete(_start(memory.worker))
             for conv in conversations:
                 loop.run_until_complete(memory.ingest(conv, Path(tmp)))
-            retrievers = {"memory": memory}
+            retrievers: dict[str, Retriever] = {"memory": memory}
             if embedder is not None:
                 retrievers["memory_words"] = memory.words_alone
             retrievers["bm25"] = bm25_retriever(count)

@@ -159,7 +159,7 @@ class Run:
         return max((o["fallback"] / sum(o.values()) for o in self.jobs.values() if sum(o.values())), default=0.0)
 
 
-def world_names(world: World) -> set[str]:
+def world_names(world: World) -> frozenset[str]:
     """The stems of what a world names: its characters, lore keys, and capitalised words of its public text."""
     text = " ".join([world.title, world.pitch, world.setting, world.opening, *(c.title for c in world.chapters)])
     capitalised = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}", text)

@@ -126,7 +126,7 @@ async def _long_game(embedder: Embedder | None, turns: int) -> tuple[int, bool, 
                 reuse.append(result.context.trace.prefix_reuse)
             return result
 
-        engine.act = measured
+        engine.act = measured  # type: ignore[method-assign]  # each turn of the long game measured as it plays
         game_id = await play_long_game(engine, model, turns)
         found = 0
         for n, clue in enumerate(CLUES):
@@ -239,16 +239,19 @@ async def _search(embedder: Embedder, size: int) -> tuple[tuple[float, float], t
             base = embedder.embed([c.text for c in CLUES] + [c.question for c in CLUES])
             batch, rows = [], 0
             for n in range(size):
-                parts = []
+                parts: list[bytes] = []
                 for _ in range(PARTS[n % len(PARTS)]):
                     vector = base[(n + len(parts)) % len(base)] + rng.normal(0, 0.05, embedder.dimension)
                     parts.append((vector / np.linalg.norm(vector)).astype(np.float32).tobytes())
                 todo = VectorTodo(n + 1, game.id, f"entry:{n + 1}", n // 3, None, f"fragment {n}")
                 batch.append((todo, parts))
                 rows += len(parts)
+            if index.model is None:
+                raise RuntimeError("the meaning index took no embedding model")
             await _fill(store, index.model, embedder.dimension, batch)
             questions = [c.question for c in CLUES] * (QUERIES // len(CLUES))
-            searches, queries = [], []
+            searches: list[float] = []
+            queries: list[float] = []
             tracemalloc.start()
             started = time.perf_counter()
             await index.search(game.id, await index.query("warm-up"), 200)  # reads the game's vectors once

@@ -88,7 +88,7 @@ def record(
     path: Path = RESULTS,
 ) -> dict[str, object]:  # fmt: skip
     """Append one run of a bench to the results file; what was written."""
-    entry = {
+    entry: dict[str, object] = {
         "bench": bench,
         "command": command,
         "date": dt.datetime.now(dt.UTC).date().isoformat(),

@@ -375,7 +375,9 @@ def run(
     """``series``: filled with each arm's reply seconds, turn by turn (both worlds, one after the other)."""
     if settings.seed is None:  # every arm samples alike: a difference between them is the prompt's
         settings = settings.model_copy(update={"seed": BENCH_SEED})
-    model = load_model(settings)
+    model = load_model(settings)  # settles the settings left to the model's size
+    if settings.reply_tokens is None:
+        raise ValueError("reply_tokens is None: settle the settings for the model first (settle_for_model)")
     config = engine_config(settings, reply_tokens=min(settings.reply_tokens, REPLY_TOKENS))
     embedder, _ = load_embedder(settings, model)
     worlds = WorldLibrary(settings.worlds_dir)

@@ -28,13 +28,15 @@ import asyncio
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 from bot.engine import Engine
+from bot.errors import UserError
 from bot.model.base import LanguageModel
+from bot.model.llama import LlamaModel
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
 from bot.startup import engine_config, load_model
@@ -50,6 +52,8 @@ ACTIONS = (
     "I kneel and look through the keyhole of the study.",
     "I ask Meg Wren who keeps the key to the study.",
 )
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -80,8 +84,13 @@ async def _act(engine: Engine, game_id: int, n: int, case: str) -> Timed:
 
 
 async def _session(
-    model: LanguageModel, settings: ProcessSettings, database: Path, play: Callable, *, read_ahead: bool
-) -> object:
+    model: LanguageModel,
+    settings: ProcessSettings,
+    database: Path,
+    play: Callable[[Engine], Awaitable[T]],
+    *,
+    read_ahead: bool,
+) -> T:
     """An engine over ``database`` and ``model``, running ``play(engine)``; the memory's upkeep held back."""
     store = await Store.open(database)
     try:
@@ -89,7 +98,7 @@ async def _session(
             engine = Engine(store, worker, WorldLibrary(settings.worlds_dir), engine_config(settings))
             engine.memory.hold()
             if not read_ahead:
-                engine.warmups.schedule = lambda game_id: None
+                engine.warmups.schedule = lambda game_id: None  # type: ignore[method-assign]  # reading ahead off
             try:
                 return await play(engine)
             finally:
@@ -122,14 +131,15 @@ def run(settings: ProcessSettings, turns: int, games: int, out: TextIO) -> dict[
 
         async def cold(engine: Engine) -> None:
             for g in range(games):
-                engine.worker.model.forget()  # nothing kept anywhere, not even the last game's world
+                _in_process(engine.worker.model).forget()  # nothing kept anywhere, not even the last game's world
                 game_id = await _new_game(engine, f"bench-start:cold:{g}")
                 for n in range(turns):
                     timed.append(await _act(engine, game_id, g + n, "cold" if n == 0 else "later"))
 
         async def ahead(engine: Engine) -> list[int]:
             ids = []
-            engine.worker.model.forget()  # the first read-ahead starts from nothing; the next find its world read
+            # The first read-ahead starts from nothing; the next find its world read.
+            _in_process(engine.worker.model).forget()
             for g in range(games):
                 began = time.perf_counter()
                 game_id = await _new_game(engine, f"bench-start:ahead:{g}")
@@ -155,6 +165,14 @@ def run(settings: ProcessSettings, turns: int, games: int, out: TextIO) -> dict[
 
         asyncio.run(_session(restarted, settings, database, after_restart, read_ahead=False))
     return _report(timed, reading, out)
+
+
+def _in_process(model: LanguageModel) -> LlamaModel:
+    """The model each case starts cold with (:meth:`LlamaModel.forget`): only one run in this process keeps its
+    states where the bench can drop them."""
+    if not isinstance(model, LlamaModel):
+        raise UserError(f"bench start measures a model run in this process, not {model.name} ({model.placement})")
+    return model
 
 
 def _report(timed: list[Timed], reading: list[float], out: TextIO) -> dict[str, float]:

@@ -159,7 +159,12 @@ def measure_beside(model: LanguageModel, rounds: int = 3) -> Beside:
                            ("reading_beside", read[0][0]), ("reply_tokens", pieces)):  # fmt: skip
             figures.setdefault(key, []).append(value)
     medians = {key: statistics.median(values) for key, values in figures.items()}
-    return Beside(**medians | {"reply_tokens": int(medians["reply_tokens"])}, read_tokens=read_tokens)
+    return Beside(
+        sentence_alone=medians["sentence_alone"], sentence_beside=medians["sentence_beside"],
+        reply_alone=medians["reply_alone"], reply_beside=medians["reply_beside"],
+        reading_alone=medians["reading_alone"], reading_beside=medians["reading_beside"],
+        reply_tokens=int(medians["reply_tokens"]), read_tokens=read_tokens,
+    )  # fmt: skip
 
 
 def _served(settings: ProcessSettings, slots: int) -> LanguageModel:

@@ -305,7 +305,7 @@ def run(
     config = engine_config(settings)
     speeds = measure_speeds(model, settings.n_ctx)
     runs = []
-    plans = [(False, embedder, None)]
+    plans: list[tuple[bool, Embedder | None, str | None]] = [(False, embedder, None)]  # held back, embedder, name
     if compare:  # the same script with the background work held back, and by words alone
         plans.append((True, embedder, None))
         if embedder is not None:

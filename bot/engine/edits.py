@@ -75,6 +75,8 @@ class LogEdits:
                 await self.store.delete_entry(old.id)
             before_id = answers[0].id if answers else None
             if secret:
+                if action.player_id is None:  # never so: a secret action is a seated player's (see store_action)
+                    raise UserError(f"The secret action {action.id} has no player to answer it for.")
                 player = await self.store.player(action.player_id)
                 return await self.turns.answer(game, action, before_id=before_id, private_to=player)
             return await self.turns.answer(game, action, before_id=before_id, on_text=on_text)

@@ -363,12 +363,12 @@ class Engine:
         async with self.sessions[game_id].turn_lock:
             player = await self.seats.seated(game_id, user_key)
             game = await self.store.game(game_id)
-            seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)} if secret else {}
+            visibility, visible_to = (Visibility.PRIVATE, (player.id,)) if secret else (Visibility.PUBLIC, ())
             (entry,) = await self.store.append(
                 game_id,
                 NewEntry(
                     turn=game.turn + 1, kind=EntryKind.ROLL, author=player.name, player_id=player.id,
-                    content=result.text, **seen,
+                    content=result.text, visibility=visibility, visible_to=visible_to,
                 ),
             )  # fmt: skip
         return RollResult(result, entry)

@@ -89,11 +89,11 @@ class TurnGuard:
                         hits.setdefault((sentence, ref), Hit(ref, "(the clue this action earned)", sentence, (), False))
         if self.meaning is not None:
             caught = {sentence for sentence, _ in hits}
-            for hit in await self._by_meaning(text, audience, caught):
+            for hit in await self._by_meaning(self.meaning, text, audience, caught):
                 hits.setdefault((hit.sentence, hit.ref), hit)
         return list(hits.values())
 
-    async def _by_meaning(self, text: str, audience: int | None, caught: set[str]) -> list[Hit]:
+    async def _by_meaning(self, meaning: MeaningIndex, text: str, audience: int | None, caught: set[str]) -> list[Hit]:
         """Sentences that tell a world secret or another player's private message in other words."""
         said = [s.strip() for s in sentences(text) if s.strip() and s.strip() not in caught]
         secrets = [
@@ -104,10 +104,10 @@ class TurnGuard:
             return []
 
         async def measure():
-            closeness = await self.meaning.closeness(said, [s.text for s in secrets]) if secrets else None
-            private = await self._nearest_private(said, audience)
+            closeness = await meaning.closeness(said, [s.text for s in secrets]) if secrets else None
+            private = await self._nearest_private(meaning, said, audience)
             public = (
-                (await self.meaning.closeness(said, list(self.public_texts))).max(axis=1)
+                (await meaning.closeness(said, list(self.public_texts))).max(axis=1)
                 if self.public_texts else np.zeros(len(said))
             )  # fmt: skip
             return closeness, private, public
@@ -137,13 +137,15 @@ class TurnGuard:
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
         return hits
 
-    async def _nearest_private(self, said: Sequence[str], audience: int | None) -> list[tuple[str, str, float] | None]:
+    async def _nearest_private(
+        self, meaning: MeaningIndex, said: Sequence[str], audience: int | None
+    ) -> list[tuple[str, str, float] | None]:
         """Each sentence's closest private message that is still private: one whose every sentence the public
         record holds (a small model writes its public line again as an aside: "[[to Maya: The captain takes the
         brass key ...]]") tells nothing, and the next closest is looked at instead."""
         skip: set[str] = set()
         for _ in range(TOLD_IN_PUBLIC_SKIPS):
-            private = await self.meaning.nearest_private(self.game.id, said, audience, skip)
+            private = await meaning.nearest_private(self.game.id, said, audience, skip)
             told = {found[0] for found in private if found is not None and await self._told_in_public(*found[:2])}
             if not told:
                 return private
@@ -213,11 +215,12 @@ class LeakGuards:
             return
         texts = [s.text for s in guarded_world_secrets(world, 0, (), "") if s.text] + world_public_texts(world)
         texts += meanings(uncoverables(world))  # what the engine judges actions by (bot.engine.reveals)
-        self._warming[world.id] = (world, asyncio.create_task(self._warm(world.id, texts), name=f"warm-{world.id}"))
+        warming = asyncio.create_task(self._warm(self.meaning, world.id, texts), name=f"warm-{world.id}")
+        self._warming[world.id] = (world, warming)
 
-    async def _warm(self, world_id: str, texts: list[str]) -> None:
+    async def _warm(self, meaning: MeaningIndex, world_id: str, texts: list[str]) -> None:
         try:
-            await self.meaning.vectors_of(texts)
+            await meaning.vectors_of(texts)
         except Exception as exc:  # the first reply embeds them then, or the guard goes by words
             log.warning("Embedding the secrets of world %s failed (%s)", world_id, exc)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -35,7 +35,7 @@ from bot.memory.facts import (
     sources_for,
     to_new_fact,
 )
-from bot.memory.glossary import candidate_terms, definition_messages, definitions_schema
+from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
 from bot.memory.recall import found_by, fragments, fuse, passages, query_terms
 from bot.model.worker import ModelWorker, Priority
@@ -407,7 +407,7 @@ class Ledger:
         text = "\n".join(e.content for e in fresh)
         terms = candidate_terms(text, known, config.glossary_terms_per_turn)
         added = 0
-        definitions: list = []
+        definitions: list[Definition] = []
         if terms:
             schema = definitions_schema(terms)
             result = await self.worker.generate_object(
@@ -461,7 +461,7 @@ class Ledger:
         config: MemoryConfig,
         *,
         glossary_through: int | None = None,
-        recent: set[str] = frozenset(),
+        recent: Set[str] = frozenset(),
     ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem], list[tuple[str, MemoryItem]]]:
         """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on, and the
         fragments of the ``recent`` turns (which ``exclude`` leaves out of recall: the prompt holds them) that
@@ -499,11 +499,11 @@ class Ledger:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
                 lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
                 following = await self.store.following_entries(game.id, lead)
-            terms, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
-            recall = fragments(hits, exclude, kinds, following, sources, terms, words)
+            keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
+            recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
             leads = _leads(hits, named.get("meaning", ()))
             recall = [dataclasses.replace(item, lead=True) if item.ref in leads else item for item in recall]
-            placed = _recent_places(fused, exclude, recent, kinds, sources, terms, words)
+            placed = _recent_places(fused, exclude, recent, kinds, sources, keywords, words)
         return pins, glossary, lore, recall, placed
 
     async def ranked(
@@ -563,7 +563,7 @@ def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
 
 
 def _recent_places(
-    fused: Sequence[RecallHit], exclude: set[str], recent: set[str], kinds: set[str],
+    fused: Sequence[RecallHit], exclude: set[str], recent: Set[str], kinds: set[str],
     sources: Mapping[str, str], terms: Sequence[str], words: int,
 ) -> list[tuple[str, MemoryItem]]:  # fmt: skip
     """The fragments of the ``recent`` turns in ``fused``, each with the ref of the first fragment recall offers

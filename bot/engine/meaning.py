@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import functools
 import logging
 import time
 from array import array
@@ -32,7 +33,7 @@ from bot.model.base import Interrupted
 from bot.model.embedding import DimensionChanged, Embedder, NonFiniteVector
 from bot.model.worker import ModelWorker, Priority
 from bot.store import RecallHit, Store
-from bot.store.vectors import DAMAGED, VectorTodo
+from bot.store.vectors import DAMAGED, VectorRow, VectorTodo
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +55,10 @@ TURN_SECONDS = 5.0
 # throughout comes first. Measured with bench locomo at 1,000 tokens: 0 gives 0.742, 0.15 0.745, 0.2 0.750,
 # 0.3 0.748, 0.5 0.749, 1.0 0.745.
 WHOLE_WEIGHT = 0.3
+
+# A fragment read from the table and not added yet (its parts may go on in the next block): its first row's id,
+# its ref, its turn, its witnesses (``None``: public) and its parts' vectors, as ``_GameVectors.add`` takes them.
+_Pending = tuple[int, str, int, tuple[int, ...] | None, list[np.ndarray]]
 
 
 @dataclass(frozen=True)
@@ -156,7 +161,9 @@ class _GameVectors:
         start, end = self._starts[fragment], self.ends()[fragment]
         return self._rows[start:end].astype(np.float32) * self._scales[start:end, None]
 
-    def add(self, row_id: int, ref: str, turn: int, audience, parts: Sequence[np.ndarray]) -> None:
+    def add(
+        self, row_id: int, ref: str, turn: int, audience: tuple[int, ...] | None, parts: Sequence[np.ndarray]
+    ) -> None:
         n = len(self.refs)
         if self._height + len(parts) > len(self._rows):
             self._resize(max(1024, 2 * (self._height + len(parts))))
@@ -241,29 +248,46 @@ class MeaningIndex:
         self._task: asyncio.Task | None = None
         self._adopting: asyncio.Task | None = None  # taking the model's new vector size (see _adopt)
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()  # a text -> its parts' vectors (this model's)
-        self._embedding: dict[str, asyncio.Future] = {}  # texts being embedded now -> the call that embeds them
+        # texts being embedded now -> the call that embeds them
+        self._embedding: dict[str, asyncio.Future[dict[str, np.ndarray]]] = {}
         self._damaged: set[str] = set()
         self._queries: OrderedDict[str, Query] = OrderedDict()
         self.query_seconds: deque[float] = deque(maxlen=1000)  # the cost of each turn's query, for bench turns
         self.embedded = 0  # fragments embedded by this process
         self.failure: str | None = None  # the last background failure, while it lasts
 
+    @property
+    def _embedding_model(self) -> Embedder:
+        """``embedder``, for what runs only with one: the background, a search, the guard by meaning."""
+        if self.embedder is None:
+            raise RuntimeError("the meaning index has no embedding model")
+        return self.embedder
+
+    @property
+    def _vectors_tag(self) -> str:
+        """``model``, for what runs only with an embedding model (see ``_embedding_model``)."""
+        if self.model is None:
+            raise RuntimeError("the meaning index has no embedding model")
+        return self.model
+
     def _tag(self) -> str:
         """What this model's vectors are stored under: vectors of two models, or two sizes, are never compared."""
-        return f"{self.embedder.identity or self.embedder.name}/{self.embedder.dimension}"
+        embedder = self._embedding_model
+        return f"{embedder.identity or embedder.name}/{embedder.dimension}"
 
     async def _adopt(self, changed: DimensionChanged) -> None:
         """The model now answers vectors of another size (a server restarted with another model under its name):
         every fragment is embedded again with it; until then recall goes by words, and no turn fails."""
-        if changed.dimension == self.embedder.dimension:  # taken already (by the background, or a turn)
+        embedder = self._embedding_model
+        if changed.dimension == embedder.dimension:  # taken already (by the background, or a turn)
             return
         log.warning("%s; every fragment is embedded again, recall by words meanwhile", changed)
-        self.embedder.dimension = changed.dimension
-        self.model = self._tag()
+        embedder.dimension = changed.dimension
+        self.model = model = self._tag()
         self._games.clear()
         self._texts.clear()
         self._queries.clear()
-        await self.store.use_embedding_model(self.model)
+        await self.store.use_embedding_model(model)
         self.notify()
 
     @property
@@ -307,7 +331,7 @@ class MeaningIndex:
         await asyncio.gather(*calls, return_exceptions=True)
 
     async def _run(self) -> None:
-        if await self.store.use_embedding_model(self.model):
+        if await self.store.use_embedding_model(self._vectors_tag):
             log.info("Embedding model changed to %s: every fragment is embedded again", self.model)
         waiting = await self.store.vectors_waiting()
         if waiting:
@@ -325,7 +349,7 @@ class MeaningIndex:
                 continue
             try:
                 vectors = await self.worker.run(
-                    lambda texts=[t.text for t in todo]: self._embed_batch(texts),
+                    functools.partial(self._embed_batch, [t.text for t in todo]),
                     priority=Priority.EMBEDDING, label="embed", interruptible=self.worker.interrupts_background,
                 )  # fmt: skip
             except DimensionChanged as changed:
@@ -346,13 +370,14 @@ class MeaningIndex:
     def _embed_batch(self, texts: Sequence[str]) -> list[np.ndarray | None]:
         """In the worker's thread: each fragment's parts (see ``passages``), one fragment at a time, stopping
         when a player's turn is waiting; ``None`` for a fragment the model gives no finite vector."""
+        embedder = self._embedding_model
         done: list[np.ndarray | None] = []
         for text in texts:
             stop = self.worker.model.stop
             if stop is not None and stop.is_set():
                 raise Interrupted
             try:
-                done.append(self.embedder.embed(passages(text)))
+                done.append(embedder.embed(passages(text)))
             except NonFiniteVector:
                 done.append(None)
         return done
@@ -360,15 +385,15 @@ class MeaningIndex:
     async def _save(self, todo: Sequence[VectorTodo], vectors: Sequence[np.ndarray | None]) -> None:
         """Store each fragment's vectors; one without a finite vector leaves the queue with none (it is still
         recalled by words), said in the log."""
-        dim = self.embedder.dimension
-        done = []
+        dim = self._embedding_model.dimension
+        done: list[tuple[VectorTodo, list[bytes]]] = []
         for item, parts in zip(todo, vectors, strict=True):
             if parts is None:
                 log.warning("%s got not a finite vector from %s; it is recalled by words alone", item.ref, self.model)
                 done.append((item, []))
             else:
                 done.append((item, [row.astype(np.float32).tobytes() for row in parts]))
-        for game_id in await self.store.save_vectors(self.model, dim, done):
+        for game_id in await self.store.save_vectors(self._vectors_tag, dim, done):
             self._dirty.add(game_id)
         self.embedded += len(done)
 
@@ -419,7 +444,7 @@ class MeaningIndex:
             allowed = allowed.copy()
             allowed[[row for row, seen in vectors.private.items() if audience in seen]] = True
 
-        def nearest() -> list[tuple[int, float]]:
+        def nearest() -> list[tuple[int, float, int]]:  # fragment, score, nearest part
             similar = vectors.scores(query.vector)
             # Each fragment by its closest part, and a little by the whole (see WHOLE_WEIGHT).
             closest = np.maximum.reduceat(similar, starts) + WHOLE_WEIGHT * similar[starts]
@@ -454,8 +479,8 @@ class MeaningIndex:
         vectors = self._games.get(game_id)
         epoch = self.store.vectors_epoch
         whole = vectors is None or vectors.epoch != epoch or vectors.gone * 4 > max(1, len(vectors.refs))
-        if whole:
-            vectors = _GameVectors(epoch, self.embedder.dimension)
+        if vectors is None or whole:
+            vectors = _GameVectors(epoch, self._embedding_model.dimension)
             self._dirty.add(game_id)
         # Removals first: a row removed and written again since is then read as the new fragment it is.
         removed = self.store.removed_vector_rows(game_id, vectors.removals_seen)
@@ -465,9 +490,11 @@ class MeaningIndex:
         if game_id in self._dirty:
             self._dirty.discard(game_id)
             # A whole game (read at start) comes in blocks, each added in a thread: never long on the loop.
-            pending = None
+            pending: _Pending | None = None
             while True:
-                rows = await self.store.vector_rows(game_id, self.model, after_id=vectors.last_id, limit=READ_BLOCK)
+                rows = await self.store.vector_rows(
+                    game_id, self._vectors_tag, after_id=vectors.last_id, limit=READ_BLOCK
+                )
                 if len(rows) > ROWS_ON_THE_LOOP:
                     pending = await asyncio.to_thread(self._read_rows, vectors, rows, pending)
                 else:
@@ -495,7 +522,9 @@ class MeaningIndex:
             log.warning("One game's vectors take %d MiB, more than GM_VECTORS_MIB (%d); they are kept while it is "
                         "played", held >> 20, self.cap_bytes >> 20)  # fmt: skip
 
-    def _read_rows(self, vectors: _GameVectors, rows: Sequence, pending: tuple | None) -> tuple | None:
+    def _read_rows(
+        self, vectors: _GameVectors, rows: Sequence[tuple[int, VectorRow]], pending: _Pending | None
+    ) -> _Pending | None:
         """Add a game's new rows to its vectors, a fragment with all its parts; a fragment whose first part is
         damaged is left out whole, a damaged later part alone. ``pending``: the fragment the last block ended in
         (its parts may go on in this one), as this block's last is returned, to be added by the caller."""
@@ -515,16 +544,15 @@ class MeaningIndex:
 
     def _vector_of(self, ref: str, blob: object) -> np.ndarray | None:
         """A stored vector, or ``None`` (logged once) for a damaged row: not bytes, the wrong size, or not finite."""
-        dim = self.embedder.dimension
-        fits = isinstance(blob, bytes) and len(blob) == dim * 4
-        vector = np.frombuffer(blob, dtype=np.float32) if fits else None
+        dim = self._embedding_model.dimension
+        vector = np.frombuffer(blob, dtype=np.float32) if isinstance(blob, bytes) and len(blob) == dim * 4 else None
         if vector is None or not np.isfinite(vector).all():
             size = f"{len(blob)} bytes" if isinstance(blob, bytes) else f"a {type(blob).__name__}, not bytes"
             self._said_damaged(ref, size)
             return None
         return vector
 
-    def _said_damaged(self, ref: object, why: str) -> None:
+    def _said_damaged(self, ref: str, why: str) -> None:
         if ref not in self._damaged:
             self._damaged.add(ref)
             log.warning("The vector of %s is damaged (%s); it is left out of recall by meaning", ref, why)
@@ -546,7 +574,7 @@ class MeaningIndex:
         mine = [t for t in missing if t not in elsewhere]
         calls = set(elsewhere.values())
         if mine:
-            call = asyncio.ensure_future(self._embed_texts(mine))
+            call: asyncio.Future[dict[str, np.ndarray]] = asyncio.ensure_future(self._embed_texts(mine))
             self._embedding.update(dict.fromkeys(mine, call))
             call.add_done_callback(lambda done: self._embedded(mine, done))
             calls.add(call)
@@ -558,11 +586,10 @@ class MeaningIndex:
         def embed() -> list[np.ndarray]:
             # In batches of parts, not a call a text: a world's 100 texts are a few calls to a server, and a
             # player's query waits for one batch at most.
+            embedder = self._embedding_model
             parts = [passages(text, clauses=False) for text in texts]
             flat = [part for each in parts for part in each]
-            vectors = np.vstack(
-                [self.embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)]
-            )
+            vectors = np.vstack([embedder.embed(flat[i : i + TEXT_BATCH]) for i in range(0, len(flat), TEXT_BATCH)])
             ends = np.cumsum([len(each) for each in parts])
             return np.split(vectors, ends[:-1])
 
@@ -589,7 +616,7 @@ class MeaningIndex:
             log.warning("Embedding lore failed (%s); lore fires by its keys alone this turn", exc or "too slow")
             return [0.0] * len(texts)
         cosines = np.array([(vectors[t] @ query.vector).max() for t in texts])
-        return [float(c) for c in self.embedder.comparable(cosines, query=True)]
+        return [float(c) for c in self._embedding_model.comparable(cosines, query=True)]
 
     # The leak guard by meaning (F17 with F31)
 
@@ -599,7 +626,7 @@ class MeaningIndex:
         vectors = await self.vectors_of([*sentences, *secrets])
         said = np.vstack([vectors[s][0] for s in sentences])
         cosines = np.array([(vectors[t] @ said.T).max(axis=0) for t in secrets]).T.reshape(len(sentences), len(secrets))
-        return self.embedder.comparable(cosines)
+        return self._embedding_model.comparable(cosines)
 
     async def nearest_private(
         self, game_id: int, sentences: Sequence[str], audience: int | None, skip: Set[str] = frozenset()
@@ -619,8 +646,9 @@ class MeaningIndex:
         embedded = {vectors.refs[i] for i in rows}
         queued = [
             todo for todo in await self.store.queued_private_vectors(game_id)
-            if (audience is None or audience not in todo.audience) and todo.ref not in embedded
-            and todo.ref not in skip
+            # (queued private messages always have witnesses: their audience is never None)
+            if (audience is None or (todo.audience is not None and audience not in todo.audience))
+            and todo.ref not in embedded and todo.ref not in skip
         ]  # fmt: skip
         if not rows and not queued:
             return [None] * len(sentences)
@@ -635,7 +663,7 @@ class MeaningIndex:
         offsets = np.cumsum([0] + [len(block) for block in parts])[:-1]
         scores = np.maximum.reduceat(np.vstack(parts) @ np.vstack([said[s][0] for s in sentences]).T, offsets, axis=0)
         best = scores.argmax(axis=0)  # per sentence, the closest private fragment
-        scores = self.embedder.comparable(scores)
+        scores = self._embedding_model.comparable(scores)
         return [(*found[b], float(scores[b, n])) for n, b in enumerate(best)]
 
     # What /memory-status says
@@ -643,7 +671,7 @@ class MeaningIndex:
     async def status(self, game_id: int) -> MeaningStatus:
         if self.embedder is None:
             return MeaningStatus(None, "", 0, 0, self.unavailable)
-        done, waiting = await self.store.vector_counts(game_id, self.model)
+        done, waiting = await self.store.vector_counts(game_id, self._vectors_tag)
         return MeaningStatus(self.embedder.name, self.placement, done, waiting, self.failure)
 
 

@@ -21,7 +21,7 @@ MODEL_UNAVAILABLE = "The model is unavailable just now; nothing is lost. Try aga
 class ModelFailed(UserError):
     """The model raised or said nothing; the player's action is kept, at ``turn`` (the turn a Retry answers)."""
 
-    def __init__(self, message: str = MODEL_FAILED, *, turn: int | None = None):
+    def __init__(self, message: str = MODEL_FAILED, *, turn: int):
         super().__init__(message)
         self.turn = turn
 

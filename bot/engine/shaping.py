@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -232,7 +233,9 @@ class ReplyShaper:
             if not ends:
                 break
             end, following = ends[0]
-            end += len(_CLOSING.match(self._pending, end).group(0))  # a closing quote or bracket ends the sentence
+            closing = _CLOSING.match(self._pending, end)
+            assert closing is not None  # it matches the empty string too
+            end += len(closing.group(0))  # a closing quote or bracket ends the sentence
             sentence, gap = self._pending[:end], self._pending[end:following]
             self._pending = self._pending[following:]
             out.append(self._take(sentence, gap=gap))
@@ -395,7 +398,7 @@ class PlayerSubjects:
         return True
 
 
-def restates(sentence: set[str], action: set[str]) -> bool:
+def restates(sentence: AbstractSet[str], action: AbstractSet[str]) -> bool:
     """A sentence restates an action when it says nearly all of the action and little else (both of some
     length: "You light the lamp." after "I light the lamp." is left alone, and so is "The key slides under the
     loose board." after "I hide the key under a loose board.", which answers it)."""

@@ -263,7 +263,8 @@ class Summaries(UpkeepJobs):
                 current = await self.store.memory_state(game_id)
                 if current.version != state.version or current.story_id != state.story_id:
                     raise LogChanged("the log changed while rebuilding")
-                new_ids: dict[int, int] = {}
+                # A rebuilt summary's id -> its new one; looked up with ids that may be None (no source, no short).
+                new_ids: dict[int | None, int] = {}
                 for summary in stale:
                     new_ids[summary.id] = await self.store.add_summary(
                         db, game_id, _copy(summary, content=rebuilt[summary.id])
@@ -319,6 +320,8 @@ class Summaries(UpkeepJobs):
         replayed = []
         for version in chain[start:]:
             source = await self.store.summary(version.source_id)
+            if source is None:  # every story version folds a summary in, and summaries are never deleted
+                raise UpkeepFailed(f"story version {version.id} has no source summary")
             source_text = rebuilt.get(source.id, source.content)
             if source.kind is SummaryKind.RECAP:
                 chapter = world.chapters[source.chapter_index or 0]

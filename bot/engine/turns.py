@@ -86,14 +86,13 @@ class Turns:
         game = await self.store.game(game_id)
         if game.status != "active":
             raise UserError("This game has ended.")
-        if private:
-            seen = {"visibility": Visibility.PRIVATE, "visible_to": (player.id,)}
-        else:
-            seen = {"npcs": await self.memory.present_npcs(game, text)}
+        # A private action is seen by its player alone; a public one by those seated, and the NPCs present.
+        visibility, visible_to = (Visibility.PRIVATE, (player.id,)) if private else (Visibility.PUBLIC, ())
+        npcs = () if private else await self.memory.present_npcs(game, text)
         (action,) = await self.store.append(
             game_id,
             NewEntry(turn=game.turn + 1, kind=EntryKind.ACTION, author=player.name, player_id=player.id,
-                     content=text, message_id=message_id, **seen),
+                     content=text, message_id=message_id, visibility=visibility, visible_to=visible_to, npcs=npcs),
         )  # fmt: skip
         return game, action
 

@@ -117,7 +117,8 @@ class WarmUps:
         )  # fmt: skip
         context = await self.prompts.build(game, placeholder, remember=False)
         scene = [note for note in context.notes if note.layer in SCENE_LAYERS]
-        (last,) = await self.store.recent_log(game_id, 1) or [None]
+        recent = await self.store.recent_log(game_id, 1)
+        last = recent[0] if recent else None
         if scene and last is not None and last.kind is EntryKind.SYSTEM and last.visibility is Visibility.PUBLIC:
             if not (await self.store.turn_notes(game_id, last.id - 1)).get(last.id):
                 await self.store.save_turn_notes(game_id, last.id, scene)

@@ -184,7 +184,8 @@ def scene_notes(
             _, npc_ids, at = ref.split(":")
             for npc_id in npc_ids.split(","):
                 noted[npc_id] = max(noted.get(npc_id, 0), int(at))
-    entering: dict[tuple[tuple[int, ...], tuple[str, ...]], list[NpcScene]] = {}
+    # grouped: keyed by the turns witnessed and the NPCs seen; otherwise by the NPC alone
+    entering: dict[tuple[tuple[int, ...], tuple[str, ...]] | tuple[str], list[NpcScene]] = {}
     secrets = []
     for npc in scene:
         since = noted.get(npc.npc_id)

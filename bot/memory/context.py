@@ -33,7 +33,7 @@ recorded in the trace.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
 
 from bot.memory.brief import EXAMPLE_REPLY, frozen_tokens, scene_notes, world_brief, world_hints, world_secrets
@@ -101,7 +101,7 @@ class _Layer:
 
 def _cap(
     name: str, items: Sequence[MemoryItem], budget: int, count: CountTokens, *,
-    best: set[str] = frozenset(), best_room: int = 0,
+    best: Set[str] = frozenset(), best_room: int = 0,
 ) -> _Layer:  # fmt: skip
     """Items in the given order while they fit the layer's budget (``best`` ones: ``best_room``); the rest are
     left out."""

@@ -102,10 +102,9 @@ def merge(active: Sequence[Fact], new: Sequence[NewFact]) -> list[Merge]:
     for fact in new:
         key = same_key(fact, subjects)
         holder = holders.get(key)
-        value = holder.value if isinstance(holder, Fact) else plan[holder].fact.value if holder is not None else None
         if holder is None:
             step = Merge(fact)
-        elif _same(value, fact.value):
+        elif _same(holder.value if isinstance(holder, Fact) else plan[holder].fact.value, fact.value):
             step = (
                 Merge(fact, duplicate_of=holder) if isinstance(holder, Fact) else Merge(fact, duplicate_of_step=holder)
             )

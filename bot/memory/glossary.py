@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -43,15 +43,26 @@ def candidate_terms(text: str, known: Iterable[str], limit: int) -> list[str]:
     return list(found)
 
 
-def definitions_schema(terms: Sequence[str]) -> type[BaseModel]:
-    """One short definition per candidate term, the term restricted to the candidates."""
-    term_type = Literal[tuple(terms)]  # type: ignore[valid-type]
-    entry = create_model(
-        "Definition",
-        term=(term_type, ...),
-        definition=(str, Field(min_length=3, max_length=120)),
+class Definition(BaseModel):
+    term: str
+    definition: str = Field(min_length=3, max_length=120)
+
+
+class Definitions(BaseModel):
+    definitions: list[Definition]
+
+
+def definitions_schema(terms: Sequence[str]) -> type[Definitions]:
+    """One short definition per candidate term, the term restricted to the candidates: :class:`Definitions`, its
+    terms narrowed to a ``Literal`` of ``terms`` and its length to theirs."""
+    # A Literal of values known only at run time: a type form mypy cannot express, so it is typed as Any.
+    term_type: Any = Literal[tuple(terms)]
+    entry = create_model("Definition", __base__=Definition, term=(term_type, ...))
+    return create_model(
+        "Definitions",
+        __base__=Definitions,
+        definitions=(list[entry], Field(max_length=len(terms))),  # type: ignore[valid-type]  # a class made at run time
     )
-    return create_model("Definitions", definitions=(list[entry], Field(max_length=len(terms))))  # type: ignore[valid-type]
 
 
 def definition_messages(title: str, terms: Sequence[str], context: str) -> list[ChatMessage]:

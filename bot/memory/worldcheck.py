@@ -10,6 +10,8 @@ logs them, and a game goes on with what is valid.
 
 from __future__ import annotations
 
+from collections.abc import Set
+
 from bot.memory.leaks import Guard, guarded_world_secrets, world_public_runs, world_public_sentences
 from bot.memory.reveals import CLUE_WORDS, known_ids, problems_of
 from bot.words import sentences, stems
@@ -35,7 +37,7 @@ def world_problems(world: World) -> list[str]:
 
     guard = Guard(guarded_world_secrets(world, 0, (), ""), world_public_runs(world), world_public_sentences(world))
 
-    def gives_away(path: str, text: str | None, allowed: set[str] = frozenset()) -> None:
+    def gives_away(path: str, text: str | None, allowed: Set[str] = frozenset()) -> None:
         if not text:
             return
         for hit in guard.candidates(text):

@@ -32,7 +32,7 @@ from bot.errors import UserError, shortened
 try:
     import fcntl
 except ImportError:  # not on Windows; there two fetches of one model are not kept apart
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # mypy cannot type a module name that may be None
 
 log = logging.getLogger(__name__)
 

@@ -104,7 +104,9 @@ class Embedder(ABC):
             return np.zeros((0, self.dimension), dtype=np.float32)
         prefix = self.query_prefix if query else self.document_prefix
         with self._turn(query):
-            vectors = np.asarray(self._embed([prefix + t[:MAX_EMBED_CHARS] for t in texts]), dtype=np.float32)
+            vectors: np.ndarray = np.asarray(
+                self._embed([prefix + t[:MAX_EMBED_CHARS] for t in texts]), dtype=np.float32
+            )
         if vectors.ndim != 2 or len(vectors) != len(texts):
             raise UserError(f"{self.name} did not answer one vector per text")
         if vectors.shape[1] != self.dimension:

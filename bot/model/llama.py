@@ -6,14 +6,22 @@ import ctypes
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import Answer, CallStats, Dry, Interrupted, LanguageModel, Messages, Written
+from bot.model.base import Answer, CallStats, ChatMessage, Dry, Interrupted, LanguageModel, Messages, Written
 from bot.model.bundled import package_files
+
+if TYPE_CHECKING:  # llama_cpp is imported where it is used: importing it loads the native library
+    from llama_cpp.llama_types import (
+        ChatCompletionRequestMessage,
+        CreateChatCompletionResponse,
+        CreateChatCompletionStreamResponse,
+    )
 
 log = logging.getLogger(__name__)
 
@@ -323,7 +331,7 @@ class LlamaModel(LanguageModel):
         result = self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, **self._sampling()
         )
-        return Answer(result["choices"][0]["message"]["content"] or "", self._figures())
+        return Answer(_whole(result)["choices"][0]["message"]["content"] or "", self._figures())
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
@@ -335,14 +343,14 @@ class LlamaModel(LanguageModel):
         self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
     ) -> Iterator[str]:
         self._llama.begin(slot=slot, stop=self.stop, dry=Dry() if fresh else None)
-        chunks = self._llama.create_chat_completion(
+        chunks = _streamed(self._llama.create_chat_completion(
             messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
             **self._sampling(),
-        )  # fmt: skip
+        ))  # fmt: skip
         try:
             for chunk in chunks:
-                piece = chunk["choices"][0]["delta"].get("content")
-                if piece:
+                piece = chunk["choices"][0]["delta"].get("content")  # an empty delta (the last) has none
+                if isinstance(piece, str) and piece:
                     yield piece
         except GeneratorExit:
             # The reader left early (the reply rules ended the reply). llama-cpp-python saves a stream's state
@@ -361,7 +369,7 @@ class LlamaModel(LanguageModel):
             response_format={"type": "json_object", "schema": schema},
             **self._sampling(),
         )
-        return Answer(result["choices"][0]["message"]["content"] or "", self._figures())
+        return Answer(_whole(result)["choices"][0]["message"]["content"] or "", self._figures())
 
     def _figures(self) -> CallStats:
         """What the call just made cost, from what the model counted as it read and wrote."""
@@ -389,5 +397,32 @@ class LlamaModel(LanguageModel):
         return self.config.sampling.model_dump(exclude_none=True)
 
 
-def _as_dicts(messages: Messages) -> list[dict]:
-    return [{"role": m.role, "content": m.content} for m in messages]
+def _as_dicts(messages: Messages) -> list[ChatCompletionRequestMessage]:
+    return [_as_dict(m) for m in messages]
+
+
+def _as_dict(message: ChatMessage) -> ChatCompletionRequestMessage:
+    if message.role == "system":
+        return {"role": "system", "content": message.content}
+    if message.role == "user":
+        return {"role": "user", "content": message.content}
+    return {"role": "assistant", "content": message.content}
+
+
+def _whole(
+    result: CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse],
+) -> CreateChatCompletionResponse:
+    """The answer of a call made without ``stream`` (llama-cpp-python's types do not tell the two kinds apart)."""
+    if isinstance(result, Iterator):
+        raise TypeError("llama-cpp-python streamed an answer that was asked for whole")
+    return result
+
+
+def _streamed(
+    result: CreateChatCompletionResponse | Iterator[CreateChatCompletionStreamResponse],
+) -> Generator[CreateChatCompletionStreamResponse, None, None]:
+    """The chunks of a call made with ``stream=True``: llama-cpp-python yields them from a generator, which
+    :meth:`LlamaModel._stream` closes when its reader leaves early."""
+    if not isinstance(result, Generator):
+        raise TypeError("llama-cpp-python did not stream an answer asked for in a stream")
+    return result

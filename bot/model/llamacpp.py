@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 
 import llama_cpp
@@ -149,7 +149,9 @@ class GameStates:
             return None
         state = llama_cpp.LlamaState(
             input_ids=saved.input_ids, scores=np.empty((0, 0), dtype=np.single), n_tokens=len(saved.input_ids),
-            llama_state=(ctypes.c_uint8 * len(saved.state)).from_buffer_copy(saved.state),
+            # A ctypes buffer, which load_state below hands to llama.cpp as it is (llama_cpp annotates bytes: its own
+            # load_state copies them into such a buffer first).
+            llama_state=(ctypes.c_uint8 * len(saved.state)).from_buffer_copy(saved.state),  # type: ignore[arg-type]
             llama_state_size=len(saved.state), seed=saved.seed,
         )  # fmt: skip
         with self._lock:
@@ -256,7 +258,7 @@ class GameLlama(llama_cpp.Llama):
             super().eval(chunk)
             self.reading.evaluated += len(chunk)
 
-    def generate(self, tokens: Sequence[int], *args, **kwargs) -> Iterator[int]:
+    def generate(self, tokens: Sequence[int], *args, **kwargs) -> Generator[int, Sequence[int] | None, None]:
         self.reading.prompt_tokens = len(tokens)
         for token in super().generate(tokens, *args, **kwargs):
             if self.reading.first_token is None:
@@ -280,7 +282,7 @@ class GameLlama(llama_cpp.Llama):
             input_ids=self.input_ids[: self.n_tokens].copy(),
             scores=np.empty((0, 0), dtype=np.single),
             n_tokens=self.n_tokens,
-            llama_state=buffer,
+            llama_state=buffer,  # type: ignore[arg-type]  # kept a ctypes buffer, for load_state (see _from_disk)
             llama_state_size=written,
             seed=self._seed,
         )

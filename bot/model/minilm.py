@@ -105,7 +105,8 @@ def _add_vocab(writer, tokenizer: dict, config: dict) -> None:
     vocab = tokenizer["model"]["vocab"]
     by_id = sorted(vocab.items(), key=lambda item: item[1])
     special = {t["content"]: t["id"] for t in tokenizer.get("added_tokens", []) if t.get("special")}
-    tokens, kinds = [], []
+    tokens: list[str] = []
+    kinds: list[gguf.TokenType] = []
     for text, index in by_id:
         if len(tokens) != index:
             raise UserError(f"{NAME}: the vocabulary has a gap at id {len(tokens)}")

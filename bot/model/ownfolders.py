@@ -29,7 +29,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # not on Windows; there a folder in use by another process is not told apart
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # mypy cannot type a module name that may be None
 
 log = logging.getLogger(__name__)
 

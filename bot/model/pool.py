@@ -65,11 +65,11 @@ class ServerPool(LanguageModel):
             server.sample_with(temperature=temperature, repeat_penalty=repeat_penalty)
 
     @property
-    def stop(self):  # type: ignore[override]
+    def stop(self) -> threading.Event | None:
         return self.servers[0].stop
 
     @stop.setter
-    def stop(self, value) -> None:
+    def stop(self, value: threading.Event | None) -> None:
         for server in self.servers:
             server.stop = value
 

@@ -46,7 +46,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.model.base import (
@@ -225,7 +225,7 @@ class ServerModel(LanguageModel):
             self.sampling.update(temperature=temperature, repeat_penalty=repeat_penalty)
 
     @property
-    def placement(self) -> str:  # type: ignore[override]
+    def placement(self) -> str:
         """Where it runs; while the server the bot started is being started again, that too (/memory-status)."""
         down = self.owner.down if self.owner is not None else None
         return f"{self._placement} ({down})" if down else self._placement
@@ -359,7 +359,7 @@ class ServerModel(LanguageModel):
     def _stream(
         self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written,
         extra: dict[str, Any] | None = None,
-    ) -> Iterator[str]:  # fmt: skip
+    ) -> Generator[str, None, None]:  # fmt: skip
         body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh) | (extra or {})
         started = time.perf_counter()
         first: float | None = None
@@ -451,8 +451,13 @@ class ServerModel(LanguageModel):
         outer = getattr(_live, "sockets", None), getattr(_live, "stop", None)
         sockets: list[socket.socket] = []
         _live.sockets, _live.stop = sockets, stop
+
+        def shut_all() -> None:
+            for sock in list(sockets):
+                _shut(sock)
+
         try:
-            with stop.on_set(lambda: [_shut(sock) for sock in list(sockets)]):
+            with stop.on_set(shut_all):
                 yield
         except Exception:
             if stop.is_set():

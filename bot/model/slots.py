@@ -141,8 +141,8 @@ class SlotMap:
             # The kin's own game waits for that copy (see _available): its next call, queued behind the reading,
             # would otherwise take the slot back at once, and this game would read the world from nothing after all.
             kin = self._kin_cold(label, beginning or "")
-            for slot in kin:
-                self._copy_wanted[slot] = self._copy_wanted.get(slot, 0) + 1
+            for kin_slot in kin:
+                self._copy_wanted[kin_slot] = self._copy_wanted.get(kin_slot, 0) + 1
             claimed += kin
             self._lock.wait_for(lambda: not self._kin_reading(label, beginning), timeout=self.wait)
             waited = True

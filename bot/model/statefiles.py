@@ -41,7 +41,7 @@ MAX_HEADER = 4096
 @dataclass(frozen=True)
 class SavedState:
     input_ids: np.ndarray  # int32, the prompt (and reply) tokens the state holds
-    state: bytes  # llama.cpp's state data
+    state: bytes | memoryview  # llama.cpp's state data (from a live state: a view of its buffer, not a copy)
     seed: int
 
 

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections import Counter, defaultdict, deque
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -398,12 +398,12 @@ class ModelStream:
         self.label = label
         self.stats: CallStats | None = None
 
-    def __aiter__(self) -> AsyncIterator[str]:
+    def __aiter__(self) -> AsyncGenerator[str, None]:
         """The pieces; close the iterator (``contextlib.aclosing``) when leaving early, so the model has
         stopped and ``stats`` is set once the loop is left."""
         return self._pieces()
 
-    async def _pieces(self) -> AsyncIterator[str]:
+    async def _pieces(self) -> AsyncGenerator[str, None]:
         model = self.worker.model
         loop = asyncio.get_running_loop()
         pieces: asyncio.Queue = asyncio.Queue()

@@ -32,6 +32,13 @@ def timestamp() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def inserted_id(cursor: aiosqlite.Cursor) -> int:
+    """The id of the row the INSERT just run on ``cursor`` added (sqlite3 sets it on every INSERT that succeeds)."""
+    if cursor.lastrowid is None:
+        raise RuntimeError("The INSERT reported no new row id")
+    return cursor.lastrowid
+
+
 class StorageError(UserError):
     """The database could not read or write: the message says so plainly, and whether anything was saved."""
 
@@ -100,6 +107,13 @@ class StoreBase:
         except sqlite3.Error as exc:
             raise StorageError(f"{storage_problem(exc)}. {STORAGE_HINT}") from exc
 
+    async def _value(self, sql: str, params: Iterable[Any] = ()) -> Any:
+        """The first column of the one row a query always returns (an aggregate such as ``count(*)``, a PRAGMA)."""
+        row = await self._one(sql, params)
+        if row is None:
+            raise StorageError(f"The database returned no row for {sql!r}. {STORAGE_HINT}")
+        return row[0]
+
     async def _row(self, table: str, row_id: int, missing: str) -> aiosqlite.Row:
         """The row of ``table`` with this id, or a :class:`UserError` saying ``missing``."""
         row = await self._one(f"SELECT * FROM {table} WHERE id = ?", (row_id,))
@@ -113,7 +127,7 @@ class StoreBase:
         try:
             async with self.transaction() as db:
                 cursor = await db.execute(sql, tuple(params))
-                return cursor.lastrowid
+                return inserted_id(cursor)
         except sqlite3.IntegrityError:
             raise UserError(taken) from None
 

@@ -12,7 +12,8 @@ import sqlite3
 
 import aiosqlite
 
-from bot.store.base import timestamp
+from bot.errors import UserError
+from bot.store.base import inserted_id, timestamp
 from bot.store.models import Fact, GlossaryTerm, NewFact, Pin, RecallHit
 from bot.store.vectors import VectorStore
 from bot.worlds import LoreEntry
@@ -36,7 +37,7 @@ class LedgerStore(VectorStore):
                 "INSERT INTO pins (game_id, text, author, created_at) VALUES (?, ?, ?, ?)",
                 (game_id, text, author, timestamp()),
             )
-            pin_id = cursor.lastrowid
+            pin_id = inserted_id(cursor)
         return await self.pin(pin_id)
 
     async def pin(self, pin_id: int) -> Pin:
@@ -62,7 +63,7 @@ class LedgerStore(VectorStore):
             (game_id, fact.kind.value, fact.subject, fact.attribute, fact.value, json.dumps(list(fact.sources)),
              fact.turn, timestamp()),
         )  # fmt: skip
-        fact_id = cursor.lastrowid
+        fact_id = inserted_id(cursor)
         await self.index(db, game_id, f"fact:{fact_id}", fact.text, fact.turn)
         return fact_id
 
@@ -74,6 +75,8 @@ class LedgerStore(VectorStore):
         """Add ``sources`` to a fact's, inside a transaction the caller holds (it may have been added in it)."""
         async with db.execute("SELECT sources FROM facts WHERE id = ?", (fact_id,)) as cursor:
             row = await cursor.fetchone()
+        if row is None:
+            raise UserError(f"There is no fact {fact_id} to add sources to.")
         merged = sorted(set(json.loads(row[0])) | set(sources))
         await db.execute("UPDATE facts SET sources = ? WHERE id = ?", (json.dumps(merged), fact_id))
 

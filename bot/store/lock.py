@@ -26,7 +26,7 @@ from bot.errors import UserError, shortened
 try:
     import fcntl
 except ImportError:  # not on Windows; there the lock is not taken
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # mypy cannot type a module name that may be None
 
 
 class DatabaseInUse(UserError):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import aiosqlite
 
-from bot.store.base import timestamp
+from bot.store.base import inserted_id, timestamp
 from bot.store.models import LeakHit, LogEntry, NewReveal, PlayerMemory, RevealRecord
 from bot.store.summaries import SummaryStore
 
@@ -81,7 +81,7 @@ class PrivateStore(SummaryStore):
                 (game_id, player_id, summary, json.dumps(list(facts)), through_entry_id,
                  json.dumps(list(sources)), timestamp()),
             )  # fmt: skip
-            new_id = cursor.lastrowid
+            new_id = inserted_id(cursor)
             if current is not None:
                 await db.execute("UPDATE player_memory SET replaced_by = ? WHERE id = ?", (new_id, current.id))
             for entry_id in done_redo:
@@ -89,8 +89,7 @@ class PrivateStore(SummaryStore):
                     "DELETE FROM player_memory_redo WHERE game_id = ? AND player_id = ? AND entry_id = ?",
                     (game_id, player_id, entry_id),
                 )
-        row = await self._one("SELECT * FROM player_memory WHERE id = ?", (new_id,))
-        return _memory(row)
+        return _memory(await self._row("player_memory", new_id, f"The memory {new_id} just written is gone."))
 
     async def player_memory_redo(self, game_id: int) -> dict[int, list[int]]:
         """Per player, the edited or deleted entries their memory was built from."""

@@ -15,7 +15,7 @@ from typing import Any
 import aiosqlite
 
 from bot.errors import UserError
-from bot.store.base import StorageError, storage_problem, timestamp
+from bot.store.base import StorageError, inserted_id, storage_problem, timestamp
 from bot.store.migrations import migrate
 from bot.store.models import Game, LogEntry, NewEntry, Player, Visibility
 from bot.store.private import PrivateStore, entry_from_row
@@ -91,8 +91,8 @@ class Store(PrivateStore):
         await self.close()
 
     async def journal_mode(self) -> str:
-        row = await self._one("PRAGMA journal_mode")
-        return row[0]
+        mode: str = await self._value("PRAGMA journal_mode")
+        return mode
 
     async def applied_migrations(self) -> list[str]:
         return [row["name"] for row in await self._all("SELECT name FROM migrations ORDER BY rowid")]
@@ -219,16 +219,17 @@ class Store(PrivateStore):
                         json.dumps(list(entry.npcs) if public else []),
                     ),
                 )
-                ids.append(cursor.lastrowid)
+                entry_id = inserted_id(cursor)
+                ids.append(entry_id)
                 if public and entry.npcs:
                     await db.executemany(
                         "INSERT OR IGNORE INTO npc_witness (game_id, npc_id, entry_id, turn) VALUES (?, ?, ?, ?)",
-                        [(game_id, npc, cursor.lastrowid, entry.turn) for npc in entry.npcs],
+                        [(game_id, npc, entry_id, entry.turn) for npc in entry.npcs],
                     )
                 if public:  # recall by words feeds prompts and reports; private messages stay out of it
-                    await self.index(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn)
+                    await self.index(db, game_id, f"entry:{entry_id}", _line(entry), entry.turn)
                 else:  # by meaning, only for a turn whose answer goes to one who witnessed it (bot.engine.meaning)
-                    await self.queue_vector(db, game_id, f"entry:{cursor.lastrowid}", _line(entry), entry.turn,
+                    await self.queue_vector(db, game_id, f"entry:{entry_id}", _line(entry), entry.turn,
                                             witnesses)  # fmt: skip
             if turn_done is not None:
                 await db.execute("UPDATE games SET turn = ?, updated_at = ? WHERE id = ?", (turn_done, now, game_id))
@@ -300,7 +301,8 @@ class Store(PrivateStore):
         if through_id is not None:
             sql += " AND id <= ?"
             params.append(through_id)
-        return (await self._one(sql, params))[0]
+        count: int = await self._value(sql, params)
+        return count
 
     async def entry_before(self, game_id: int, entry_id: int) -> LogEntry | None:
         row = await self._one(

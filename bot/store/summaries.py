@@ -12,7 +12,7 @@ from typing import Any
 
 import aiosqlite
 
-from bot.store.base import timestamp
+from bot.store.base import inserted_id, timestamp
 from bot.store.ledger import LedgerStore
 from bot.store.models import FrontSnapshot, JobFailure, MemoryState, NewSummary, Summary, SummaryKind, TurnNote
 
@@ -93,12 +93,12 @@ class SummaryStore(LedgerStore):
         memories = await self._all(
             "SELECT player_id, id FROM player_memory WHERE game_id = ? AND replaced_by IS NULL", (game_id,)
         )
-        glossary = await self._one("SELECT max(id) FROM glossary WHERE game_id = ?", (game_id,))
-        logged = await self._one("SELECT max(id) FROM turn_log WHERE game_id = ?", (game_id,))
+        glossary: int | None = await self._value("SELECT max(id) FROM glossary WHERE game_id = ?", (game_id,))
+        logged: int | None = await self._value("SELECT max(id) FROM turn_log WHERE game_id = ?", (game_id,))
         return FrontSnapshot(
             memories={r["player_id"]: r["id"] for r in memories},
-            glossary_through=glossary[0] or 0,
-            notes_through=logged[0] or 0,
+            glossary_through=glossary or 0,
+            notes_through=logged or 0,
         )
 
     async def add_summary(self, db: aiosqlite.Connection, game_id: int, summary: NewSummary) -> int:
@@ -109,9 +109,10 @@ class SummaryStore(LedgerStore):
             f"INSERT INTO summaries ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})",
             [game_id, timestamp(), *data.values()],
         )
+        summary_id = inserted_id(cursor)
         if summary.kind is SummaryKind.CHUNK:
-            await self.index(db, game_id, f"summary:{cursor.lastrowid}", summary.content, summary.last_turn or 0)
-        return cursor.lastrowid
+            await self.index(db, game_id, f"summary:{summary_id}", summary.content, summary.last_turn or 0)
+        return summary_id
 
     async def replace_summary(self, db: aiosqlite.Connection, old_id: int, new_id: int) -> None:
         await db.execute("UPDATE summaries SET replaced_by = ?, stale = 0 WHERE id = ?", (new_id, old_id))

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import aiosqlite
 
@@ -52,8 +53,8 @@ class VectorRow:
 class VectorStore(KeyValueTable):
     """Each fragment's vectors, and the fragments still to embed."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        super().__init__(db, path)
         # What left the table since the store was opened, for the vectors a process keeps in memory: the first
         # row of each fragment whose vectors went, per game, and how often every game's went at once.
         self._removed_rows: dict[int, list[int]] = {}
@@ -64,7 +65,8 @@ class VectorStore(KeyValueTable):
         ``since``-th on."""
         return self._removed_rows.get(game_id, [])[since:]
 
-    def _note_removed(self, rows: Iterable[tuple[int, int, int]]) -> None:
+    def _note_removed(self, rows: Iterable[aiosqlite.Row]) -> None:
+        """Note the rows ``DELETE ... RETURNING id, game_id, part`` removed."""
         for row_id, game_id, part in rows:
             if part == 0:
                 self._removed_rows.setdefault(game_id, []).append(row_id)
@@ -155,11 +157,11 @@ class VectorStore(KeyValueTable):
 
     async def vector_counts(self, game_id: int, model: str) -> tuple[int, int]:
         """Fragments of a game embedded by ``model``, and fragments waiting."""
-        done = await self._one(
+        done: int = await self._value(
             "SELECT count(*) FROM vectors WHERE game_id = ? AND model = ? AND part = 0", (game_id, model)
         )
-        waiting = await self._one("SELECT count(*) FROM vector_todo WHERE game_id = ?", (game_id,))
-        return done[0], waiting[0]
+        waiting: int = await self._value("SELECT count(*) FROM vector_todo WHERE game_id = ?", (game_id,))
+        return done, waiting
 
     async def queued_private_vectors(self, game_id: int, limit: int = 8) -> list[VectorTodo]:
         """A game's newest private messages still waiting to be embedded, with their witnesses."""
@@ -172,7 +174,8 @@ class VectorStore(KeyValueTable):
         ]
 
     async def vectors_waiting(self) -> int:
-        return (await self._one("SELECT count(*) FROM vector_todo"))[0]
+        waiting: int = await self._value("SELECT count(*) FROM vector_todo")
+        return waiting
 
     async def use_embedding_model(self, model: str) -> bool:
         """Make ``model`` the one vectors are made with; ``True`` if it changed, when everything is queued again
@@ -208,9 +211,11 @@ def _audience(raw: object) -> tuple[int, ...] | None:
     """A fragment's witnesses: ``None`` for a public one; :data:`DAMAGED` (nobody) when they cannot be read."""
     if raw is None:
         return None
+    if not isinstance(raw, str | bytes | bytearray):
+        return DAMAGED
     try:
         audience = json.loads(raw)
-    except (TypeError, ValueError):
+    except ValueError:
         return DAMAGED
     if not isinstance(audience, list) or not audience or not all(type(p) is int for p in audience):
         return DAMAGED
