@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -20,10 +20,10 @@ from bot.cleantext import clean_text, clean_tree
 from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
-from bot.memory.changes import ATTRIBUTE_NAMES, attribute_name, changes_in
+from bot.memory.changes import ValueHistory, changes_in
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
-from bot.memory.context import BEST_MATCHES, MemoryItem
+from bot.memory.context import MemoryItem
 from bot.memory.facts import (
     Extraction,
     changes_as_facts,
@@ -37,7 +37,7 @@ from bot.memory.facts import (
 )
 from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
-from bot.memory.recall import found_by, fragments, fuse, passages, query_terms
+from bot.memory.recall import distinct, found_by, fragments, fuse, leads, meaning_leads, query_terms, recent_places
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
@@ -52,7 +52,6 @@ from bot.store import (
     Store,
     Visibility,
 )
-from bot.words import content_words
 from bot.worlds import LoreEntry, World, format_validation_error
 
 log = logging.getLogger(__name__)
@@ -493,7 +492,7 @@ class Ledger:
         recall, placed = [], []
         if kinds:
             fused, named = await self._rankings(game.id, scene, kinds, config.recall_candidates)
-            hits = _meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
+            hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
             following = {}
             if config.recall_following:
                 # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
@@ -501,9 +500,9 @@ class Ledger:
                 following = await self.store.following_entries(game.id, lead)
             keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
             recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
-            leads = _leads(hits, named.get("meaning", ()))
-            recall = [dataclasses.replace(item, lead=True) if item.ref in leads else item for item in recall]
-            placed = _recent_places(fused, exclude, recent, kinds, sources, keywords, words)
+            leading = leads(hits, named.get("meaning", ()))
+            recall = [dataclasses.replace(item, lead=True) if item.ref in leading else item for item in recall]
+            placed = recent_places(fused, exclude, recent, kinds, sources, keywords, words)
         return pins, glossary, lore, recall, placed
 
     async def ranked(
@@ -513,7 +512,7 @@ class Ledger:
         ``bm25``: with the scene's, ``meaning``), and the fused one recall offers from, of ``kinds`` and leaving
         out ``exclude``."""
         fused, named = await self._rankings(game_id, scene, kinds, limit)
-        return _meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ())), named
+        return meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ())), named
 
     async def _rankings(
         self, game_id: int, scene: Scene, kinds: set[str], limit: int
@@ -522,7 +521,7 @@ class Ledger:
         searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
         for index in self.indexes:
             if id(index) not in searched:
-                searched[id(index)] = _distinct(await index.search(game_id, scene, limit))
+                searched[id(index)] = distinct(await index.search(game_id, scene, limit))
         rankings = [searched[id(index)] for index in self.indexes]
         named = {index.name: searched[id(index)] for index in self.indexes}
         return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named
@@ -538,135 +537,6 @@ class Ledger:
         scores = await self.meaning.lore_scores([e.content for e in candidates], query)
         matches = [LoreMatch(e, None) for e, score in zip(candidates, scores, strict=True) if score >= e.threshold]
         return sorted(matches, key=lambda match: -match.entry.priority)
-
-
-_SPEAKER = re.compile(r"^[^:\n]{1,40}:\s*")  # a fragment's "GM: " before its first sentence
-
-
-def _distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
-    """A ranking with what was found told again at another turn kept at its best place only (for a hit by
-    meaning, the sentence it was found by): a line the GM says every few turns ("The beacon's great lens is
-    smeared with salt.") took the first six places by meaning for a question about the beacon, and the clue that
-    answered it was pushed past them."""
-    seen: set[str] = set()
-    kept = []
-    for hit in ranking:
-        found = hit.text
-        if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
-            parts = passages(hit.text)
-            found = parts[hit.part] if hit.part < len(parts) else hit.text
-        found = _SPEAKER.sub("", found, count=1)  # a turn of one sentence, found by its whole, says that sentence
-        if found not in seen:
-            seen.add(found)
-            kept.append(hit)
-    return kept
-
-
-def _recent_places(
-    fused: Sequence[RecallHit], exclude: set[str], recent: Set[str], kinds: set[str],
-    sources: Mapping[str, str], terms: Sequence[str], words: int,
-) -> list[tuple[str, MemoryItem]]:  # fmt: skip
-    """The fragments of the ``recent`` turns in ``fused``, each with the ref of the first fragment recall offers
-    (one not in ``exclude``) that ranks after it, "" where none does."""
-    mine = [hit for hit in fused if hit.ref in recent]
-    if not mine:
-        return []
-    items = {item.ref: item for item in fragments(mine, set(), kinds, sources=sources, terms=terms, words=words)}
-    placed, waiting = [], []
-    for hit in fused:
-        if hit.ref in recent:
-            waiting.append(hit.ref)
-        elif hit.ref not in exclude and waiting:
-            placed += [(hit.ref, items[ref]) for ref in waiting if ref in items]
-            waiting = []
-    return placed + [("", items[ref]) for ref in waiting if ref in items]
-
-
-def _meaning_leads(hits: list[RecallHit], by_meaning: Sequence[RecallHit]) -> list[RecallHit]:
-    """``hits`` with the first of them recall by meaning ranked first moved up among the best matches (those that
-    always get room; see BEST_MATCHES), behind the fused ones before it.
-
-    Words count for more in the fusion, so a question asked in other words lost the one fragment that meant what
-    it asked to fragments that shared its words: in a 300-turn game whose every turn talks of the same people
-    and things, recall by meaning put the clue about the captain's watch first, and it came fourteenth fused."""
-    where = {hit.ref: n for n, hit in enumerate(hits)}
-    at = next((where[hit.ref] for hit in by_meaning if hit.ref in where), None)
-    place = BEST_MATCHES - 1
-    if at is None or at <= place:
-        return hits
-    return [*hits[:place], hits[at], *hits[place:at], *hits[at + 1 :]]
-
-
-# The first fragments recall by meaning ranked, among what the turn may see, are best matches wherever the fusion
-# put them (said beside the question, never left out for room). Measured with Qwen2.5 1.5B as the GM of a 300-turn
-# game asked about its first turns (tests/engine/test_instruct_model.py): the clue for "Which servant carries the
-# key to the wine vault?" was second by meaning, behind the brass key carried to the cellar, and not among the
-# three best fused once the scene's words counted; the model answered with the brass key. Leading them in the fused
-# order instead (the first two, not one, moved up) cost bench locomo 0.003 at 1,000 tokens; this keeps the order.
-MEANING_LEADS = 2
-
-
-def _leads(hits: Sequence[RecallHit], by_meaning: Sequence[RecallHit]) -> set[str]:
-    """The refs of the first :data:`MEANING_LEADS` fragments ``by_meaning`` ranked among ``hits``."""
-    allowed = {hit.ref for hit in hits}
-    return set([hit.ref for hit in by_meaning if hit.ref in allowed][:MEANING_LEADS])
-
-
-class ValueHistory:
-    """A game's facts as chains of values: each superseded fact leads to the one that holds now."""
-
-    def __init__(self, facts: Sequence[Fact]):
-        self.facts = {f.id: f for f in facts}
-        self._before: dict[int, list[Fact]] = {}
-        for fact in facts:
-            if fact.superseded_by is not None and fact.retracted_at is None:
-                self._before.setdefault(fact.superseded_by, []).append(fact)
-
-    def holds_now(self, fact_id: int) -> Fact | None:
-        """The end of ``fact_id``'s chain of newer values, where a newer one superseded it and still holds."""
-        fact, seen = self.facts.get(fact_id), set()
-        while fact is not None and fact.superseded_by is not None and fact.id not in seen:
-            seen.add(fact.id)
-            fact = self.facts.get(fact.superseded_by)
-        return fact if fact is not None and fact.id != fact_id and fact.active else None
-
-    def earlier(self, fact: Fact) -> list[Fact]:
-        """The values ``fact`` replaced, newest first."""
-        chain, at = [], fact.id
-        for _ in range(50):
-            before = self._before.get(at)
-            if not before:
-                break
-            newest = max(before, key=lambda f: f.id)
-            chain.append(newest)
-            at = newest.id
-        return chain
-
-    def told_by(self, entry_id: int, text: str = "", turn: int | None = None) -> list[Fact]:
-        """The values that hold now in place of the ones ``entry_id`` told and that were superseded since; and,
-        given its ``text`` and ``turn``, the changes recorded after it of a thing it names (it told of the oil
-        barrel in the lamp room; the barrel was used up since), so no recalled turn tells an older value alone."""
-        now = {}
-        for fact in self.facts.values():
-            if fact.superseded_by is not None and entry_id in fact.sources:
-                current = self.holds_now(fact.id)
-                if current is not None:
-                    now[current.id] = current
-        if text and turn is not None:
-            said = text.casefold()
-            for fact in self.facts.values():
-                if (
-                    fact.active and fact.turn > turn and entry_id not in fact.sources
-                    and attribute_name(fact.attribute) in ATTRIBUTE_NAMES and names_subject(said, fact.subject)
-                ):  # fmt: skip
-                    now[fact.id] = fact
-        return list(now.values())
-
-
-def names_subject(text: str, subject: str) -> bool:
-    """Whether ``text`` (folded) names ``subject``: all of its content words."""
-    words = [surface.casefold() for _, surface in content_words(subject)]
-    return bool(words) and all(re.search(rf"(?<!\w){re.escape(w)}", text) for w in words)
 
 
 def _room_for(present: int, more: int) -> None:

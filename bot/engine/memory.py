@@ -19,12 +19,13 @@ import re
 from collections.abc import Callable, Sequence
 
 from bot.engine.chapters import ChapterReport, Chapters
-from bot.engine.ledger import Ledger, LedgerFailed, Scene, ValueHistory
+from bot.engine.ledger import Ledger, LedgerFailed, Scene
 from bot.engine.meaning import MeaningIndex
 from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
+from bot.memory.changes import ValueHistory
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.facts import history_text

@@ -14,9 +14,9 @@ from datetime import datetime
 
 from pydantic import BaseModel
 
-from bot.engine.ledger import ValueHistory, names_subject
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
+from bot.memory.changes import ValueHistory, names_subject
 from bot.memory.chapters import integrate_messages, recap_messages
 from bot.memory.compaction import (
     Chunk,

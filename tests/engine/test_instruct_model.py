@@ -41,7 +41,8 @@ pytestmark = [
 def instruct() -> LlamaModel:
     path = instruct_model_path()
     assert path is not None
-    config = LlamaConfig(model_path=path, n_ctx=4096, n_gpu_layers=int(GPU_LAYERS), sampling=Sampling(seed=7))
+    seed = int(os.environ.get("GM_TEST_INSTRUCT_SEED", "7"))  # another sampling seed: another run of the same tests
+    config = LlamaConfig(model_path=path, n_ctx=4096, n_gpu_layers=int(GPU_LAYERS), sampling=Sampling(seed=seed))
     model = LlamaModel(config)
     settle_for_model(ProcessSettings(_env_file=None), model)  # sampled as the bot samples a model of its size
     return model

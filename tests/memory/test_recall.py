@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from bot.engine.ledger import MEANING_LEADS, _leads, _meaning_leads
 from bot.memory.context import BEST_MATCHES
-from bot.memory.recall import fragments
+from bot.memory.recall import MEANING_LEADS, fragments, leads, meaning_leads
 from bot.store.models import RecallHit
 
 
@@ -22,24 +21,24 @@ def test_a_text_told_again_at_another_turn_is_offered_once():
 def test_the_first_fragment_recall_by_meaning_ranked_gets_a_place_among_the_best_matches():
     fused = [hit(n) for n in (110, 304, 10, 106, 44, 12, 143)]
     by_meaning = [hit(999), hit(12), hit(110)]  # its first is one the turn may not see, its second the clue
-    order = [h.turn for h in _meaning_leads(fused, by_meaning)]
+    order = [h.turn for h in meaning_leads(fused, by_meaning)]
     assert order[:BEST_MATCHES] == [110, 304, 12] and sorted(order) == sorted(h.turn for h in fused)
     assert order[BEST_MATCHES:] == [10, 106, 44, 143], "the rest keep their fused order"
 
-    already = [h.turn for h in _meaning_leads(fused, [hit(304)])]
+    already = [h.turn for h in meaning_leads(fused, [hit(304)])]
     assert already == [h.turn for h in fused], "one that is among the best already stays where it is"
-    assert [h.turn for h in _meaning_leads(fused, [])] == [h.turn for h in fused]
+    assert [h.turn for h in meaning_leads(fused, [])] == [h.turn for h in fused]
 
 
 def test_the_first_fragments_by_meaning_the_turn_may_see_lead_wherever_the_fusion_put_them():
     fused = [hit(n) for n in (110, 304, 10, 106, 44, 12, 143)]
     by_meaning = [hit(999), hit(12), hit(143), hit(110)]  # its first is one the turn may not see
-    assert MEANING_LEADS == 2 and _leads(fused, by_meaning) == {"entry:12", "entry:143"}
-    assert _leads(fused, []) == set()
+    assert MEANING_LEADS == 2 and leads(fused, by_meaning) == {"entry:12", "entry:143"}
+    assert leads(fused, []) == set()
 
 
 def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
-    from bot.engine.ledger import _distinct
+    from bot.memory.recall import distinct
 
     lens = "The beacon's great lens is smeared with salt."
     ranking = [
@@ -49,12 +48,12 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
         RecallHit(ref="entry:4", text="GM: The lamp oil has been watered down.", turn=4, score=0.6),
         RecallHit(ref="entry:5", text=f"GM: {lens} Tom left the key in the cellar.", turn=5, score=0.5),
     ]
-    assert [hit.turn for hit in _distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
+    assert [hit.turn for hit in distinct(ranking)] == [1, 3, 5], "a fragment found by its whole is its own"
 
     # A turn of that one sentence is found by its whole, speaker and all: it says nothing the first did not.
     alone = RecallHit(ref="entry:6", text=f"GM: {lens}", turn=6, score=0.85)
-    assert [hit.turn for hit in _distinct([ranking[0], alone, *ranking[2:]])] == [1, 3, 5]
-    assert [hit.turn for hit in _distinct([alone, *ranking])] == [6, 3, 5]
+    assert [hit.turn for hit in distinct([ranking[0], alone, *ranking[2:]])] == [1, 3, 5]
+    assert [hit.turn for hit in distinct([alone, *ranking])] == [6, 3, 5]
 
 
 def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_nearer():
