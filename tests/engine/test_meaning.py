@@ -858,14 +858,14 @@ def test_recall_by_meaning_ranks_what_differs_from_the_games_common_talk_and_pri
     game's public parts, the clue comes first; and a witness's private fragment changes no one's scores."""
     import numpy as np
 
-    from bot.engine.meaning import _GameVectors
+    from bot.memory.vectors import GameVectors
 
     def unit(*values: float) -> np.ndarray:
         vector = np.array(values, dtype=np.float32)
         return vector / np.linalg.norm(vector)
 
     topic, filler_way, clue_way = np.eye(4, dtype=np.float32)[:3]
-    vectors = _GameVectors(epoch=0, dimension=4)
+    vectors = GameVectors(epoch=0, dimension=4)
     for n in range(30):
         vectors.add(n + 1, f"entry:{n}", n, None, [unit(*(topic + 0.3 * filler_way))])
     vectors.add(31, "entry:30", 30, None, [unit(*(0.6 * topic + clue_way))])

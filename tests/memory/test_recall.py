@@ -59,7 +59,7 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
 def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_nearer():
     import numpy as np
 
-    from bot.engine.meaning import nearest_sentence
+    from bot.memory.vectors import nearest_sentence
 
     similar = np.array([0.2, 0.9, 0.5, 0.7, 0.4], dtype=np.float32)  # fragment A: rows 1-3, B: row 4
     assert nearest_sentence(similar, 1, 4) == 2, "the whole (0.9) is not a sentence: the second sentence (0.7) is"
