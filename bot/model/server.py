@@ -39,13 +39,10 @@ import functools
 import http.client
 import json
 import logging
-import socket
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import weakref
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -56,126 +53,39 @@ from bot.model.base import (
     Interrupted,
     LanguageModel,
     Messages,
-    ModelUnavailable,
     StopSignal,
     Written,
 )
 from bot.model.slots import Lease, SlotMap
+from bot.model.wire import (
+    BACKOFF,
+    EXTRA_LINES,
+    MAX_ANSWER_BYTES,
+    MAX_CHARS_PER_TOKEN,
+    MAX_LINES_PER_TOKEN,
+    OPENER,
+    STREAM_DONE,
+    Endless,
+    Overdue,
+    Retryable,
+    ServerDown,
+    ServerError,
+    call_figures,
+    cut_short,
+    error_detail,
+    live_calls,
+    read_then_written,
+    read_within,
+    shut_connections_to,
+    stream_events,
+    usage_of,
+    whole_answer,
+)
 
 if TYPE_CHECKING:
     from bot.model.llama_server import LlamaServer
 
 log = logging.getLogger(__name__)
-
-BACKOFF = (0.5, 1.0, 2.0)  # seconds before each retry
-# Bounds on what a server may send: a whole JSON answer, one line of a stream, and a streamed reply's
-# characters a token (a server that ignores max_tokens is read no further than the reply's limit).
-MAX_ANSWER_BYTES = 8 * 1024 * 1024
-MAX_LINE_BYTES = 256 * 1024
-MAX_CHARS_PER_TOKEN = 16
-# And its lines, whatever they hold: an event is two lines (its data, then a blank one), about one event a
-# token, plus a few more (the role, the finish reason, the usage, keep-alive comments). Counting every line,
-# not only text, stops a server that streams empty events or comments forever.
-MAX_LINES_PER_TOKEN = 4
-EXTRA_LINES = 100
-
-
-class ServerError(ModelUnavailable):
-    """The model server cannot be used; the message says what to check."""
-
-
-class ServerDown(ServerError):
-    """The model server does not answer, or broke off an answer: another server may serve the call."""
-
-
-class _Retryable(Exception):
-    pass
-
-
-class _Overdue(Exception):
-    """The answer was still coming when its time (``GM_MODEL_TIMEOUT``) ran out."""
-
-
-class _Endless(Exception):
-    """The stream went on past its lines' bound without finishing the reply."""
-
-
-class _SameServer(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect only on the server ``GM_MODEL_URL`` names: the API key never goes to another host."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001 (urllib's signature)
-        old, new = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(newurl)
-        if (old.scheme, old.netloc) != (new.scheme, new.netloc):
-            raise ServerError(
-                f"The model server at {_origin(old)} sent a redirect to another server ({_origin(new)[:80]}); "
-                "it is not followed. Set GM_MODEL_URL to the server itself."
-            )
-        return super().redirect_request(req, fp, code, msg, headers, newurl)
-
-
-def _origin(url: urllib.parse.SplitResult) -> str:
-    """``scheme://host:port`` without a user or password the URL may hold (a redirect's comes from the server)."""
-    return f"{url.scheme}://{url.netloc.rpartition('@')[2]}"
-
-
-# The connections opened by this thread's call that may be cut short (see ServerModel._cut_short), if any.
-_live = threading.local()
-
-
-# Every connection open now, of any call: the bot going down ends them (see ServerModel.abort), so it never waits
-# minutes for a hung server's answer to a call it no longer wants.
-_OPEN: weakref.WeakSet[socket.socket] = weakref.WeakSet()
-_OPEN_LOCK = threading.Lock()
-
-
-def _opened(sock: socket.socket | None) -> None:
-    """A connection the current call opened: cut short with it, at once if its stop signal is already set."""
-    if sock is not None:
-        with _OPEN_LOCK:
-            _OPEN.add(sock)
-    sockets = getattr(_live, "sockets", None)
-    if sockets is None or sock is None:
-        return
-    sockets.append(sock)
-    if _live.stop.is_set():
-        _shut(sock)
-
-
-def _shut(sock: socket.socket) -> None:
-    """End a connection from any thread: a read waiting on it returns at once, and the server sees it closed."""
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
-
-
-class _Registered:
-    """A connection that says it opened (see :func:`_opened`)."""
-
-    sock: socket.socket | None
-
-    def connect(self) -> None:
-        super().connect()  # type: ignore[misc]
-        _opened(self.sock)
-
-
-class _Connection(_Registered, http.client.HTTPConnection):
-    pass
-
-
-class _SecureConnection(_Registered, http.client.HTTPSConnection):
-    pass
-
-
-class _Handler(urllib.request.HTTPHandler):
-    def do_open(self, http_class, req, **kwargs):  # noqa: ANN001, ANN003, ANN201 (urllib's signature)
-        return super().do_open(_Connection, req, **kwargs)
-
-
-class _SecureHandler(urllib.request.HTTPSHandler):
-    def do_open(self, http_class, req, **kwargs):  # noqa: ANN001, ANN003, ANN201 (urllib's signature)
-        return super().do_open(_SecureConnection, req, **kwargs)
-
-
-_OPENER = urllib.request.build_opener(_SameServer(), _Handler(), _SecureHandler())
 
 
 class ServerModel(LanguageModel):
@@ -275,7 +185,7 @@ class ServerModel(LanguageModel):
             if self._streamed:
                 return self._gathered(messages, max_tokens)
             answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
-        return _whole(answer, started)
+        return whole_answer(answer, started)
 
     @property
     def _streamed(self) -> bool:
@@ -331,7 +241,7 @@ class ServerModel(LanguageModel):
                 if lease is not None and self.slots is not None:
                     self.slots.release(lease.slot, read=read)
                 if reading is not None and written.stats is not None:
-                    written.stats = _read_then_written(reading, written.stats, before)
+                    written.stats = read_then_written(reading, written.stats, before)
 
     def _read_first(
         self, lease: Lease, label: str | None, messages: Messages, fresh: bool
@@ -371,10 +281,10 @@ class ServerModel(LanguageModel):
         response = self._open("POST", "/chat/completions", body)
         deadline = time.monotonic() + self.timeout
         try:
-            for event in _events(response, deadline, max_tokens * MAX_LINES_PER_TOKEN + EXTRA_LINES):
+            for event in stream_events(response, deadline, max_tokens * MAX_LINES_PER_TOKEN + EXTRA_LINES):
                 if self.stop is not None and self.stop.is_set():
                     raise Interrupted
-                if event is _DONE:
+                if event is STREAM_DONE:
                     break
                 usage = event.get("usage") or usage
                 timings = event.get("timings") or timings
@@ -392,24 +302,24 @@ class ServerModel(LanguageModel):
             else:
                 if finish is None:  # neither [DONE] nor a finish reason: the server died mid-reply
                     raise ServerDown(f"The model server at {self.url} broke off its reply before its end.")
-        except _Overdue:  # a hung server, or one that trickles: left out of a pool like one that does not answer
+        except Overdue:  # a hung server, or one that trickles: left out of a pool like one that does not answer
             late = f"did not finish its reply within {self.timeout:g} s (GM_MODEL_TIMEOUT); it was stopped."
             raise ServerDown(f"The model server at {self.url} {late}") from None
-        except _Endless as exc:
+        except Endless as exc:
             raise ServerDown(f"The model server at {self.url} {exc}; it was stopped.") from None
         except (OSError, ValueError, AttributeError, TypeError, http.client.HTTPException) as exc:
             raise ServerDown(f"The model server at {self.url} broke off its reply: {exc}") from None
         finally:
             response.close()
             if not usage and isinstance(timings, dict):  # left early: llama.cpp's last figures
-                usage = _usage_of(timings)
+                usage = usage_of(timings)
             if not usage:  # a server that does not report usage in a stream: count what was sent and written
                 generated = max_tokens if finish == "length" else self._count("".join(written))
                 usage = {
                     "prompt_tokens": sum(self._count(m.content) for m in messages),
                     "completion_tokens": generated,
                 }
-            out.stats = _figures(usage, started, first)
+            out.stats = call_figures(usage, started, first)
 
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         with self._cut_short():
@@ -433,7 +343,7 @@ class ServerModel(LanguageModel):
                     self._json_format = "json_object"
                     continue
                 raise
-            return _whole(answer, started)
+            return whole_answer(answer, started)
         raise ServerError(f"The model server at {self.url} takes no JSON schema.")
 
     def count_tokens(self, text: str) -> int:
@@ -448,23 +358,8 @@ class ServerModel(LanguageModel):
         if not isinstance(stop, StopSignal):
             yield
             return
-        outer = getattr(_live, "sockets", None), getattr(_live, "stop", None)
-        sockets: list[socket.socket] = []
-        _live.sockets, _live.stop = sockets, stop
-
-        def shut_all() -> None:
-            for sock in list(sockets):
-                _shut(sock)
-
-        try:
-            with stop.on_set(shut_all):
-                yield
-        except Exception:
-            if stop.is_set():
-                raise Interrupted from None
-            raise
-        finally:
-            _live.sockets, _live.stop = outer
+        with cut_short(stop):
+            yield
 
     # Slots (a llama.cpp server whose slots this model assigns)
 
@@ -490,14 +385,7 @@ class ServerModel(LanguageModel):
     def abort(self) -> None:
         """End the calls under way at once: the bot is going down, and a hung server's answer would hold its exit
         for up to GM_MODEL_TIMEOUT."""
-        where = urllib.parse.urlsplit(self.url)
-        port = where.port or (443 if where.scheme == "https" else 80)
-        with _OPEN_LOCK:
-            sockets = list(_OPEN)
-        for sock in sockets:
-            with contextlib.suppress(OSError):
-                if sock.getpeername()[1] == port:
-                    _shut(sock)
+        shut_connections_to(self.url)
 
     @property
     def _spare(self) -> int | None:
@@ -546,8 +434,8 @@ class ServerModel(LanguageModel):
         """Save or restore a slot, never cut short: a state half written or half read would cost more than the
         moment it takes (a call interrupted meanwhile stops when its reply is asked for)."""
         root = self.url.removesuffix("/v1")
-        held = getattr(_live, "sockets", None)
-        _live.sockets = None
+        held = getattr(live_calls, "sockets", None)
+        live_calls.sockets = None
         try:
             body = {"filename": filename}
             self.request_json("POST", f"/slots/{slot}?action={action}", body, base=root, retries=False)
@@ -556,7 +444,7 @@ class ServerModel(LanguageModel):
                         filename, exc)  # fmt: skip
             return False
         finally:
-            _live.sockets = held
+            live_calls.sockets = held
         return True
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 (one model object lives as long as the process)
@@ -618,8 +506,8 @@ class ServerModel(LanguageModel):
         response = self._open(method, path, body, base=base, retries=retries)
         with response:
             try:
-                data = _read(response, MAX_ANSWER_BYTES + 1, time.monotonic() + self.timeout)
-            except _Overdue:
+                data = read_within(response, MAX_ANSWER_BYTES + 1, time.monotonic() + self.timeout)
+            except Overdue:
                 late = f"did not finish its answer to {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)."
                 raise ServerDown(f"The model server at {self.url} {late}") from None
             except (OSError, http.client.HTTPException) as exc:
@@ -651,11 +539,11 @@ class ServerModel(LanguageModel):
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
                 try:
-                    return _OPENER.open(request, timeout=self.timeout)
+                    return OPENER.open(request, timeout=self.timeout)
                 except urllib.error.HTTPError as exc:
-                    detail = _detail(exc)
+                    detail = error_detail(exc)
                     if exc.code == 429 or exc.code >= 500 and "validation" not in detail:
-                        raise _Retryable(f"HTTP {exc.code}: {detail}") from None
+                        raise Retryable(f"HTTP {exc.code}: {detail}") from None
                     if exc.code in (401, 403):
                         key = f"The model server at {self.url} refused the key (HTTP {exc.code}); see GM_MODEL_API_KEY."
                         raise ServerError(key) from None
@@ -668,8 +556,8 @@ class ServerModel(LanguageModel):
                         # again would hold the call (and a pool's next server) for minutes more.
                         late = f"did not answer {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)"
                         raise ServerDown(f"The model server at {self.url} {late}.") from None
-                    raise _Retryable(str(reason)) from None
-            except _Retryable as exc:
+                    raise Retryable(str(reason)) from None
+            except Retryable as exc:
                 if self.stop is not None and self.stop.is_set():
                     raise Interrupted from None  # its connection was closed to let a more urgent call go first
                 if self.closed:
@@ -699,122 +587,3 @@ class ServerModel(LanguageModel):
                 "being started again"
             )
         return f"The model server at {self.url} is not answering ({why}); is it running? (GM_MODEL_URL)"
-
-
-def _whole(answer: dict, started: float) -> Answer:
-    """A whole (not streamed) answer's text and figures."""
-    return Answer(answer["choices"][0]["message"].get("content") or "", _figures(answer.get("usage"), started, started))
-
-
-def _read_then_written(reading: CallStats, writing: CallStats, before: float) -> CallStats:
-    """A prompt read in one call and its reply written in the next, ``before`` seconds after the first began, as
-    one call: the prompt once, what each read of it, the reply's tokens, the time from the first call's start."""
-    evaluated = reading.evaluated_tokens + writing.evaluated_tokens
-    return CallStats(
-        prompt_tokens=writing.prompt_tokens,
-        reused_tokens=max(0, writing.prompt_tokens - evaluated),
-        evaluated_tokens=evaluated,
-        generated_tokens=writing.generated_tokens,
-        first_token_seconds=before + writing.first_token_seconds,
-        seconds=before + writing.seconds,
-        state_restored=reading.state_restored,
-    )
-
-
-def _usage_of(timings: dict) -> dict | None:
-    """llama.cpp's ``timings`` (prompt tokens read, reused from the cache, written) as OpenAI's ``usage``."""
-    try:
-        read, cached, written = (int(timings.get(k) or 0) for k in ("prompt_n", "cache_n", "predicted_n"))
-    except (TypeError, ValueError):
-        return None
-    return {"prompt_tokens": read + cached, "completion_tokens": written,
-            "prompt_tokens_details": {"cached_tokens": cached}}  # fmt: skip
-
-
-def _figures(usage: dict | None, started: float, first: float | None) -> CallStats:
-    """A call's figures from the server's ``usage`` and the times it was sent (``started``) and first wrote."""
-    usage = usage or {}
-    prompt = int(usage.get("prompt_tokens") or 0)
-    cached = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens") or 0)
-    now = time.perf_counter()
-    return CallStats(
-        prompt_tokens=prompt,
-        reused_tokens=cached,
-        evaluated_tokens=prompt - cached,
-        generated_tokens=int(usage.get("completion_tokens") or 0),
-        first_token_seconds=(first - started) if first else 0.0,
-        seconds=now - started,
-    )
-
-
-_DONE: dict = {}  # what _events yields for ``[DONE]``
-
-
-def _read(response, limit: int, deadline: float) -> bytes:
-    """Up to ``limit`` bytes of ``response``, a piece at a time as they come; :class:`_Overdue` past ``deadline``
-    (a socket's timeout bounds one wait only: a server sending a byte a second would never reach it)."""
-    data = bytearray()
-    while len(data) < limit:
-        if time.monotonic() > deadline:
-            raise _Overdue
-        piece = response.read1(min(64 * 1024, limit - len(data)))
-        if not piece:
-            break
-        data += piece
-    return bytes(data)
-
-
-def _lines(response, deadline: float) -> Iterator[bytes]:
-    """The lines of a stream as they come, each at most :data:`MAX_LINE_BYTES`; :class:`_Overdue` past
-    ``deadline``."""
-    pending = bytearray()
-    while True:
-        if time.monotonic() > deadline:
-            raise _Overdue
-        piece = response.read1(64 * 1024)
-        if not piece:
-            break
-        pending += piece
-        if b"\n" in piece:
-            *lines, rest = pending.split(b"\n")
-            pending = bytearray(rest)
-            for line in lines:
-                if len(line) > MAX_LINE_BYTES:
-                    raise ValueError(f"a line of more than {MAX_LINE_BYTES:,} bytes")
-                yield bytes(line)
-        if len(pending) > MAX_LINE_BYTES:
-            raise ValueError(f"a line of more than {MAX_LINE_BYTES:,} bytes")
-    if pending:
-        yield bytes(pending)
-
-
-def _events(response, deadline: float, most_lines: int) -> Iterator[dict]:
-    """The JSON payloads of a server-sent event stream, then :data:`_DONE` at ``[DONE]``; lines are bounded in
-    size and in number, and the whole stream by ``deadline``."""
-    for count, raw in enumerate(_lines(response, deadline), 1):
-        if count > most_lines:
-            raise _Endless(f"sent {most_lines:,} lines without finishing its reply")
-        line = raw.decode("utf-8").strip()
-        if not line.startswith("data:"):
-            continue
-        data = line.removeprefix("data:").strip()
-        if data == "[DONE]":
-            yield _DONE
-            return
-        event = json.loads(data)
-        if not isinstance(event, dict):
-            raise ValueError("an event that is not a JSON object")
-        if "error" in event:
-            raise ValueError(str(event["error"])[:300])
-        yield event
-
-
-def _detail(error: urllib.error.HTTPError) -> str:
-    try:
-        payload = json.loads(error.read(64 * 1024))
-        message = payload.get("error", payload)
-        message = message.get("message", message) if isinstance(message, dict) else message
-        text = " ".join(str(message).split())
-        return text[:300] if text else str(error.reason)
-    except (ValueError, OSError, AttributeError):
-        return str(error.reason)

@@ -356,13 +356,13 @@ def test_a_prompt_read_in_one_call_and_written_in_the_next_counts_as_one_reading
     """A new game's prompt read in a call of its own, its reply in the next: the prompt counts once, as read
     (not as taken from the cache by the second call), and the reply's time from the first call's start."""
     from bot.model.base import CallStats
-    from bot.model.server import _read_then_written
+    from bot.model.wire import read_then_written
 
     reading = CallStats(prompt_tokens=2300, reused_tokens=0, evaluated_tokens=2300, generated_tokens=1,
                         first_token_seconds=12.0, seconds=12.0)  # fmt: skip
     writing = CallStats(prompt_tokens=2300, reused_tokens=2299, evaluated_tokens=1, generated_tokens=150,
                         first_token_seconds=0.2, seconds=3.0)  # fmt: skip
-    both = _read_then_written(reading, writing, before=12.5)
+    both = read_then_written(reading, writing, before=12.5)
     assert (both.prompt_tokens, both.reused_tokens, both.evaluated_tokens) == (2300, 0, 2301)
     assert both.generated_tokens == 150
     assert both.first_token_seconds == 12.7 and both.seconds == 15.5

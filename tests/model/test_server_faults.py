@@ -13,7 +13,8 @@ from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
 from bot.model import ModelWorker
 from bot.model.base import ChatMessage
-from bot.model.server import MAX_ANSWER_BYTES, MAX_LINE_BYTES, ServerError, ServerModel
+from bot.model.server import ServerError, ServerModel
+from bot.model.wire import MAX_ANSWER_BYTES, MAX_LINE_BYTES
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
 from tests.model.stub_server import StubServer
