@@ -292,13 +292,14 @@ def import_lore(export: Path, world: Path) -> int:
 
 
 def bench(settings: ProcessSettings, args: argparse.Namespace) -> int:
-    series: dict[str, list[float]] = {}
-    figures = _bench(settings, args, series)
-    if getattr(args, "record", False):
-        from bot.bench import results
+    from bot.bench import results
 
+    series: dict[str, list[float]] = {}
+    measured_at = results.commit() if args.record else None  # the code that runs: it may change during a long run
+    figures = _bench(settings, args, series)
+    if args.record:
         command = " ".join(["python -m bot", *sys.argv[1:]])
-        entry = results.record(args.bench, command, _plain_figures(figures), series)
+        entry = results.record(args.bench, command, _plain_figures(figures), series, at=measured_at)
         print(f"Recorded in {results.RESULTS.relative_to(results.PROJECT_ROOT)} ({entry['date']}, {entry['commit']}); "
               "python -m bot measurements writes docs/measurements.md")  # fmt: skip
     return 0

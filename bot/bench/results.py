@@ -85,14 +85,15 @@ def commit() -> str | None:
 
 def record(
     bench: str, command: str, figures: Mapping[str, object], series: Mapping[str, Sequence[float]] | None = None,
-    path: Path = RESULTS,
+    path: Path = RESULTS, *, at: str | None = None,
 ) -> dict[str, object]:  # fmt: skip
-    """Append one run of a bench to the results file; what was written."""
+    """Append one run of a bench to the results file; what was written. ``at``: the commit the run started at (by
+    default, the one the code is at now)."""
     entry: dict[str, object] = {
         "bench": bench,
         "command": command,
         "date": dt.datetime.now(dt.UTC).date().isoformat(),
-        "commit": commit(),
+        "commit": at or commit(),
         "machine": machine(),
         "figures": {k: v for k, v in figures.items() if isinstance(v, int | float | str)},
         "series": {k: list(v) for k, v in (series or {}).items()},
