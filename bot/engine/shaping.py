@@ -275,6 +275,53 @@ class ReplyShaper:
         if not sentence.strip():
             return ""
         inside_aside = "[[" in sentence or self._in_aside > 0
+        kept = self._without_artefacts(sentence, inside_aside)
+        if kept is None:
+            return ""
+        sentence = kept
+        self._in_aside += sentence.count("[[") - sentence.count("]]")
+        normal = normal_form(sentence)
+        if not self._started and not inside_aside and self._restates_action(normal_form(spoken(sentence))):
+            self.shaped.echo = True
+            return self._dropped(sentence)
+        self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
+        quoted, self._quoted = self._quoted, (self._quoted + len(_QUOTE_MARKS.findall(sentence))) % 2 == 1
+        talking = self._script or re.search(r"\byou\b", sentence, re.I)
+        if not inside_aside and not quoted and _FIRST_PERSON.match(sentence) and not talking:
+            # the player's part, written for them: dropped; a reply that had nothing else is asked for again
+            self.shaped.first_person = True
+            return self._dropped(sentence)
+        if not inside_aside and not quoted and self._for_players.decides(sentence):
+            self.shaped.decides_for_players = True
+            return self._dropped(sentence)
+        if normal and normal in self._said and not inside_aside:
+            self.shaped.repeats = True
+            if self._started:  # a loop has begun: nothing after it is worth reading
+                self.shaped.dropped.append(sentence.strip())
+                self.done = True
+                self._pending = ""
+                return ""
+            return self._dropped(sentence)
+        if not inside_aside and runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS:
+            # the prompt's example reply, copied in part ("the cold air smells of earth and lamp oil")
+            return self._dropped(sentence)
+        if normal:
+            self._said.add(normal)
+        self._started = True
+        self._line_start = "\n" in gap
+        before, self._gap = self._gap, "" if final else gap
+        return before + sentence
+
+    def _dropped(self, sentence: str) -> str:
+        """Leave ``sentence`` out (nothing of it is shown); a reply that began with it alone is asked for again."""
+        self.shaped.dropped.append(sentence.strip())
+        if not self._started:
+            self._echoed.append(sentence)
+        return ""
+
+    def _without_artefacts(self, sentence: str, inside_aside: bool) -> str | None:
+        """``sentence`` without the transcript's brackets; None where it is the engine's note or wholly bracketed
+        (after a note, the rest of the reply is more of it)."""
         note = ENGINE_NOTE.match(sentence) or ENGINE_WORDS.search(sentence)
         if not inside_aside and (note or _WHOLLY_BRACKETED.match(sentence)):
             if note:
@@ -285,57 +332,14 @@ class ReplyShaper:
             if self._started and self.shaped.engine_notes:  # what follows a note is more of it
                 self.done = True
                 self._pending = ""
-            return ""
+            return None
         if not self._started and not inside_aside and re.match(r"\s*\[(?!\[)", sentence):
             self.shaped.artefacts = True  # "[I see a door ...": the transcript's bracket, copied
             sentence = re.sub(r"^(\s*)\[", r"\1", sentence, count=1)
         if not inside_aside and "]" in sentence.replace("]]", ""):
             self.shaped.artefacts = True
             sentence = _LONE_CLOSE.sub("", sentence)
-        self._in_aside += sentence.count("[[") - sentence.count("]]")
-        normal = normal_form(sentence)
-        if not self._started and not inside_aside and self._restates_action(normal_form(spoken(sentence))):
-            self.shaped.echo = True
-            self.shaped.dropped.append(sentence.strip())
-            self._echoed.append(sentence)
-            return ""
-        self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
-        quoted, self._quoted = self._quoted, (self._quoted + len(_QUOTE_MARKS.findall(sentence))) % 2 == 1
-        talking = self._script or re.search(r"\byou\b", sentence, re.I)
-        if not inside_aside and not quoted and _FIRST_PERSON.match(sentence) and not talking:
-            # the player's part, written for them: dropped; a reply that had nothing else is asked for again
-            self.shaped.first_person = True
-            self.shaped.dropped.append(sentence.strip())
-            if not self._started:
-                self._echoed.append(sentence)
-            return ""
-        if not inside_aside and not quoted and self._for_players.decides(sentence):
-            self.shaped.decides_for_players = True
-            self.shaped.dropped.append(sentence.strip())
-            if not self._started:
-                self._echoed.append(sentence)
-            return ""
-        if normal and normal in self._said and not inside_aside:
-            self.shaped.repeats = True
-            self.shaped.dropped.append(sentence.strip())
-            if self._started:  # a loop has begun: nothing after it is worth reading
-                self.done = True
-                self._pending = ""
-            else:
-                self._echoed.append(sentence)
-            return ""
-        if not inside_aside and runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS:
-            # the prompt's example reply, copied in part ("the cold air smells of earth and lamp oil")
-            self.shaped.dropped.append(sentence.strip())
-            if not self._started:
-                self._echoed.append(sentence)
-            return ""
-        if normal:
-            self._said.add(normal)
-        self._started = True
-        self._line_start = "\n" in gap
-        before, self._gap = self._gap, "" if final else gap
-        return before + sentence
+        return sentence
 
     def _asides(self, sentence: str) -> str:
         """Single-bracket asides to seated players made real ones; empty asides taken out."""
