@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.engine import Engine, EngineConfig
+from bot.engine.status import MemoryStatus
 from bot.memory.context import Budget, MemoryView, build_context, shared_prefix_share
+from bot.memory.layers import ContextTrace
 from bot.model.base import ChatMessage
 from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
@@ -206,19 +208,7 @@ def run(
     ):
         row = "".join(f"{by_turn[t]:>10}" for t in checkpoints)
         out.write(f"{label:<24}{row}{statistics.fmean(shares) if shares else 0:>10.1%}\n")
-    story_words = status.story_summary.words if status.story_summary else 0
-    layers = ", ".join(f"{layer.name} {layer.tokens}" for layer in trace.layers)
-    out.write(
-        f"\nThis memory's last prompt by layer: {layers}\n"
-        f"This memory at turn {turns}: {status.messages} messages, {status.messages_summarized} summarized into "
-        f"{status.summaries_written} summaries; story summary {story_words} words; "
-        f"hot window {status.messages - status.messages_summarized} messages.\n"
-        "Reuse: mean share of each prompt's tokens equal to the beginning of the previous prompt and its reply, "
-        "which is what the model's cache holds. "
-        "The full history exceeds any real context long before the end; the window keeps the budget by "
-        "forgetting, and its front shifts every turn.\n"
-        f"Played and measured in {played:.1f}s (not a benchmark of the model: its words are scripted).\n"
-    )
+    _explain(out, turns, status, trace, played)
     last = checkpoints[-1]
     figures = {
         **{f"tokens_t{t}": tokens[t] for t in checkpoints},
@@ -237,3 +227,20 @@ def run(
             reuse=[round(r, 4) for r in reuse], window_reuse=[round(r, 4) for r in window_reuse],
         )  # fmt: skip
     return figures
+
+
+def _explain(out: TextIO, turns: int, status: MemoryStatus, trace: ContextTrace, played: float) -> None:
+    """What the last prompt held, and how to read the figures."""
+    story_words = status.story_summary.words if status.story_summary else 0
+    layers = ", ".join(f"{layer.name} {layer.tokens}" for layer in trace.layers)
+    out.write(
+        f"\nThis memory's last prompt by layer: {layers}\n"
+        f"This memory at turn {turns}: {status.messages} messages, {status.messages_summarized} summarized into "
+        f"{status.summaries_written} summaries; story summary {story_words} words; "
+        f"hot window {status.messages - status.messages_summarized} messages.\n"
+        "Reuse: mean share of each prompt's tokens equal to the beginning of the previous prompt and its reply, "
+        "which is what the model's cache holds. "
+        "The full history exceeds any real context long before the end; the window keeps the budget by "
+        "forgetting, and its front shifts every turn.\n"
+        f"Played and measured in {played:.1f}s (not a benchmark of the model: its words are scripted).\n"
+    )
