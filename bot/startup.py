@@ -314,6 +314,7 @@ class ConfigChanges(TypedDict, total=False):
     shape_replies: bool
     full_guide: bool
     secrets: str
+    read_ahead: bool
     server_worlds_bytes: int
     vectors_bytes: int
 

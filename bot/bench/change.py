@@ -315,8 +315,7 @@ async def play(turns: int, facts: bool, embedder: Embedder | None, reply_model: 
                 for turn in range(1, turns + 1):
                     model.turn = turn
                     await engine.act(game.id, ("maya", "tom")[turn % 2], actions[turn % len(actions)])
-                    await engine.memory.idle(game.id)
-                    await engine.meaning.idle()
+                    await engine.settled(game.id)
                 for chain in CHAINS:
                     for question in chain.questions:
                         context = await engine.preview(game.id, "Maya", question)
@@ -331,7 +330,7 @@ async def play(turns: int, facts: bool, embedder: Embedder | None, reply_model: 
             if reply_model is not None:
                 async with ModelWorker(reply_model) as worker:
                     engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=embedder)
-                    engine.memory.hold()  # the questions only
+                    engine.hold_upkeep()  # the questions only
                     for asked in run.asked:
                         result = await engine.act(game.id, "maya", asked.question)
                         asked.reply = result.text

@@ -128,8 +128,7 @@ async def _play_memory(
                     if turn % 7 == 0:
                         await engine.roll(game_id, who, "1d20+2")
                     result = await engine.act(game_id, who, _action(rng, turn))
-                    await engine.memory.idle(game_id)
-                    await engine.meaning.idle()  # what the turn stored is searchable by meaning at the next
+                    await engine.settled(game_id)  # what the turn stored is searchable by meaning at the next
                     tokens[turn] = result.context.tokens
                     trace = result.context.trace
                     if result.context.trace.prefix_reuse is not None:

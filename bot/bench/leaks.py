@@ -137,7 +137,7 @@ async def run_leak_bench(
             before = after = bool(leaks(shown, phrases))
         else:
             result = await engine.act(game.id, "tom", attempt.text)
-            await engine.memory.idle(game.id)
+            await engine.settled(game.id)
             draft = result.draft if result.draft is not None else result.text
             before, after = bool(leaks(draft, phrases)), bool(leaks(result.text, phrases))
             report.regenerated += result.draft is not None

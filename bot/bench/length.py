@@ -82,7 +82,7 @@ async def _game(model: LanguageModel, config: EngineConfig, turns: int, padding:
                 await played.close()
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, library, config)
-                engine.memory.hold()  # the replies only: the memory's upkeep is bench turns' business
+                engine.hold_upkeep()  # the replies only: the memory's upkeep is bench turns' business
                 replies = []
                 for question in QUESTIONS:
                     try:

@@ -224,8 +224,7 @@ async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300,
         if pin and turn == PIN_TURN:
             await engine.pin(game.id, PIN, "Maya")
         await engine.act(game.id, ("maya", "tom")[turn % 2], actions[turn % len(actions)])
-        await engine.memory.idle(game.id)
-        await engine.meaning.idle()  # each turn searchable by meaning at the next, as between players' turns
+        await engine.settled(game.id)  # each turn searchable by meaning at the next, as between players' turns
     return game.id
 
 

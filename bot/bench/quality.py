@@ -268,7 +268,7 @@ async def play(model: LanguageModel, worlds_dir: Path, config: EngineConfig, tur
                 engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
                 for index, world_id in enumerate(WORLDS):
                     await _play_world(engine, index, world_id, turns, run)
-                    await engine.memory.idle()
+                    await engine.settled()
                 run.jobs = {schema: Counter(outcomes) for schema, outcomes in sorted(worker.structured.items())}
                 await engine.close()
         finally:

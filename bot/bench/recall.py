@@ -132,8 +132,7 @@ async def _long_game(embedder: Embedder | None, turns: int) -> tuple[int, bool, 
         for n, clue in enumerate(CLUES):
             model.turn = turns + 1 + n
             result = await engine.act(game_id, "maya", clue.question)
-            await engine.memory.idle(game_id)
-            await engine.meaning.idle()
+            await engine.settled(game_id)
             found += clue.text in prompt_text(result.context.messages)
         model.turn += 1
         result = await engine.act(game_id, "maya", LOCATION_QUESTION)
@@ -172,7 +171,7 @@ async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int
     model = LongGameModel(topical=True)
     async with _long_game_engine(model, embedder) as engine:
         game_id = await play_long_game(engine, model, turns)
-        engine.memory.hold()  # the questions only
+        engine.hold_upkeep()  # the questions only
         for n, clue in enumerate(CLUES):
             scene = Scene(action=clue.question, recent=())
             scene = dataclasses.replace(scene, query=await engine.meaning.query(scene.meaning))

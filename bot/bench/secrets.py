@@ -208,7 +208,7 @@ async def play_arm(
         try:
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, library, arm_config(config, arm), embedder=embedder)
-                engine.memory.hold()  # each turn measured alone; the reveals do not wait for the upkeep
+                engine.hold_upkeep()  # each turn measured alone; the reveals do not wait for the upkeep
                 try:
                     for world_id in world_ids:
                         script = script_of(worlds.worlds[world_id])[: turns or None]

@@ -95,10 +95,9 @@ async def _session(
     store = await Store.open(database)
     try:
         async with ModelWorker(model) as worker:
-            engine = Engine(store, worker, WorldLibrary(settings.worlds_dir), engine_config(settings))
-            engine.memory.hold()
-            if not read_ahead:
-                engine.warmups.schedule = lambda game_id: None  # type: ignore[method-assign]  # reading ahead off
+            config = engine_config(settings, read_ahead=read_ahead)
+            engine = Engine(store, worker, WorldLibrary(settings.worlds_dir), config)
+            engine.hold_upkeep()
             try:
                 return await play(engine)
             finally:

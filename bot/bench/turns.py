@@ -259,16 +259,15 @@ async def play(
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=embedder)
                 if hold:
-                    engine.memory.hold()
+                    engine.hold_upkeep()
                 began = time.perf_counter()
                 await asyncio.gather(
                     *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, pause, run) for i in range(games))
                 )
                 ended = time.perf_counter()
                 run.wall = ended - began
-                engine.memory.release()
-                await engine.memory.idle()
-                await engine.meaning.idle()
+                engine.release_upkeep()
+                await engine.settled()
                 run.catch_up = time.perf_counter() - ended
                 _account(run, list(worker.records), worker.interruptions)
                 run.query_seconds = list(engine.meaning.query_seconds)

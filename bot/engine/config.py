@@ -20,6 +20,7 @@ class EngineConfig:
     # "held": the engine keeps the world's secrets and tells the narrator what the players' actions uncover (F39);
     # "prompt": every secret is in the narrator's prompt and the guard alone keeps them (bench leaks' baseline).
     secrets: str = "held"
+    read_ahead: bool = True  # read each game's next prompt ahead of its turn (F35); off, every first turn reads cold
     server_worlds_bytes: int = 256 * 2**20  # all servers' own world files together (GM_SERVER_WORLDS_MIB)
     vectors_bytes: int = 256 * 2**20  # the games' vectors held in memory together (GM_VECTORS_MIB)
 

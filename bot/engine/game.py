@@ -44,6 +44,7 @@ from bot.engine.results import (
     RollResult,
     RoundState,
     TurnResult,
+    asks_the_model,
 )
 from bot.engine.reveals import Reveals
 from bot.engine.reveals import shown as reveal_lines
@@ -121,7 +122,9 @@ class Engine:
         self.rounds = Rounds(store, self.settings, self.sessions, self.turns, lambda: self.stopping)
         self.edits = LogEdits(store, self.sessions, self.memory, self.seats, self.turns)
         self.player_notes = PlayerNotes(store, self.seats)
-        self.warmups = WarmUps(store, worker, self.prompts, self.sessions, lambda: self.stopping)
+        self.warmups = WarmUps(
+            store, worker, self.prompts, self.sessions, lambda: self.stopping or not self.config.read_ahead
+        )
         self.config = config
         self.stopping = False  # set by drain(): the process is going down
         self._started = False
@@ -439,12 +442,12 @@ class Engine:
 
     async def compact(self, game_id: int) -> CompactionReport:
         """Fold everything but the protected tail now, whatever the thresholds."""
-        async with _asks_the_model(game_id, "compacting"):
+        async with asks_the_model(game_id, "compacting"):
             return await self.memory.compact(game_id, force=True)
 
     async def next_chapter(self, game_id: int) -> ChapterReport:
         """Finish the current chapter now: recap, fold into the story, move on."""
-        async with _asks_the_model(game_id, "finishing the chapter"):
+        async with asks_the_model(game_id, "finishing the chapter"):
             return await self.memory.finish_chapter(game_id)
 
     async def memory_status(self, game_id: int) -> MemoryStatus:
@@ -569,23 +572,22 @@ class Engine:
         """Whether the bot ships a world of that name (a server's own world of the name hides it there)."""
         return name in self.worlds.worlds
 
+    async def settled(self, game_id: int | None = None) -> None:
+        """Wait until what the turns left behind is done: the memory's upkeep (of ``game_id``, or of every game)
+        and the embedding of what they stored, so that the next turn finds all of it (tests, benches)."""
+        await self.memory.idle(game_id)
+        await self.meaning.idle()
+
+    def hold_upkeep(self) -> None:
+        """Keep the memory's upkeep after each turn back until :meth:`release_upkeep`: turns are then measured
+        alone (``bench turns``), or a batch of questions asked of one state of the memory."""
+        self.memory.hold()
+
+    def release_upkeep(self) -> None:
+        """Run the upkeep held back since :meth:`hold_upkeep`."""
+        self.memory.release()
+
     async def reload_worlds(self) -> tuple[int, list[WorldFileError]]:
         """Read the shipped world files again: how many worlds are loaded, and the files left out."""
         errors = await self.worlds.reload_in_thread()
         return len(self.worlds.worlds), errors
-
-
-@contextlib.asynccontextmanager
-async def _asks_the_model(game_id: int, what: str):
-    """Around a command that waits on the model outside a turn: a model it cannot use is :class:`ModelDown`, a
-    sentence for members; why (which may name the model server's address) goes to the log."""
-    try:
-        yield
-    except Exception as exc:
-        cause: BaseException | None = exc
-        while cause is not None and not isinstance(cause, ModelUnavailable):
-            cause = cause.__cause__  # the memory's upkeep wraps the model's error in its own
-        if cause is None:
-            raise
-        log.warning("Game %d: %s failed, the model is unavailable: %s", game_id, what, cause)
-        raise ModelDown(MODEL_UNAVAILABLE) from exc

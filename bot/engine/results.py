@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from bot import dice
 from bot.errors import UserError
 from bot.memory.context import Context
-from bot.model.base import CallStats
+from bot.model.base import CallStats, ModelUnavailable
 from bot.store import Game, LogEntry, Player, Visibility
 from bot.worlds import World
+
+log = logging.getLogger(__name__)
 
 OnText = Callable[[str], Awaitable[None] | None]
 
@@ -93,3 +97,19 @@ class RoundState:
     acted: list[str]
     waiting: list[str]
     seconds: int
+
+
+@contextlib.asynccontextmanager
+async def asks_the_model(game_id: int, what: str) -> AsyncIterator[None]:
+    """Around a command that waits on the model outside a turn: a model it cannot use is :class:`ModelDown`, a
+    sentence for members; why (which may name the model server's address) goes to the log."""
+    try:
+        yield
+    except Exception as exc:
+        cause: BaseException | None = exc
+        while cause is not None and not isinstance(cause, ModelUnavailable):
+            cause = cause.__cause__  # the memory's upkeep wraps the model's error in its own
+        if cause is None:
+            raise
+        log.warning("Game %d: %s failed, the model is unavailable: %s", game_id, what, cause)
+        raise ModelDown(MODEL_UNAVAILABLE) from exc
