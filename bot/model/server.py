@@ -184,7 +184,9 @@ class ServerModel(LanguageModel):
         with self._cut_short():
             if self._streamed:
                 return self._gathered(messages, max_tokens)
-            answer = self.request_json("POST", "/chat/completions", self._body(messages, max_tokens, slot=self._spare))
+            answer = self.request_json(
+                "POST", "/chat/completions", self._body(messages, max_tokens, slot_id=self._spare)
+            )
         return whole_answer(answer, started)
 
     @property
@@ -267,10 +269,10 @@ class ServerModel(LanguageModel):
         return self._lease(label, messages), reading.stats  # its own slot, kept for it (or its kin's copy first)
 
     def _stream(
-        self, messages: Messages, max_tokens: int, slot: int | None, stop: Sequence[str], fresh: bool, out: Written,
+        self, messages: Messages, max_tokens: int, slot_id: int | None, stop: Sequence[str], fresh: bool, out: Written,
         extra: dict[str, Any] | None = None,
     ) -> Generator[str, None, None]:  # fmt: skip
-        body = self._body(messages, max_tokens, stream=True, stop=stop, slot=slot, fresh=fresh) | (extra or {})
+        body = self._body(messages, max_tokens, stream=True, stop=stop, slot_id=slot_id, fresh=fresh) | (extra or {})
         started = time.perf_counter()
         first: float | None = None
         usage: dict | None = None
@@ -327,7 +329,7 @@ class ServerModel(LanguageModel):
 
     def _generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:
         started = time.perf_counter()
-        body = self._body(messages, max_tokens, slot=self._spare)
+        body = self._body(messages, max_tokens, slot_id=self._spare)
         for kind in dict.fromkeys([self._json_format, "json_object"]):
             body["response_format"] = (
                 {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
@@ -411,7 +413,7 @@ class ServerModel(LanguageModel):
         """Save the slot's holder's state, then restore the game's own (or copy its kin's) into the slot."""
         assert self.slots is not None
         if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
-            self.slots.saves += 1
+            self.slots.counted("saves")
             if self.slots.folder is not None:
                 self.slots.folder.trim()
         if lease.copy_from is not None and lease.restore is not None:  # a copy: its file is the slot folder's
@@ -420,14 +422,14 @@ class ServerModel(LanguageModel):
             finally:
                 self.slots.release_copied(lease.copy_from)
             if saved and self._slot_action(lease.slot, "restore", lease.restore):
-                self.slots.copies += 1
+                self.slots.counted("copies")
             if self.slots.folder is not None:
                 self.slots.folder.drop(lease.restore)
         elif lease.restore is not None:
             if self._slot_action(lease.slot, "restore", lease.restore):
-                self.slots.restores += 1
+                self.slots.counted("restores")
             elif self.slots.folder is not None:
-                self.slots.failed += 1
+                self.slots.counted("failed")
                 self.slots.folder.drop(lease.restore)
 
     def _slot_action(self, slot: int, action: str, filename: str) -> bool:
@@ -476,7 +478,7 @@ class ServerModel(LanguageModel):
 
     def _body(
         self, messages: Messages, max_tokens: int, *, stream: bool = False, stop: Sequence[str] = (),
-        slot: int | None = None, fresh: bool = False,
+        slot_id: int | None = None, fresh: bool = False,
     ) -> dict[str, Any]:  # fmt: skip
         body: dict[str, Any] = {
             "model": self.model,
@@ -485,8 +487,8 @@ class ServerModel(LanguageModel):
             "cache_prompt": True,  # llama.cpp's server keeps the prompt's state for the next call
             **self.sampling,
         }
-        if slot is not None:
-            body["id_slot"] = slot
+        if slot_id is not None:
+            body["id_slot"] = slot_id
         if fresh and self.sampling:  # llama.cpp's DRY sampler, as the in-process model uses it
             dry = Dry()
             body.update(dry_multiplier=dry.multiplier, dry_base=dry.base, dry_allowed_length=dry.allowed,

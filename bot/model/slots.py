@@ -18,6 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from bot.model.ownfolders import ModelFolder, safe_file_name
 from bot.model.statefiles import over_budget
@@ -104,7 +105,12 @@ class SlotMap:
         # wait for its end, as for a reading.
         self._returning: set[int] = set()
         self._writing: set[int] = set()
-        self.saves = self.restores = self.failed = self.copies = 0
+        self.saves = self.restores = self.failed = self.copies = 0  # changed only by counted(), under the lock
+
+    def counted(self, what: Literal["saves", "restores", "failed", "copies"]) -> None:
+        """One more slot state saved, restored, failed to restore or copied (calls of several threads count)."""
+        with self._lock:
+            setattr(self, what, getattr(self, what) + 1)
 
     def acquire(self, label: str, beginning: str | None = None) -> Lease | None:
         """The slot for one call of ``label``'s game, whose prompt begins with ``beginning`` (its first message). A
