@@ -16,7 +16,7 @@ _LINK = re.compile(r"\]\(([^)\s]+)\)")
 # Pages for the people who use the bot: no run-by-run history (that is in docs/lab/ and the measurements page).
 USER_PAGES = [p for p in PAGES if p.name != "measurements.md"]
 # Named in the docs but not settings of the process: the build's flags for llama.cpp, and the opt-in tests' model.
-NOT_SETTINGS = {"GM_CMAKE_ARGS", "GM_TEST_INSTRUCT_MODEL"}
+NOT_SETTINGS = {"GM_CMAKE_ARGS", "GM_TEST_INSTRUCT_MODEL", "GM_TEST_INSTRUCT_SEED"}
 
 
 def test_every_setting_is_in_the_settings_page():
