@@ -163,14 +163,16 @@ def test_a_background_call_cut_short_stops_on_the_server_while_a_players_reply_i
     started = started_short_steps
     root = started.url.removesuffix("/v1")
     endless = {"ignore_eos": True}  # the player's reply goes on to its limit: pieces keep coming meanwhile
-    background = ServerModel(started.url, started.model, timeout=120, slots=started.slots)
-    player = ServerModel(started.url, started.model, timeout=120, sampling=endless)
+    key = started.api_key  # the server the bot starts answers its own key alone
+    background = ServerModel(started.url, started.model, api_key=key, timeout=120, slots=started.slots)
+    player = ServerModel(started.url, started.model, api_key=key, timeout=120, sampling=endless)
     spare = started.slots.slots
     log = [ChatMessage(role="user", content=" ".join(f"Night {n}: the lamp was lit and the tide came in."
                                                      for n in range(120)))]  # fmt: skip
 
     def spare_slot() -> dict:
-        with urllib.request.urlopen(f"{root}/slots", timeout=10) as response:
+        asked = urllib.request.Request(f"{root}/slots", headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(asked, timeout=10) as response:
             return json.load(response)[spare]
 
     stop, outcome = StopSignal(), {}
@@ -239,7 +241,7 @@ async def test_two_servers_one_killed_mid_game_lose_no_turn(tmp_path: Path, stor
     try:
         for server in servers:
             server.start()
-        pool = ServerPool([ServerModel(s.url, "smol", timeout=120, parallel=2) for s in servers])
+        pool = ServerPool([ServerModel(s.url, "smol", api_key=s.api_key, timeout=120, parallel=2) for s in servers])
         pool.check()
         config = EngineConfig(n_ctx=2048, reply_tokens=200, shape_replies=False)
         async with ModelWorker(pool) as worker:
