@@ -3,6 +3,7 @@ a leaked key or a partial reply stored as whole (a stub server on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 from pathlib import Path
@@ -213,7 +214,6 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
     """The player's turn waits on a server that took the call and says nothing: Ctrl-C once took minutes (the
     process waited for the call at exit); the call is ended and the bot exits, the action kept."""
     import signal
-    import sqlite3
     import subprocess
     import sys
 
@@ -231,11 +231,12 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
             bot.stdin.write("Maya\nI climb the stair.\n")
             bot.stdin.flush()
             deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and not any(
-                path.endswith("chat/completions") for _, path, _ in server.requests
+            while time.monotonic() < deadline and not (
+                _stored_actions(bot_env["GM_DATABASE"])
+                and any(path.endswith("chat/completions") for _, path, _ in server.requests)
             ):  # fmt: skip
                 time.sleep(0.2)
-            time.sleep(1.0)  # the turn's call is under way, and hangs
+            time.sleep(1.0)  # the turn's call is under way (its action stored first), and hangs
             interrupted = time.monotonic()
             bot.send_signal(signal.SIGINT)
             _, err = bot.communicate(timeout=60)
@@ -244,6 +245,15 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
         finally:
             if bot.poll() is None:
                 bot.kill()
-    with sqlite3.connect(bot_env["GM_DATABASE"]) as db:
-        actions = [row[0] for row in db.execute("SELECT content FROM turn_log WHERE kind = 'action'")]
-    assert actions == ["I climb the stair."], "the action is kept, for /retry when the game is resumed"
+    assert _stored_actions(bot_env["GM_DATABASE"]) == ["I climb the stair."], "kept, for /retry when resumed"
+
+
+def _stored_actions(database: str) -> list[str]:
+    """The players' actions in the bot's database so far (none while it is still being made)."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+            return [row[0] for row in db.execute("SELECT content FROM turn_log WHERE kind = 'action'")]
+    except sqlite3.Error:
+        return []
