@@ -57,10 +57,18 @@ HEADERS = {
         "mystery:"
     ),
     "reveal": "GM-only, for this reply (what the player's action uncovers):",
-    "brief": "What the notes say about this (answer with it):",
+    # Told as one paragraph after the action, closed by BRIEF_CLOSING (bot.memory.transcript.notes_text). Measured
+    # with Qwen2.5 1.5B on the prompts of the memory test's ten late questions (tests/engine/test_instruct_model.py),
+    # sampling seeds 7, 11 and 23: a bulleted list of labelled turns under "What the notes say about this (answer
+    # with it):" had the answer said in 7 of 30 replies, this paragraph in 22, the list without labels under "Your
+    # reply must tell the player this" in 20 (the model otherwise copied the manner of the recent turns).
+    "brief": "The notes from earlier in the game say:",
     "lore": "Lore that applies now:",
     "recall": "From earlier in the game:",
 }
+
+
+BRIEF_CLOSING = "Answer with that."
 
 
 @dataclass(frozen=True)

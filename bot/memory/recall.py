@@ -72,13 +72,29 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     brief += newer[:1]
     asking = "?" in action or bool(said & _ASKING)
     ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]
-    if asking and ranked and not newer:
+    if asking and ranked and not brief:  # one answer: a pin or a fact's newest value the action names, else a turn
         first = ranked[0]
         second = ranked[1].score if len(ranked) > 1 else 0.0
         clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both")
-        if clear and first.score > 0:
+        if clear and first.score > 0 and _shares_a_word(wanted, _unlabelled(first.text)):
             brief.append(first)
     return brief[:BRIEF_ITEMS]
+
+
+def _shares_a_word(wanted: Set[str], text: str) -> bool:
+    """Whether ``text`` holds one of the ``wanted`` terms (by their first five letters: "carries", "carried").
+
+    A turn that leads by meaning or by a word of another sentence is not told as the answer unless what it shows
+    shares a word with the question: "What bird is etched in the old sailor's timepiece?" led with a turn whose
+    shown sentence was "Gulls perch along the lifeboat's gunwale." (found by "old" in the one before it), and
+    the brief told it as what the notes say."""
+    said = {term[:5] for term in query_terms(text)}
+    return any(term[:5] in said for term in wanted)
+
+
+def _unlabelled(text: str) -> str:
+    """A recalled item's text without its label ("[turn 6] … ")."""
+    return re.sub(r"^\[[^\]]*\]\s*", "", text)
 
 
 def _subject(text: str) -> str:

@@ -3,9 +3,10 @@ neighbours of one role merged so that any chat template takes them."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from bot.memory.layers import AFTER_ACTION, HEADERS, NOTES
+from bot.memory.layers import AFTER_ACTION, BRIEF_CLOSING, HEADERS, NOTES
 from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
 
@@ -17,9 +18,22 @@ def notes_text(notes: Sequence[TurnNote], layers: Sequence[str] = NOTES) -> str:
     blocks = []
     for layer in layers:
         lines = [note.text for note in notes if note.layer == layer]
-        if lines:
+        if lines and layer == "brief":
+            blocks.append(f"{HEADERS[layer]} {' '.join(_plain(line) for line in lines)}\n{BRIEF_CLOSING}")
+        elif lines:
             blocks.append(HEADERS[layer] + "\n" + "\n".join(f"- {line}" for line in lines))
     return "\n\n".join(blocks)
+
+
+# What the brief says is told as prose, without the recall layer's plain turn label: "[turn 6] … GM: Gorse grows
+# thick." reads "Gorse grows thick." A player's words keep their name, and a label that says more than the turn
+# ("[fact, now]", "[turn 5, since changed]") stays.
+_LABEL = re.compile(r"^\[turn \d+\]\s*(?:…\s*)?(?:GM:\s*)?")
+
+
+def _plain(line: str) -> str:
+    text = _LABEL.sub("", line).removesuffix("…").strip()
+    return text if text.endswith((".", "!", "?", ")", '"', "'")) else f"{text}."
 
 
 def entry_message(entry: LogEntry, notes: Sequence[TurnNote] = (), *, bracketed: bool = False) -> ChatMessage:

@@ -102,3 +102,13 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     now = MemoryItem("fact:2", "[fact, now] brass key, location: in the cellar", found_by=NEWER)
     assert memory_brief("Where is the brass key?", [], [clue, now]) == [now], "a fact's value that holds now"
     assert memory_brief("Is there another way into the cellar?", [], [now]) == [], "its value's words are not it"
+    gulls = MemoryItem(
+        "entry:110", "[turn 110] … Gulls perch along the lifeboat's gunwale.", found_by="both", lead=True, score=0.33
+    )  # found by "old" in the turn's other sentence, and by meaning
+    chart = MemoryItem("entry:143", "[turn 143] … An old chart hangs in the hall.", found_by="both", score=0.3)
+    asked = "What bird is etched in the old sailor's timepiece?"
+    assert memory_brief(asked, [], [gulls, chart]) == [], "what it shows shares no word with the question"
+    candles = MemoryItem(
+        "entry:8", "[turn 8] … Mrs Ashdown complains about the price of candles.", found_by="both", score=0.4
+    )
+    assert memory_brief("What do the chapel candles smell of?", [pin], [candles, other]) == [pin], "one answer"
