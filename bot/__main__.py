@@ -33,7 +33,7 @@ from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
-from bot.startup import check_context, engine_config, load_embedder, load_model
+from bot.startup import check_context, context_fit, context_misfit, engine_config, load_embedder, load_model
 from bot.store import Game, LogEntry, Store
 from bot.store.backup import back_up_every, backup_database
 from bot.store.lock import DatabaseLock, check_database_path
@@ -192,17 +192,40 @@ def check(paths: list[Path], settings: ProcessSettings) -> int:
         print("No world files to check.", file=sys.stderr)
         return 1
     failed = 0
+    counter: LanguageModel | None = None
     for path in files:
         try:
             world = load_world(path)
         except WorldFileError as exc:
             failed += 1
             print(exc)
-        else:
-            print(f"{path}: ok ({world.title}: {len(world.chapters)} chapters, {len(world.lore)} lore entries)")
-            for problem in world_problems(world):  # it plays, but the GM is told less than it could be
-                print(f"{path}: warning: {problem}")
+            continue
+        counter = counter or _token_counter(settings)
+        if counter is not None and (too_large := context_misfit(settings, counter, world)) is not None:
+            failed += 1
+            print(f"{path}: does not fit the context: {too_large}")
+            continue
+        fits = ""
+        if counter is not None:
+            frozen, limit = context_fit(settings, counter, world)
+            fits = f"; {frozen} of the {limit} tokens a prompt may hold at GM_N_CTX {settings.n_ctx}"
+        print(f"{path}: ok ({world.title}: {len(world.chapters)} chapters, {len(world.lore)} lore entries{fits})")
+        for problem in world_problems(world):  # it plays, but the GM is told less than it could be
+            print(f"{path}: warning: {problem}")
     return 1 if failed else 0
+
+
+def _token_counter(settings: ProcessSettings) -> LanguageModel | None:
+    """The configured model, for counting a world's tokens (never fetched for it; see tokenizer_model); ``None``,
+    said in one line, where it cannot be had (a model server that does not answer)."""
+    from bot.model.base import ModelUnavailable
+    from bot.startup import tokenizer_model
+
+    try:
+        return tokenizer_model(settings)
+    except (UserError, ModelUnavailable) as exc:
+        print(f"Whether the worlds fit the context is not checked: {exc}", file=sys.stderr)
+        return None
 
 
 async def run_discord(settings: ProcessSettings) -> None:

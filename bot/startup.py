@@ -20,7 +20,7 @@ from bot.model.base import LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.sizing import LARGE, defaults_for, reply_words
 from bot.settings import ProcessSettings
-from bot.worlds import WorldLibrary
+from bot.worlds import World, WorldLibrary
 
 if TYPE_CHECKING:
     from bot.model.server import ServerModel
@@ -48,9 +48,9 @@ def tokenizer_model(settings: ProcessSettings) -> LanguageModel:
     from bot.model.catalog import CATALOG, DEFAULT_MODEL, HubFile, has_pinned_file
     from bot.model.llama import bundled_model_path
 
-    quiet = settings.model_copy(update={"cache_mib": 0, "state_disk_mib": 0})
+    quiet = settings.model_copy(update={"cache_mib": 0, "state_disk_mib": 0, "server_slots": 0})
     if settings.model or settings.model_path is not None or settings.model_url:
-        return load_model(quiet)
+        return _settled(settings, load_model(quiet))  # settled for the caller's settings, not only the copy's
     entry = CATALOG[DEFAULT_MODEL]
     path = HubFile(entry.repo, entry.file).local_path(settings.models_dir)
     if entry.sha256 is not None and has_pinned_file(path, entry.sha256):
@@ -297,6 +297,28 @@ def settle_for_model(settings: ProcessSettings, model: LanguageModel) -> None:
     model.sample_with(temperature=settings.temperature, repeat_penalty=settings.repeat_penalty)
 
 
+def context_fit(settings: ProcessSettings, model: LanguageModel, world: World) -> tuple[int, int]:
+    """The tokens of ``world``'s frozen layer (rules, setting, chapter, characters: in every prompt) counted by
+    ``model``, and the most a prompt may hold with these settings (the context less the reply's room)."""
+    reply_tokens = settled_reply_tokens(settings)
+    words = reply_words(reply_tokens)
+    return frozen_tokens(world, model.count_tokens, words, full=settings.prompt_guide != "short"), (
+        settings.n_ctx - reply_tokens
+    )
+
+
+def context_misfit(settings: ProcessSettings, model: LanguageModel, world: World) -> str | None:
+    """Why ``world`` cannot be played in the configured context, in one line; ``None`` when it fits."""
+    frozen, limit = context_fit(settings, model, world)
+    if frozen <= limit:
+        return None
+    return (
+        f"its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than the {limit} a prompt "
+        f"may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS {settled_reply_tokens(settings)}); raise "
+        "GM_N_CTX or shorten the world"
+    )
+
+
 def settled_reply_tokens(settings: ProcessSettings) -> int:
     """``GM_REPLY_TOKENS``, once :func:`settle_for_model` has filled it in; a ``ValueError`` before."""
     if settings.reply_tokens is None:
@@ -346,18 +368,9 @@ def check_context(settings: ProcessSettings, model: LanguageModel, worlds: World
             f"GM_N_CTX is {settings.n_ctx}, but {model.name} was trained for {trained} tokens of context; "
             f"set GM_N_CTX to {trained} or less."
         )
-    reply_tokens = settled_reply_tokens(settings)
-    limit = settings.n_ctx - reply_tokens
-    words = reply_words(reply_tokens)
     for world in list(worlds.worlds.values()):
-        frozen = frozen_tokens(world, model.count_tokens, words, full=settings.prompt_guide != "short")
-        if frozen > limit:
-            worlds.leave_out(
-                world.id,
-                f"(context): its frozen layer (rules, setting, chapter, characters) is {frozen} tokens, more than "
-                f"the {limit} a prompt may hold (GM_N_CTX {settings.n_ctx} minus GM_REPLY_TOKENS "
-                f"{reply_tokens}); raise GM_N_CTX or shorten the world",
-            )
+        if (too_large := context_misfit(settings, model, world)) is not None:
+            worlds.leave_out(world.id, f"(context): {too_large}")
     if not worlds.worlds:
         problems = "\n".join(str(error) for error in worlds.errors)
         raise UserError(f"No world can be played with these settings:\n{problems}")

@@ -9,7 +9,7 @@ import yaml
 
 from bot.errors import UserError
 from bot.worlds import WorldFileError, WorldLibrary, load_world, world_files
-from tests.conftest import FIXTURES, PROJECT
+from tests.conftest import FIXTURES, PROJECT, bot_environment
 
 SHIPPED = world_files(PROJECT / "worlds")
 LIGHTHOUSE = FIXTURES / "worlds" / "lighthouse.yaml"
@@ -162,13 +162,14 @@ def test_the_command_line_loads_a_world_by_path_and_names_from_players_never_ope
     assert library.get("lighthouse").title == "The Lighthouse at Gull Rock"
 
 
-def _check(*paths: Path) -> subprocess.CompletedProcess:
+def _check(*paths: Path, **settings: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "bot", "check", *map(str, paths)],
         capture_output=True,
         text=True,
         cwd=PROJECT,
-        timeout=60,
+        env={**bot_environment(), **settings},
+        timeout=120,
     )
 
 
@@ -176,6 +177,21 @@ def test_check_command_passes_shipped_worlds():
     result = _check()
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.count(": ok (") == len(SHIPPED)
+
+
+@pytest.mark.llm
+def test_check_says_whether_each_world_fits_the_configured_models_context(tmp_path: Path):
+    """Counted with the configured model's tokenizer (the bundled model here), as start-up counts: a world that
+    cannot be played at this GM_N_CTX is one line, and check fails, before anyone starts the bot."""
+    fits = _check(LIGHTHOUSE, GM_N_CTX="2048", GM_REPLY_TOKENS="100")
+    assert fits.returncode == 0, fits.stdout + fits.stderr
+    assert "tokens a prompt may hold at GM_N_CTX 2048" in fits.stdout
+    big = _check(PROJECT / "worlds" / "hollow-manor.yaml", LIGHTHOUSE, GM_N_CTX="1024", GM_REPLY_TOKENS="100")
+    assert big.returncode == 1
+    [line] = [line for line in big.stdout.splitlines() if "hollow-manor" in line]
+    assert "does not fit the context" in line and "more than the 924 a prompt may hold" in line, line
+    assert f"{LIGHTHOUSE}: ok" in big.stdout, "the other world is still checked"
+    assert "Traceback" not in big.stdout + big.stderr
 
 
 def test_check_command_prints_file_field_problem_and_fails(tmp_path: Path):
