@@ -20,7 +20,7 @@ from bot.cleantext import clean_text, clean_tree
 from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
 from bot.errors import UserError
-from bot.memory.changes import ValueHistory, changes_in
+from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem
@@ -287,9 +287,12 @@ class Ledger:
         async with self.store.transaction() as db:
             active = await self.store.facts(game_id)
             known = [f.subject for f in active]
+            questions = [e.content for e in public if e.kind is EntryKind.ACTION and "?" in e.content]
             new = []
             for entry in public:
                 found = changes_in(entry.content, known)
+                if entry.kind is EntryKind.GM:
+                    found = beyond_the_questions(found, questions)
                 new += changes_as_facts(found, (entry.id,), entry.turn)
                 known += [c.subject for c in found]
             if not new:

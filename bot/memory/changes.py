@@ -169,6 +169,21 @@ def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
     return list(found.values())
 
 
+def beyond_the_questions(changes: Sequence[Change], questions: Sequence[str]) -> list[Change]:
+    """The ``changes`` a reply states that no question of its turn named: an answer that gives a question's own
+    place, holder or code back ("Which servant carries the key to the wine vault?" answered "Wren Tally carries
+    the key to the wine vault.") repeats the question's premise and moves nothing. Measured with Qwen2.5 1.5B as
+    the GM of a 300-turn game: that answer, taken as a move, made the wine vault the brass key's place, and the
+    GM told it when asked where the key was now."""
+    asked = {stem for question in questions for stem, _ in content_words(question)}
+    kept = []
+    for change in changes:
+        value = {stem for stem, _ in content_words(change.value)}
+        if not (value and value <= asked):
+            kept.append(change)
+    return kept
+
+
 _PREPOSITION = re.compile(
     r"\s+(?:against|with|into|onto|in|on|under|at|to|from|by|for|of|off|over|across|through|near|beside|behind|"
     r"down|up|out|away|inside)\b.*$",

@@ -80,3 +80,19 @@ async def test_a_summary_is_told_the_values_that_changed(engine: Engine, scripte
     told = [c.messages[-1].content for c in summaries if "chapel altar" in c.messages[-1].content]
     assert told and all("Values that have changed, as they are now" in text for text in told)
     assert all("swan candlestick, location: in the vestry (before: on the chapel altar" in text for text in told)
+
+
+async def test_an_answer_that_gives_a_questions_own_place_back_moves_nothing(engine: Engine, scripted):
+    """A question's premise is not an event: "Which servant carries the key to the wine vault?" answered "Wren
+    Tally carries the key to the wine vault." once made the wine vault the key's place. A place the question did
+    not name is a move, question or not."""
+    game = await _start(engine)
+    _gm(scripted, "The gulls cry.", "Wren Tally carries the key to the wine vault.",
+        "Wren carries the brass key to the boathouse.")  # fmt: skip
+    await engine.act(game.id, "maya", "I hide the brass key under the doormat.")
+    await engine.act(game.id, "maya", "Which servant carries the key to the wine vault?")
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
+    assert fact.value == "under the doormat", "the answer repeated the question's place"
+    await engine.act(game.id, "maya", "Where did Wren go?")
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
+    assert fact.value == "in the boathouse"

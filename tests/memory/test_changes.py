@@ -63,3 +63,15 @@ def test_a_subject_the_memory_holds_is_named_its_way_and_attributes_have_one_nam
     assert change.subject == "swan candlestick"
     assert attribute_name("Whereabouts") == attribute_name("place") == "location"
     assert attribute_name("loyalty") == "allegiance" and attribute_name("mood") == "mood"
+
+
+def test_a_change_an_answer_gives_back_from_its_question_is_its_premise():
+    from bot.memory.changes import beyond_the_questions
+
+    asked = ["Which servant carries the key to the wine vault?"]
+    [premise] = changes_in("Wren Tally carries the key to the wine vault.", ["brass key"])
+    assert (premise.subject, premise.value) == ("brass key", "in the wine vault"), "read as a move"
+    assert beyond_the_questions([premise], asked) == []
+    [moved] = changes_in("Wren carries the brass key to the boathouse.", ["brass key"])
+    assert beyond_the_questions([moved], asked) == [moved], "a place the question did not name"
+    assert beyond_the_questions([premise], []) == [premise], "no question: what the reply says moved"
