@@ -6,6 +6,8 @@ Summaries that covered a changed message are rebuilt in the background (see
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot.engine.memory import MemoryKeeper
 from bot.engine.results import OnText, TurnResult
 from bot.engine.seats import Seats
@@ -15,13 +17,13 @@ from bot.errors import UserError
 from bot.store import EntryKind, Game, LogEntry, Store, Visibility
 
 
+@dataclass(eq=False)
 class LogEdits:
-    def __init__(self, store: Store, sessions: Sessions, memory: MemoryKeeper, seats: Seats, turns: Turns):
-        self.store = store
-        self.sessions = sessions
-        self.memory = memory
-        self.seats = seats
-        self.turns = turns
+    store: Store
+    sessions: Sessions
+    memory: MemoryKeeper
+    seats: Seats
+    turns: Turns
 
     async def edit(self, game_id: int, entry_id: int, text: str, *, user_key: str | None = None) -> LogEntry:
         """Change a logged message (``text`` is checked as an action is)."""

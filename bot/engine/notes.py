@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from bot.cleantext import clean_text
 from bot.engine.seats import Seats
 from bot.errors import UserError
@@ -11,10 +13,10 @@ MAX_NOTE_CHARS = 500
 MAX_NOTES = 50
 
 
+@dataclass(eq=False)
 class PlayerNotes:
-    def __init__(self, store: Store, seats: Seats):
-        self.store = store
-        self.seats = seats
+    store: Store
+    seats: Seats
 
     async def of(self, game_id: int, user_key: str) -> list[str]:
         await self.seats.seated(game_id, user_key)

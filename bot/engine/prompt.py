@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from bot.engine.config import EngineConfig
 from bot.engine.memory import MemoryKeeper
@@ -25,21 +25,18 @@ from bot.worlds import World
 log = logging.getLogger(__name__)
 
 
+@dataclass(eq=False)
 class Prompts:
     """Builds each turn's prompt; the model's context size and the guide it gets are the engine's ``config``."""
 
-    def __init__(
-        self, store: Store, worker: ModelWorker, memory: MemoryKeeper, settings: GameSettings, sessions: Sessions,
-        world_of: Callable[[Game], World], config: EngineConfig, reveals: Reveals,
-    ):  # fmt: skip
-        self.reveals = reveals
-        self.store = store
-        self.worker = worker
-        self.memory = memory
-        self.settings = settings
-        self.sessions = sessions
-        self.world_of = world_of
-        self.config = config
+    store: Store
+    worker: ModelWorker
+    memory: MemoryKeeper
+    settings: GameSettings
+    sessions: Sessions
+    world_of: Callable[[Game], World]
+    config: EngineConfig
+    reveals: Reveals
 
     async def build(
         self,

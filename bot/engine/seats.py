@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from bot.cleantext import clean_text
 from bot.engine.session import Sessions
@@ -16,10 +17,10 @@ MAX_NAME_CHARS = 40
 MAX_DESCRIPTION_CHARS = 300
 
 
+@dataclass(eq=False)
 class Seats:
-    def __init__(self, store: Store, sessions: Sessions):
-        self.store = store
-        self.sessions = sessions
+    store: Store
+    sessions: Sessions
 
     async def join(self, game_id: int, user_key: str, name: str, description: str = "") -> Player:
         name = " ".join(clean_text(name).split())

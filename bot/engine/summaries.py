@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from pydantic import BaseModel
@@ -102,19 +103,16 @@ async def write_summary(worker: ModelWorker, messages: Messages, words: int) -> 
     return text
 
 
+@dataclass(eq=False)
 class UpkeepJobs:
     """What a background job of the memory's upkeep works with: the store, the model, a game's world, its
     settings and its lock."""
 
-    def __init__(
-        self, store: Store, worker: ModelWorker, world_of: Callable[[Game], World], settings: GameSettings,
-        sessions: Sessions,
-    ):  # fmt: skip
-        self.store = store
-        self.worker = worker
-        self.world_of = world_of
-        self.settings = settings
-        self.sessions = sessions
+    store: Store
+    worker: ModelWorker
+    world_of: Callable[[Game], World]
+    settings: GameSettings
+    sessions: Sessions
 
     async def _write(self, messages: Messages, words: int, game_id: int) -> str:
         return await write_summary(self.worker, await self._as_now(game_id, messages), words)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.engine.clues import EARNED_CLUE_TOLD, Clues, earned_words
 from bot.engine.config import EngineConfig
@@ -56,26 +56,27 @@ class _Table:
     unlocked: str
 
 
+@dataclass(eq=False)
 class Turns:
     """Stores actions and answers them, one turn of a game at a time: the caller holds the game's turn lock,
     and both say so if it does not."""
 
-    def __init__(
-        self, store: Store, seats: Seats, narrator: Narrator, prompts: Prompts, memory: MemoryKeeper,
-        guards: LeakGuards, sessions: Sessions, world_of: Callable[[Game], World], config: EngineConfig,
-        reveals: Reveals,
-    ):  # fmt: skip
-        self.reveals = reveals
-        self.store = store
-        self.seats = seats
-        self.prompts = prompts
-        self.memory = memory
-        self.guards = guards
-        self.sessions = sessions
-        self.world_of = world_of
-        self.config = config
-        self.drafts = Drafts(narrator)
-        self.clues = Clues(store, world_of)
+    store: Store
+    seats: Seats
+    narrator: Narrator
+    prompts: Prompts
+    memory: MemoryKeeper
+    guards: LeakGuards
+    sessions: Sessions
+    world_of: Callable[[Game], World]
+    config: EngineConfig
+    reveals: Reveals
+    drafts: Drafts = field(init=False)
+    clues: Clues = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.drafts = Drafts(self.narrator)
+        self.clues = Clues(self.store, self.world_of)
 
     async def store_action(
         self, game_id: int, user_key: str, text: str, message_id: str | None, *, private: bool = False

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from bot.engine.prompt import Prompts
@@ -43,18 +43,18 @@ class ReadAhead:
     stats: CallStats | None
 
 
+@dataclass(eq=False)
 class WarmUps:
     """The warm-ups of every game, one at a time per game (a newer one replaces one still waiting)."""
 
-    def __init__(self, store: Store, worker: ModelWorker, prompts: Prompts, sessions: Sessions, stopping: Callable):
-        self.store = store
-        self.worker = worker
-        self.prompts = prompts
-        self.sessions = sessions
-        self.stopping = stopping
-        self._tasks: dict[int, asyncio.Task] = {}
-        self.done = 0  # warm-ups that read a prompt (for tests and benches)
-        self.skipped = 0
+    store: Store
+    worker: ModelWorker
+    prompts: Prompts
+    sessions: Sessions
+    stopping: Callable
+    _tasks: dict[int, asyncio.Task] = field(init=False, default_factory=dict)
+    done: int = field(init=False, default=0)  # warm-ups that read a prompt (for tests and benches)
+    skipped: int = field(init=False, default=0)
 
     def schedule(self, game_id: int) -> None:
         """Read ``game_id``'s next prompt ahead of its turn, when the model has nothing more urgent to do."""

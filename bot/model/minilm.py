@@ -24,9 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from bot.errors import UserError
-from bot.model.bundled import bert_writer, package_file, written_once
-
-log = logging.getLogger(__name__)
+from bot.model.bundled import bert_writer, converted_gguf, package_file
 
 PACKAGE = "all_minilm_l6_v2"
 NAME = "all-MiniLM-L6-v2"
@@ -48,12 +46,7 @@ def bundled_archive() -> Path:
 
 def bundled_gguf(models_dir: Path) -> Path:
     """The bundled model as a GGUF in ``models_dir/bundled/``, converted on first use (a second or two)."""
-    target = models_dir / "bundled" / GGUF_NAME
-    fresh = not target.is_file()
-    written_once(target, lambda part: convert(bundled_archive(), part))  # again if damaged since
-    if fresh:
-        log.info("Converted the bundled embedding model %s into %s", NAME, target)
-    return target
+    return converted_gguf(models_dir, GGUF_NAME, bundled_archive, convert, f"the bundled embedding model {NAME}")
 
 
 def convert(archive: Path, out: Path) -> None:

@@ -20,7 +20,7 @@ import time
 from collections import Counter, defaultdict, deque
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import IntEnum
 from typing import Any, TypeVar
 
@@ -381,22 +381,23 @@ def cost(result: Any) -> CallStats | None:
     return stats if isinstance(stats, CallStats) else None
 
 
+@dataclass(eq=False)
 class ModelStream:
     """One streamed reply: iterate it for the pieces; ``stats`` holds the call's figures once it has ended."""
 
-    def __init__(
-        self, worker: ModelWorker, messages: Messages, *, max_tokens: int, priority: Priority, slot: str | None,
-        label: str, stop: Sequence[str] = (), fresh: bool = False,
-    ):  # fmt: skip
-        self.worker = worker
-        self.stop = tuple(stop)
-        self.fresh = fresh
-        self.messages = messages
-        self.max_tokens = max_tokens
-        self.priority = priority
-        self.slot = slot
-        self.label = label
-        self.stats: CallStats | None = None
+    worker: ModelWorker
+    messages: Messages
+    _: KW_ONLY
+    max_tokens: int
+    priority: Priority
+    slot: str | None
+    label: str
+    stop: Sequence[str] = ()
+    fresh: bool = False
+    stats: CallStats | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        self.stop = tuple(self.stop)
 
     def __aiter__(self) -> AsyncGenerator[str, None]:
         """The pieces; close the iterator (``contextlib.aclosing``) when leaving early, so the model has
