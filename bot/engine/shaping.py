@@ -74,11 +74,13 @@ REPORTING = frozenset(
 )  # fmt: skip
 RECENT_REPLIES = 3
 # A sentence holding this many content words in a row of one of the prompt's example replies copies it: taken out.
+# Its private asides count too: Qwen2.5 1.5B, stuck for an answer, wrote an example's aside into its public reply
+# ("sees a pale hand slip back under water").
 EXAMPLE_RUN = 4
 EXAMPLE_RUNS = frozenset(
     run
     for reply in EXAMPLE_REPLIES
-    for s in sentences(re.sub(r"\[\[.*?\]\]", "", reply))
+    for s in sentences(re.sub(r"\[\[to [^:\]]*:\s*(.*?)\]\]", r" \1 ", reply))
     for run in runs(s, EXAMPLE_RUN)
 )
 # A public reply with fewer content words than this that are not its actions' own says too little to stand as a

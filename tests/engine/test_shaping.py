@@ -233,6 +233,9 @@ def test_a_sentence_copied_from_an_example_reply_is_taken_out():
         "The cold air bites at your hands as you push. What do you do?", actions=["I push the door."], recent=[]
     )
     assert text == "The cold air bites at your hands as you push. What do you do?", "a few of its words are no copy"
+    aside = "The captain looks up and sees a pale hand slip back under water. The gulls cry."
+    text, _ = _shape(aside, actions=["I check the thorns."], recent=[])
+    assert text == "The gulls cry.", "an example's private aside, copied in public"
 
 
 def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_out():
