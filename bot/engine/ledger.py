@@ -19,8 +19,9 @@ from pydantic import ValidationError
 from bot.cleantext import clean_text, clean_tree
 from bot.engine.meaning import MeaningIndex, Query
 from bot.engine.settings import GameSettings
+from bot.engine.shaping import RECENT_REPLIES
 from bot.errors import UserError
-from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in
+from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in, said_anew
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem
@@ -284,15 +285,19 @@ class Ledger:
         public = [e for e in entries if e.visibility is Visibility.PUBLIC and not e.deleted]
         if not public:
             return 0
+        # A reply's answer to a question of its turn, or a sentence it says again, moves nothing.
+        questions = [e.content for e in public if e.kind is EntryKind.ACTION and "?" in e.content]
+        these = {e.id for e in public}
+        earlier = [e.content for e in await self.store.recent_log(game_id, 4 * RECENT_REPLIES)
+                   if e.kind is EntryKind.GM and e.id not in these][-RECENT_REPLIES:]  # fmt: skip
         async with self.store.transaction() as db:
             active = await self.store.facts(game_id)
             known = [f.subject for f in active]
-            questions = [e.content for e in public if e.kind is EntryKind.ACTION and "?" in e.content]
             new = []
             for entry in public:
                 found = changes_in(entry.content, known)
                 if entry.kind is EntryKind.GM:
-                    found = beyond_the_questions(found, questions)
+                    found = said_anew(beyond_the_questions(found, questions), earlier)
                 new += changes_as_facts(found, (entry.id,), entry.turn)
                 known += [c.subject for c in found]
             if not new:

@@ -184,6 +184,18 @@ def beyond_the_questions(changes: Sequence[Change], questions: Sequence[str]) ->
     return kept
 
 
+def said_anew(changes: Sequence[Change], earlier: Sequence[str]) -> list[Change]:
+    """The ``changes`` whose sentence none of the ``earlier`` replies said: a sentence said again moves nothing
+    again. Measured with Qwen2.5 1.5B as the GM of a 300-turn game: asked what bird was etched in a watch, it
+    repeated its last reply, "Wren Tally carries the key to the wine vault.", and the key moved there."""
+    said = {_said(sentence) for text in earlier for sentence in sentences(text)}
+    return [change for change in changes if _said(change.sentence) not in said]
+
+
+def _said(sentence: str) -> str:
+    return " ".join(re.findall(r"[^\W_]+", sentence.casefold()))
+
+
 _PREPOSITION = re.compile(
     r"\s+(?:against|with|into|onto|in|on|under|at|to|from|by|for|of|off|over|across|through|near|beside|behind|"
     r"down|up|out|away|inside)\b.*$",

@@ -96,3 +96,16 @@ async def test_an_answer_that_gives_a_questions_own_place_back_moves_nothing(eng
     await engine.act(game.id, "maya", "Where did Wren go?")
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
     assert fact.value == "in the boathouse"
+
+
+async def test_a_reply_said_again_moves_nothing_again(engine: Engine, scripted):
+    """The 1.5B GM, asked about a bird etched in a watch, repeated its last reply ("Wren Tally carries the key to
+    the wine vault."), and the key moved there in the memory."""
+    game = await _start(engine)
+    again = "Wren carries the brass key to the boathouse."
+    _gm(scripted, again, "Wren puts the brass key in the drawer.", again, again)  # asked again, it says it again
+    for action in ("I watch Wren.", "I follow Wren.", "What bird is etched in the watch?"):
+        result = await engine.act(game.id, "maya", action)
+    assert result.text == again
+    [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
+    assert fact.value == "in the drawer", "the repeated sentence is no second move"

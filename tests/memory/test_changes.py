@@ -75,3 +75,13 @@ def test_a_change_an_answer_gives_back_from_its_question_is_its_premise():
     [moved] = changes_in("Wren carries the brass key to the boathouse.", ["brass key"])
     assert beyond_the_questions([moved], asked) == [moved], "a place the question did not name"
     assert beyond_the_questions([premise], []) == [premise], "no question: what the reply says moved"
+
+
+def test_a_sentence_said_again_moves_nothing_again():
+    from bot.memory.changes import said_anew
+
+    [repeat] = changes_in("Wren Tally carries the key to the wine vault.", ["brass key"])
+    earlier = ["The gulls cry. Wren Tally carries the key to the wine vault!"]
+    assert said_anew([repeat], earlier) == [], "the same sentence (its words, any case or stop)"
+    [moved] = changes_in("Wren Tally carries the key to the boathouse.", ["brass key"])
+    assert said_anew([moved], earlier) == [moved]
