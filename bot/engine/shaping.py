@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from bot.memory.brief import EXAMPLE_REPLIES
 from bot.memory.context import EXAMPLE_REPLY
+from bot.memory.layers import HEADERS
 from bot.words import boundaries, content_words, runs, sentences, stems
 
 if TYPE_CHECKING:
@@ -109,9 +110,12 @@ ENGINE_NOTE = re.compile(
 ENGINE_WORDS = re.compile(
     r"\bsomething only (?:they|he|she) sees?\b|\bthe bot tells (?:them|him|her)\b|\bin public, say only\b|"
     r"\band nothing of what\b|\bgives way to \w+ and may now say\b|\bplay this out now\b|"
-    r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with it\b",
+    r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with (?:it|that)\b",
     re.IGNORECASE,
 )
+# The memory's brief opens with its heading (bot.memory.layers): copied before what the notes say ("The notes from
+# earlier in the game say: Doctor Penhale treated the captain's fever."), the heading goes and the story stays.
+BRIEF_HEADING = re.compile(rf"^(\s*){re.escape(HEADERS['brief'])}\s*", re.IGNORECASE)
 _CLOSING = re.compile(r"[\"'”’)\]]*")
 _LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
 _WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
@@ -324,6 +328,9 @@ class ReplyShaper:
     def _without_artefacts(self, sentence: str, inside_aside: bool) -> str | None:
         """``sentence`` without the transcript's brackets; None where it is the engine's note or wholly bracketed
         (after a note, the rest of the reply is more of it)."""
+        if not inside_aside and BRIEF_HEADING.match(sentence):
+            self.shaped.engine_notes = True
+            sentence = BRIEF_HEADING.sub(r"\1", sentence, count=1)
         note = ENGINE_NOTE.match(sentence) or ENGINE_WORDS.search(sentence)
         if not inside_aside and (note or _WHOLLY_BRACKETED.match(sentence)):
             if note:

@@ -233,6 +233,11 @@ def test_a_sentence_copied_from_an_example_reply_is_taken_out():
         "The cold air bites at your hands as you push. What do you do?", actions=["I push the door."], recent=[]
     )
     assert text == "The cold air bites at your hands as you push. What do you do?", "a few of its words are no copy"
+    copied = "Doctor Penhale looked after him. The notes from earlier in the game say: He treated a fever."
+    text, _ = _shape(copied, actions=["Which physician looked after the skipper?"], recent=[])
+    assert text == "Doctor Penhale looked after him. He treated a fever.", "the brief's heading goes, the story stays"
+    text, _ = _shape("The doctor came by. Answer with that.", actions=["Who came?"], recent=[])
+    assert text == "The doctor came by.", "the brief's closing goes"
     aside = "The captain looks up and sees a pale hand slip back under water. The gulls cry."
     text, _ = _shape(aside, actions=["I check the thorns."], recent=[])
     assert text == "The gulls cry.", "an example's private aside, copied in public"
