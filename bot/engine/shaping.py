@@ -197,7 +197,7 @@ class ReplyShaper:
         self._in_aside = 0
         self._line_start = False  # what was let through ended a line
         self._gap = ""  # the space after the last sentence let through, given with the next one
-        self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: kept if nothing else came
+        self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: given back if nothing else came
         self._quoted = False  # inside a quotation that a sentence before opened
         self._script = False  # the reply voices characters in the script form ("Meg Wren: ..."): "I" is theirs
 
@@ -296,10 +296,10 @@ class ReplyShaper:
         if not inside_aside and not quoted and _FIRST_PERSON.match(sentence) and not talking:
             # the player's part, written for them: dropped; a reply that had nothing else is asked for again
             self.shaped.first_person = True
-            return self._dropped(sentence)
+            return self._dropped(sentence, given_back=False)
         if not inside_aside and not quoted and self._for_players.decides(sentence):
             self.shaped.decides_for_players = True
-            return self._dropped(sentence)
+            return self._dropped(sentence, given_back=False)
         if normal and normal in self._said and not inside_aside:
             self.shaped.repeats = True
             if self._started:  # a loop has begun: nothing after it is worth reading
@@ -310,7 +310,7 @@ class ReplyShaper:
             return self._dropped(sentence)
         if not inside_aside and runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS:
             # the prompt's example reply, copied in part ("the cold air smells of earth and lamp oil")
-            return self._dropped(sentence)
+            return self._dropped(sentence, given_back=False)
         if normal:
             self._said.add(normal)
         self._started = True
@@ -318,10 +318,14 @@ class ReplyShaper:
         before, self._gap = self._gap, "" if final else gap
         return before + sentence
 
-    def _dropped(self, sentence: str) -> str:
-        """Leave ``sentence`` out (nothing of it is shown); a reply that began with it alone is asked for again."""
+    def _dropped(self, sentence: str, *, given_back: bool = True) -> str:
+        """Leave ``sentence`` out (nothing of it is shown); a reply that began with it alone is asked for again.
+
+        ``given_back``: an echo or a repeat, given back if nothing else came; never a player's part written for
+        them nor the example reply copied, which would post what the rules exist to keep out.
+        """
         self.shaped.dropped.append(sentence.strip())
-        if not self._started:
+        if not self._started and given_back:
             self._echoed.append(sentence)
         return ""
 

@@ -135,6 +135,22 @@ async def test_an_empty_reply_is_asked_for_once_more_and_never_stored(engine: En
     assert "Write what happens next, in new words" in scripted.last().prompt_text
 
 
+async def test_a_second_try_that_was_only_the_players_part_is_never_posted(engine: Engine, scripted: ScriptedModel):
+    """What Qwen2.5 1.5B wrote as GM of a long game, twice: the player's own line. The reply rules take it out of
+    both tries; the turn fails as an empty reply does instead of posting the player's line as the GM's."""
+    game = await _game_with(engine, "chan", "Maya")
+    scripted.enqueue("I go on carefully.", "I go on carefully.")
+    shown: list[str] = []
+    with pytest.raises(ModelFailed, match="nothing to say"):
+        await engine.act(game.id, "maya", "I walk on along the corridor.", on_text=shown.append)
+    assert "".join(shown) == "", "the player's line never reached the screen"
+    assert [e.kind for e in await engine.history(game.id, 10)][-1] is EntryKind.ACTION
+    await engine.memory.idle()
+    scripted.enqueue("Maya steps over the broken board.", "The corridor ends at a green baize door.")
+    result = await engine.act(game.id, "maya", "I walk on.")
+    assert result.text == "The corridor ends at a green baize door.", "a try that decides for Maya is not given back"
+
+
 async def test_a_reply_that_only_echoes_the_action_is_asked_for_again_and_the_turn_counts_both_calls(
     engine: Engine, scripted: ScriptedModel
 ):

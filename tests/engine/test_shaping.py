@@ -79,7 +79,8 @@ def test_narration_in_the_first_person_is_the_players_part_and_is_dropped():
     text, shaper = _shape("I look at the desk. There's a brandy glass on it by Silas's hand.")
     assert text == "There's a brandy glass on it by Silas's hand." and shaper.shaped.first_person
     text, shaper = _shape("I look around the desk.", actions=["I search the study."])
-    assert shaper.said_nothing_new, "a reply that was only the player's part is asked for again"
+    assert text == "" and shaper.shaped.first_person, "a reply that was only the player's part leaves nothing"
+    assert not shaper.said_nothing_new, "nor is the player's part given back for want of anything else"
     spoken = 'Meg turns. "I saw him at nine.\nI swear it." I hand you the key, says Pike. "I... I think so."'
     text, shaper = _shape(spoken)
     assert text == spoken and not shaper.shaped.first_person, "what characters say, quoted or to someone, stays"
