@@ -3,8 +3,9 @@
 :meth:`Narrator.narrate` is the whole of it: a first try, and when that try
 said nothing new (only the action again, or an earlier reply, or nothing
 before a player's line), or the rules left too little of it to stand as a
-reply (see :func:`bot.engine.shaping.says_enough`), one more try with a note
-to say something new. Each try is one model call, read by :class:`_Try`.
+reply (see :func:`bot.engine.shaping.says_enough`), or it said nothing of its
+action or of what the notes told beside it (see :func:`bot.engine.shaping.carries`),
+one more try with a note to say so. Each try is one model call, read by :class:`_Try`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
-from bot.engine.shaping import ReplyShaper, Shaped, only_restates, says_enough, touches
+from bot.engine.shaping import ReplyShaper, Shaped, carries, only_restates, says_enough, touches
 from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
@@ -38,6 +39,10 @@ ANSWER_THE_ACTION = (
     "(Your last reply did not answer what the player just did. Write what happens when they do it, as the GM, "
     "for everyone at the table.)"
 )
+ANSWER_WITH_THE_NOTES = (
+    "(Your last reply did not say what the notes from earlier in the game say about this. Answer with that, as the "
+    "GM, for everyone at the table.)"
+)
 NOTE_JOIN_TOKENS = 2  # the blank line before a note
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
@@ -50,7 +55,7 @@ def room_for_notes(count_tokens: Callable[[str], int]) -> int:
     """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
     itself be asked for once more (the longer of the other two). The prompt leaves them free, or a retry asks
     for more than the context holds."""
-    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_THE_ACTION))
+    longest = max(count_tokens(note) for note in (SAY_SOMETHING_NEW, ANSWER_THE_ACTION, ANSWER_WITH_THE_NOTES))
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
 
@@ -65,6 +70,7 @@ class Shaping:
     public: bool = True  # the reply is for the channel: one with nothing outside its asides says nothing new
     referents: frozenset[str] = frozenset()  # the names of the characters the actions refer to (see touches)
     actors: tuple[str, ...] = ()  # the players whose actions these are
+    brief: tuple[str, ...] = ()  # what the notes told beside the action: a public reply must say something of it
 
     def shaper(self) -> ReplyShaper:
         return ReplyShaper(self.names, self.actions, self.recent, enabled=self.enabled, actors=self.actors)
@@ -102,6 +108,7 @@ class Narration:
     shaped: Shaped | None = None
     nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
     ignored_action: bool = False  # held back too: it said nothing of the action it answers
+    missed_brief: bool = False  # held back too: it said nothing of what the notes told beside the action
 
 
 class Narrator:
@@ -116,9 +123,9 @@ class Narrator:
     ) -> Narration:
         """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
 
-        With shaping on, the first try shows nothing until it has said enough and something of its action; one
-        that said nothing new, or nothing of its action, is held back and tried once more, with a note to say
-        something new or to answer the action.
+        With shaping on, the first try shows nothing until it has said enough and something of its action and of
+        the notes' brief; one that said nothing new, or nothing of its action or of the brief, is held back and
+        tried once more, with a note to say something new, to answer the action or to answer with the notes.
         """
         if not request.shaping.enabled:
             return await self._try(request, on_text, guard, hold_back=False)
@@ -126,14 +133,17 @@ class Narrator:
         first = await self._try(request, on_text, guard, hold_back=True)
         if not first.nothing_new:
             return first
-        why = "said nothing of the action" if first.ignored_action else "said nothing new, or too little"
+        why = "said nothing new, or too little"
+        if first.ignored_action:
+            why = "said nothing of what the notes told" if first.missed_brief else "said nothing of the action"
         log.info("Game %d turn %d: the reply %s; asked again", *request.where, why)
         waited = time.perf_counter() - began
         # A reply that said again what earlier replies said is asked for with the model kept from repeating its
         # context (DRY). Not one that restated the action or said too little: kept from the prompt's words, the
         # 1.5B model answered the action less often (bench quality: ignores the action 0.12, thin 0.17).
         repeated = first.shaped is not None and first.shaped.repeats
-        note = ANSWER_THE_ACTION if first.ignored_action else SAY_SOMETHING_NEW
+        note = ANSWER_WITH_THE_NOTES if first.missed_brief else ANSWER_THE_ACTION if first.ignored_action else None
+        note = note or SAY_SOMETHING_NEW
         again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
@@ -168,8 +178,11 @@ class Narrator:
             if hold_back and (shaper.said_nothing_new or reading.says_nothing(rest) or reading.only_restates(rest)):
                 # not shown: asked once more
                 return Narration(rest, reading.first_text or 0.0, stream.stats, shaper.shaped, nothing_new=True)
-            if hold_back and reading.ignores_action(rest):
-                return Narration(rest, 0.0, stream.stats, shaper.shaped, nothing_new=True, ignored_action=True)
+            if hold_back and (reading.ignores_action(rest) or reading.misses_brief(rest)):
+                return Narration(
+                    rest, 0.0, stream.stats, shaper.shaped, nothing_new=True, ignored_action=True,
+                    missed_brief=reading.misses_brief(rest),
+                )  # fmt: skip
             await reading.take(rest)
             if reading.short is not None and shaper.shaped.dropped:  # the rules left too little of it: once more
                 return Narration(reading.text, 0.0, stream.stats, shaper.shaped, nothing_new=True)
@@ -263,10 +276,12 @@ class _Try:
 
     def _answers(self, text: str) -> bool:
         """Whether a reply says something of its actions (see :func:`bot.engine.shaping.touches`), in public or in
-        an aside (what a player's sniff of the glass finds may be told to that player alone); a reply to no action
-        (a scene opening) answers whatever it says."""
+        an aside (what a player's sniff of the glass finds may be told to that player alone), and of what the
+        notes told beside them (see :func:`bot.engine.shaping.carries`); a reply to no action (a scene opening)
+        answers whatever it says."""
         actions = self.shaping.actions
-        return not actions or touches(text, actions, self.shaping.referents)
+        touched = not actions or touches(text, actions, self.shaping.referents)
+        return touched and carries(text, self.shaping.brief, actions)
 
     def ignores_action(self, rest: str) -> bool:
         """Whether the reply, held back for the channel until it said something of its action, said enough to stand
@@ -275,6 +290,13 @@ class _Try:
             return False
         public = self.short + split_reply(rest, self.shaping.names)[0]
         return says_enough(public, self.shaping.actions) and not self._answers(self.text + rest)
+
+    def misses_brief(self, rest: str) -> bool:
+        """Whether the reply, held back for the channel, said nothing of what the notes told beside its action,
+        however short: the engine knows what it must carry (the small model answered "Where is the brass key now?"
+        with the key's first place, its latest told right after the question)."""
+        brief, actions = self.shaping.brief, self.shaping.actions
+        return self.short is not None and bool(brief) and not carries(self.text + rest, brief, actions)
 
     def only_restates(self, rest: str) -> bool:
         """Whether the reply, held back for the channel as too short, only restates its action in other words."""

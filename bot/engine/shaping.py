@@ -471,6 +471,29 @@ def touches(text: str, actions: Sequence[str], named: set[str] | frozenset[str] 
     return any(said & w for w in words)
 
 
+# What a brief's line says, without what labels it: "[fact, now] brass key, location: in the cellar (before: on
+# the desk until turn 150)" says "in the cellar"; "[turn 6] … GM: Gorse grows thick." says "Gorse grows thick.".
+_BRIEF_LABEL = re.compile(r"^\[[^\]]*\]\s*(?:…\s*)?(?:GM:\s*)?")
+_FACT_VALUE = re.compile(r"^[^,]*,[^:]*:\s*(.*?)\s*(?:\((?:before|was)\b[^)]*\))?$")
+
+
+def carries(text: str, brief: Sequence[str], actions: Sequence[str] = ()) -> bool:
+    """Whether a reply says something of what the brief beside its action told (see
+    :func:`bot.memory.recall.memory_brief`): a content word of a brief line's answer that the action did not say
+    itself ("Ashdown" or "chain" for "Which servant carries the key to the wine vault?"). A reply that says none
+    of it answered from elsewhere ("The captain takes the key from the barrel."). With no brief, any reply does."""
+    if not brief:
+        return True
+    said = stems(text)
+    asked = frozenset().union(*(stems(action) for action in actions))
+    for line in brief:
+        bare = _BRIEF_LABEL.sub("", line.strip())
+        value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
+        if said & (stems(value.group(1) if value else bare) - asked):
+            return True
+    return False
+
+
 def says_enough(text: str, actions: Sequence[str] = ()) -> bool:
     """Whether a public reply says enough to stand as the GM's answer: :data:`THIN_WORDS` content words, or more,
     that are not the actions' own."""

@@ -183,6 +183,7 @@ class Turns:
         shaping = Shaping(
             list(by_name), actions, said[-RECENT_REPLIES:], self.config.shape_replies, public=private_to is None,
             referents=named, actors=tuple(e.author for e in acted if e.author),
+            brief=tuple(note.text for note in context.notes if note.layer == "brief"),
         )  # fmt: skip
         return _Table(by_name, unlocked), Request(game.id, action.turn, context, max_tokens, shaping), guard
 

@@ -85,10 +85,11 @@ async def test_a_summary_is_told_the_values_that_changed(engine: Engine, scripte
 async def test_an_answer_that_gives_a_questions_own_place_back_moves_nothing(engine: Engine, scripted):
     """A question's premise is not an event: "Which servant carries the key to the wine vault?" answered "Wren
     Tally carries the key to the wine vault." once made the wine vault the key's place. A place the question did
-    not name is a move, question or not."""
+    not name is a move, question or not. (The question names a key, so the brief beside it tells the brass key's
+    place; the answer says nothing of it and is asked for once more, and says the same again.)"""
     game = await _start(engine)
-    _gm(scripted, "The gulls cry.", "Wren Tally carries the key to the wine vault.",
-        "Wren carries the brass key to the boathouse.")  # fmt: skip
+    premise = "Wren Tally carries the key to the wine vault."
+    _gm(scripted, "The gulls cry.", premise, premise, "Wren carries the brass key to the boathouse.")
     await engine.act(game.id, "maya", "I hide the brass key under the doormat.")
     await engine.act(game.id, "maya", "Which servant carries the key to the wine vault?")
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]

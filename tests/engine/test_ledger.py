@@ -266,6 +266,34 @@ async def test_a_fact_an_earlier_turn_recalled_is_followed_by_its_newer_value(en
     assert prompt.index("under the mat") < prompt.index("[fact, now] brass key, location: in the cellar")
 
 
+async def test_a_reply_that_says_nothing_of_what_the_notes_told_is_asked_for_again_with_a_note(
+    engine: Engine, scripted: ScriptedModel, extractor
+):
+    """What Qwen2.5 1.5B wrote as GM of a long game, asked where the key is now with its place told right after
+    the question: another place, or nothing of it. The engine knows what the reply must carry: it holds that try
+    back and asks once more, saying the notes were not told. A reply that tells them is not asked again."""
+    game = await start(engine, "Maya", "Tom")
+    extractor.facts = [[key_fact("under the mat")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    elsewhere = "You look for the brass key on the desk, but rain drums on the slate roof and the fire burns low."
+    answer = "It is under the mat by the door, where you hid it."
+    scripted.enqueue(elsewhere, answer)
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "Where did I put the brass key?", on_text=shown.append)
+    await engine.memory.idle(game.id)
+    first, again = [c.messages[-1].content for c in _gm_calls(scripted, "Where did I put")]
+    assert "The notes from earlier in the game say: [fact] brass key, location: under the mat" in first
+    assert result.text == answer and "".join(shown) == answer, "the try that missed never reached the screen"
+    assert "did not say what the notes from earlier in the game say" in again
+
+    scripted.enqueue("Under the mat, still.")
+    result = await engine.act(game.id, "tom", "Where did Maya put the brass key?")
+    await engine.memory.idle(game.id)
+    assert result.text == "Under the mat, still."
+    asked = _gm_calls(scripted, "Where did Maya put")
+    assert len(asked) == 1, "short, and it says them: kept as it is"
+
+
 async def test_an_old_turn_recalled_beside_the_question_is_followed_by_the_value_that_holds_now(
     engine: Engine, extractor
 ):
@@ -333,3 +361,9 @@ async def test_a_recent_turn_the_budget_cuts_from_the_prompt_can_still_be_recall
     assert clue in tight.trace.layer("recall").items
     assert "Maya: I hide the brass key inside the cracked bell of the chapel." in tight.messages[-1].content
     assert tight.tokens <= tight.trace.limit
+
+
+def _gm_calls(scripted: ScriptedModel, action: str) -> list:
+    """The GM's calls that answered ``action`` (the memory's jobs read it too)."""
+    return [c for c in scripted.calls if c.kind == "stream" and c.messages[-1].content.count(action)
+            and c.messages[0].content.startswith("You are")]  # fmt: skip

@@ -270,3 +270,18 @@ def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_
     text, _ = _shape("Maya frowns. The brandy smells sharp.", players=["Maya", "Tom"],
                      actions=["I sniff the brandy glass."], actors=["Maya"])  # fmt: skip
     assert text == "The brandy smells sharp.", "a feeling their action never named"
+
+
+def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
+    from bot.engine.shaping import carries
+
+    asked = ["Which servant carries the key to the wine vault?"]
+    clue = ["[turn 9] … GM: Mrs Ashdown wears the cellar key on a chain around her neck, day and night."]
+    assert carries("Mrs Ashdown has it, on a chain.", clue, asked)
+    said = "The captain takes the key from the barrel and goes down to the wine vault."
+    assert not carries(said, clue, asked), "the question's own words are not its answer"
+    fact = ["[fact, now] brass key, location: in the cellar (before: on the desk until turn 150)"]
+    where = ["Where is the brass key now?"]
+    assert carries("It lies on a barrel in the cellar.", fact, where)
+    assert not carries("The key is on the desk.", fact, where), "the value it had before is no answer"
+    assert carries("Anything at all.", [], where), "no brief: any reply"
