@@ -31,7 +31,7 @@ def test_every_setting_is_in_the_settings_page():
 def test_every_page_is_reachable_from_the_readme_and_every_relative_link_resolves():
     readme = PAGES[0].read_text()
     assert [p.name for p in PAGES[1:] if f"docs/{p.name}" not in readme] == []
-    assert len(readme.splitlines()) <= 120, "the README is the front page; the rest is in docs/"
+    assert len(readme.splitlines()) < 120, "the README is the front page, under 120 lines; the rest is in docs/"
     broken = []
     for page in PAGES:
         for target in _LINK.findall(page.read_text()):

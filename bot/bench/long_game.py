@@ -14,7 +14,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from bot.engine import Engine
+from bot.engine import Engine, ModelFailed
 from bot.model.base import ChatMessage
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.worlds import World
@@ -237,6 +237,7 @@ class Answer:
     answered: bool  # the reply says the answer
     placed: str  # where the prompt held the answer's text: "near" (the front or beside the question), "far", ""
     prompt_tokens: int
+    retried: bool = False  # the GM had nothing to say at first: the player pressed Retry
 
     @property
     def cause(self) -> str:
@@ -260,14 +261,19 @@ async def ask(engine: Engine, game_id: int, questions: tuple[Question, ...] = QU
     """Each question asked in turn, as its player would: what the GM answered, and whether its prompt held it."""
     answers = []
     for question in questions:
-        result = await engine.act(game_id, question.player, question.text)
+        retried = False
+        try:
+            result = await engine.act(game_id, question.player, question.text)
+        except ModelFailed:  # "The GM had nothing to say; your action is saved. Try again.": as a player would
+            retried = True
+            result = await engine.retry(game_id)
         messages = result.context.messages
         near = prompt_text([messages[0], messages[-1]])  # the front, and the question with this turn's notes
         placed = next((where for where, text in (("near", near), ("far", prompt_text(messages)))
                        if any(evidence in text for evidence in question.evidence)), "")  # fmt: skip
         answers.append(
             Answer(question, result.text, says(result.text, question.answers), placed,
-                   result.model.prompt_tokens if result.model else 0)
+                   result.model.prompt_tokens if result.model else 0, retried)
         )  # fmt: skip
     return answers
 
@@ -277,7 +283,7 @@ def answers_table(answers: list[Answer]) -> str:
     for a in answers:
         lines.append(f"{a.question.kind:<14} {'yes' if a.answered else 'NO':<9} {a.prompt_tokens:>6}  "
                      f"{a.question.text}")  # fmt: skip
-        lines.append(f"{'':<31}GM: {a.reply}")
+        lines.append(f"{'':<31}GM{' (after a Retry)' if a.retried else ''}: {a.reply}")
         if a.cause:
             lines.append(f"{'':<31}{a.cause}")
     answered = sum(a.answered for a in answers)

@@ -52,6 +52,12 @@ def query_terms(action: str, scene: Sequence[str] = ()) -> list[str]:
 BRIEF_PIN_WORDS = 2
 BRIEF_LEAD = 1.25
 BRIEF_ITEMS = 2
+# The words of the question a recalled turn's shown sentence must share to be told as its answer (all of them, for
+# a question of fewer). Set on the memory test's ten questions (one shared word briefed two wrong turns, two briefed
+# one, every right brief kept); on the long game's six other questions, held out, one word briefed two wrong turns
+# ("Gorse rattles in the wind along the clifftop." for "What was snagged on the yellow flowering bushes by the
+# clifftop?"), two none, and neither a right one.
+BRIEF_TURN_WORDS = 2
 _ASKING = frozenset(
     "ask check examine inspect look search sniff smell listen read study remember recall where what who which "
     "when how why whose find".split()
@@ -76,20 +82,23 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
         first = ranked[0]
         second = ranked[1].score if len(ranked) > 1 else 0.0
         clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both")
-        if clear and first.score > 0 and _shares_a_word(wanted, _unlabelled(first.text)):
+        if clear and first.score > 0 and _shares_words(wanted, _unlabelled(first.text)):
             brief.append(first)
     return brief[:BRIEF_ITEMS]
 
 
-def _shares_a_word(wanted: Set[str], text: str) -> bool:
-    """Whether ``text`` holds one of the ``wanted`` terms (by their first five letters: "carries", "carried").
+def _shares_words(wanted: Set[str], text: str) -> bool:
+    """Whether ``text`` holds :data:`BRIEF_TURN_WORDS` of the ``wanted`` terms, or all of them if fewer (by their
+    first five letters: "carries", "carried").
 
     A turn that leads by meaning or by a word of another sentence is not told as the answer unless what it shows
-    shares a word with the question: "What bird is etched in the old sailor's timepiece?" led with a turn whose
+    shares words with the question: "What bird is etched in the old sailor's timepiece?" led with a turn whose
     shown sentence was "Gulls perch along the lifeboat's gunwale." (found by "old" in the one before it), and
-    the brief told it as what the notes say."""
+    the brief told it as what the notes say; "Was the fuel for the beacon tampered with?" with "The beacon's great
+    lens is smeared with salt.", one word in common."""
+    asked = {term[:5] for term in wanted}
     said = {term[:5] for term in query_terms(text)}
-    return any(term[:5] in said for term in wanted)
+    return len(asked & said) >= min(BRIEF_TURN_WORDS, len(asked))
 
 
 def _unlabelled(text: str) -> str:

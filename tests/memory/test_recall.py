@@ -108,6 +108,11 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     chart = MemoryItem("entry:143", "[turn 143] … An old chart hangs in the hall.", found_by="both", score=0.3)
     asked = "What bird is etched in the old sailor's timepiece?"
     assert memory_brief(asked, [], [gulls, chart]) == [], "what it shows shares no word with the question"
+    lens = MemoryItem("entry:150", "[turn 150] GM: The beacon's great lens is smeared with salt. …",
+                      found_by="both", lead=True, score=0.3)  # fmt: skip
+    assert memory_brief("Was the fuel for the beacon tampered with?", [], [lens]) == [], "one word in common"
+    wren = MemoryItem("entry:36", "[turn 36] GM: Wren burned a letter in the stove.", found_by="both", score=0.3)
+    assert memory_brief("Where is Wren?", [], [wren, other]) == [wren], "a question of one word: that one"
     candles = MemoryItem(
         "entry:8", "[turn 8] … Mrs Ashdown complains about the price of candles.", found_by="both", score=0.4
     )
