@@ -236,6 +236,7 @@ class Answer:
     reply: str
     answered: bool  # the reply says the answer
     placed: str  # where the prompt held the answer's text: "near" (the front or beside the question), "far", ""
+    # (or "no reply": the GM wrote none the reply rules let through)
     prompt_tokens: int
     retried: bool = False  # the GM had nothing to say at first: the player pressed Retry
 
@@ -246,6 +247,7 @@ class Answer:
         if self.answered:
             return ""
         return {
+            "no reply": "model miss (the GM had nothing to say, and again after a Retry)",
             "near": "model miss (in the prompt, not said)",
             "far": "memory miss (only far up the prompt, in an older turn's notes)",
         }.get(self.placed, "memory miss (not in the prompt)")
@@ -266,7 +268,11 @@ async def ask(engine: Engine, game_id: int, questions: tuple[Question, ...] = QU
             result = await engine.act(game_id, question.player, question.text)
         except ModelFailed:  # "The GM had nothing to say; your action is saved. Try again.": as a player would
             retried = True
-            result = await engine.retry(game_id)
+            try:
+                result = await engine.retry(game_id)
+            except ModelFailed as failed:
+                answers.append(Answer(question, f"({failed})", False, "no reply", 0, retried))
+                continue
         messages = result.context.messages
         near = prompt_text([messages[0], messages[-1]])  # the front, and the question with this turn's notes
         placed = next((where for where, text in (("near", near), ("far", prompt_text(messages)))
