@@ -197,7 +197,7 @@ class ReplyShaper:
         self._in_aside = 0
         self._line_start = False  # what was let through ended a line
         self._gap = ""  # the space after the last sentence let through, given with the next one
-        self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: given back if nothing else came
+        self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: given back if none else
         self._quoted = False  # inside a quotation that a sentence before opened
         self._script = False  # the reply voices characters in the script form ("Meg Wren: ..."): "I" is theirs
 
