@@ -163,8 +163,9 @@ def test_bench_turns_refuses_nonsense(tmp_path: Path):
 @pytest.mark.slow
 def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
-        "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3"
-    )
+        "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3",
+        timeout=900,  # both worlds twice with the real model: a guard against a hang, not a speed bound
+    )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "rules off (what the model wrote)" in out and "rules on (what players read)" in out
