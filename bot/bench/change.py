@@ -29,6 +29,7 @@ from typing import TextIO
 
 from bot.bench.long_game import FILLER, LONG_GAME_WORLD, says
 from bot.engine import Engine, EngineConfig
+from bot.engine.game import ModelFailed
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.scripted import ScriptedModel, found_nothing
@@ -332,12 +333,23 @@ async def play(turns: int, facts: bool, embedder: Embedder | None, reply_model: 
                     engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=embedder)
                     engine.hold_upkeep()  # the questions only
                     for asked in run.asked:
-                        result = await engine.act(game.id, "maya", asked.question)
-                        asked.reply = result.text
+                        asked.reply = await _answer(engine, game.id, asked.question)
                     await engine.close()
         finally:
             await store.close()
     return run
+
+
+async def _answer(engine: Engine, game_id: int, question: str) -> str:
+    """The GM's reply to ``question``; where it had nothing to say, pressed Retry once, as a player would, and a
+    second failure counts as a reply that does not say the latest value."""
+    try:
+        return (await engine.act(game_id, "maya", question)).text
+    except ModelFailed:
+        try:
+            return (await engine.retry(game_id)).text
+        except ModelFailed as failed:
+            return f"({failed})"
 
 
 def report(runs: Sequence[Run], out: TextIO) -> dict[str, float]:

@@ -1,0 +1,32 @@
+"""``bench change`` end to end on a short game: the questions' prompts are judged, and the GM's replies with them,
+a reply the GM could not write counted as one that does not say the latest value."""
+
+from __future__ import annotations
+
+import io
+
+from bot.bench.change import CHAINS, play, report
+from bot.model import ScriptedModel
+
+
+def _reply(messages) -> str:
+    """Where the swan candlestick is, whatever is asked; the ferryman's question answered only with a player's
+    line, on every try and after a Retry (the GM has nothing to say)."""
+    question = messages[-1].content
+    if "ferryman" in question:
+        return "Maya: I look around."
+    return "The swan candlestick lies at the bottom of the old well."
+
+
+async def test_the_change_bench_judges_each_questions_prompt_and_reply():
+    run = await play(60, False, None, ScriptedModel(_reply))
+    assert len(run.asked) == sum(len(chain.questions) for chain in CHAINS)
+    by_question = {asked.question: asked for asked in run.asked}
+    assert by_question["Where is the swan candlestick now?"].reply_says_latest
+    assert not by_question["Where is the brass key now?"].reply_says_latest  # the well is not where the key is
+    ferryman = by_question["Who does the ferryman work for now?"]
+    assert ferryman.reply is not None and "nothing to say" in ferryman.reply and not ferryman.reply_says_latest
+    out = io.StringIO()
+    figures = report([run], out)
+    assert 0 < figures["reply_latest_60_none_tuned"] < 1, out.getvalue()
+    assert "'Who does the ferryman work for now?'" in out.getvalue()
