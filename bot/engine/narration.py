@@ -20,7 +20,15 @@ from dataclasses import dataclass
 from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
 from bot.engine.session import Sessions
-from bot.engine.shaping import ReplyShaper, Shaped, carries, only_restates, says_enough, touches
+from bot.engine.shaping import (
+    ReplyShaper,
+    Shaped,
+    carries,
+    notes_answer,
+    only_restates,
+    says_enough,
+    touches,
+)
 from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
@@ -43,6 +51,9 @@ ANSWER_WITH_THE_NOTES = (
     "(Your last reply did not say what the notes from earlier in the game say about this. Answer with that, as the "
     "GM, for everyone at the table.)"
 )
+# What the notes told beside an action, after a reply that did not say it on either try (see
+# Narrator._told_from_notes).
+FROM_THE_NOTES = "(From earlier in the game: {answer}.)"
 NOTE_JOIN_TOKENS = 2  # the blank line before a note
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
@@ -109,6 +120,7 @@ class Narration:
     nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
     ignored_action: bool = False  # held back too: it said nothing of the action it answers
     missed_brief: bool = False  # held back too: it said nothing of what the notes told beside the action
+    told_from_notes: bool = False  # it said nothing of the brief on either try: the notes' answer follows it
 
 
 class Narrator:
@@ -145,8 +157,30 @@ class Narrator:
         note = ANSWER_WITH_THE_NOTES if first.missed_brief else ANSWER_THE_ACTION if first.ignored_action else None
         note = note or SAY_SOMETHING_NEW
         again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
+        again = await self._told_from_notes(request, again, on_text, guard)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
+
+    async def _told_from_notes(
+        self, request: Request, narration: Narration, on_text: OnText | None, guard: TurnGuard | None
+    ) -> Narration:
+        """A channel's reply that, asked twice, still says nothing of what the notes told beside its action, with
+        the notes' answer told after it in their own words (:data:`FROM_THE_NOTES`): the engine knows what this
+        reply must carry, and a narrator that does not say it twice does not take it from the table. The brief of a
+        public action holds only what the whole table may read, and the leak guard checks the line as it checks
+        the rest."""
+        shaping = request.shaping
+        if not shaping.public or carries(narration.text, shaping.brief, shaping.actions):
+            return narration
+        answer = notes_answer(shaping.brief)
+        if not answer:
+            return narration
+        line = FROM_THE_NOTES.format(answer=answer)
+        screen = _Screen(on_text, guard)
+        await screen.show(f"\n\n{line}")
+        await screen.finish()
+        log.info("Game %d turn %d: the reply said nothing of the notes' brief, told after it", *request.where)
+        return dataclasses.replace(narration, text=f"{narration.text}\n\n{line}", told_from_notes=True)
 
     async def _try(
         self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool,

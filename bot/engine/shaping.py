@@ -494,6 +494,21 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = ()) -> boo
     return False
 
 
+def notes_answer(brief: Sequence[str]) -> str:
+    """What the brief beside an action told, in plain words, for the channel: each line without its label, a fact
+    as its subject and current value ("brass key, location: in the cellar"), a turn as the sentence it showed."""
+    answers = []
+    for line in brief:
+        bare = _BRIEF_LABEL.sub("", line.strip())
+        value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
+        if value:
+            bare = f"{bare[: bare.index(':')]}: {value.group(1)}"
+        bare = bare.strip().rstrip("…").strip().rstrip(".")
+        if bare:
+            answers.append(bare)
+    return "; ".join(answers)
+
+
 def says_enough(text: str, actions: Sequence[str] = ()) -> bool:
     """Whether a public reply says enough to stand as the GM's answer: :data:`THIN_WORDS` content words, or more,
     that are not the actions' own."""

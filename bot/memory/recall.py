@@ -68,7 +68,7 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     """What the notes say about the action, for the brief told beside it (at most :data:`BRIEF_ITEMS`)."""
     said = {w for w in _WORD.findall(action.lower())}
     wanted = set(query_terms(action))
-    brief: list[MemoryItem] = []
+    brief: list[MemoryItem | None] = []
     for pin in pins:
         if len(wanted & set(query_terms(pin.text))) >= BRIEF_PIN_WORDS:
             brief.append(pin)
@@ -82,9 +82,31 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
         first = ranked[0]
         second = ranked[1].score if len(ranked) > 1 else 0.0
         clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both")
-        if clear and first.score > 0 and _shares_words(wanted, _unlabelled(first.text)):
-            brief.append(first)
-    return brief[:BRIEF_ITEMS]
+        told = _unlabelled(first.text)
+        if (
+            clear
+            and first.score > 0
+            and _shares_words(wanted, told)
+            and ("?" in action or not _PLAYERS_LINE.match(told))
+        ):
+            brief.append(_now(first, recall))
+    return [item for item in brief if item is not None][:BRIEF_ITEMS]
+
+
+# A recalled player's line ("Maya: I search the rock."): the answer to a question ("Where did I put the key?"), not
+# to a look or a search, whose answer is what the GM said then.
+# A name of at most three words, then a colon, at the very start (a cut GM turn starts with "…").
+_PLAYERS_LINE = re.compile(r"^(?!GM\b)[^\s:….!?]+(?: [^\s:….!?]+){0,2}:\s")
+
+
+def _now(item: MemoryItem, recall: Sequence[MemoryItem]) -> MemoryItem | None:
+    """A recalled turn as the answer, or, where what it told has since changed ("[turn 12, since changed] Ines sets
+    the swan candlestick on the chapel altar."), the value that holds now, which recall puts right after it: the
+    old turn told as the answer had the reply say where the candlestick was, not where it is."""
+    if not re.match(r"^\[turn \d+, since changed\]", item.text):
+        return item
+    after = recall[recall.index(item) + 1 :]
+    return next((newer for newer in after[:1] if newer.found_by == NEWER), None)
 
 
 def _shares_words(wanted: Set[str], text: str) -> bool:

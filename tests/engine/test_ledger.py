@@ -294,6 +294,28 @@ async def test_a_reply_that_says_nothing_of_what_the_notes_told_is_asked_for_aga
     assert len(asked) == 1, "short, and it says them: kept as it is"
 
 
+async def test_a_reply_that_misses_the_notes_twice_is_followed_by_what_they_told(
+    engine: Engine, scripted: ScriptedModel, extractor
+):
+    """What Qwen2.5 1.5B wrote as GM of a 300-turn game asked where a thing is now, with its place told right after
+    the question and again after the note: the scene's filler, twice. The engine knows what the reply must carry:
+    it tells it after the reply, in the notes' words, on the screen and in the log alike."""
+    game = await start(engine, "Maya", "Tom")
+    extractor.facts = [[key_fact("under the mat")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    filler = "The storm lantern hisses as its wick burns. The hallway smells of damp wool and woodsmoke."
+    scripted.enqueue(filler, filler)
+    shown: list[str] = []
+    result = await engine.act(game.id, "tom", "Where is the brass key now?", on_text=shown.append)
+    await engine.memory.idle(game.id)
+    told = "(From earlier in the game: brass key, location: under the mat.)"
+    assert result.text == f"{filler}\n\n{told}", result.text
+    assert "".join(shown) == result.text, "the screen shows what the log keeps"
+    assert len(_gm_calls(scripted, "Where is the brass key now?")) == 2, "asked once more first"
+    last = (await engine.store.recent_log(game.id, 1))[-1]
+    assert last.line == f"GM: {result.text}", "stored as it was shown"
+
+
 async def test_an_old_turn_recalled_beside_the_question_is_followed_by_the_value_that_holds_now(
     engine: Engine, extractor
 ):

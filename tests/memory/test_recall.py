@@ -117,3 +117,15 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
         "entry:8", "[turn 8] … Mrs Ashdown complains about the price of candles.", found_by="both", score=0.4
     )
     assert memory_brief("What do the chapel candles smell of?", [pin], [candles, other]) == [pin], "one answer"
+    altar = MemoryItem(
+        "entry:12", "[turn 12, since changed] GM: Ines sets the swan candlestick on the chapel altar.",
+        found_by="both", score=0.4,
+    )  # fmt: skip
+    well = MemoryItem("fact:9", "[fact, now] swan candlestick, location: in the old well", found_by=NEWER)
+    asked = "What stands on the chapel altar these days?"
+    assert memory_brief(asked, [], [altar, well, other]) == [well], "what holds now, not the old turn"
+    assert memory_brief(asked, [], [altar, other]) == [], "an old value alone is never told as the answer"
+    hid = MemoryItem("entry:5", "[turn 5] Maya: I hide the brass key under the mat.", found_by="both", score=0.4)
+    assert memory_brief("Where did I hide the brass key?", [], [hid, other]) == [hid], "a player's line answers"
+    searched = MemoryItem("entry:4", "[turn 4] Maya: I search the rock for a way down.", found_by="both", score=0.4)
+    assert memory_brief("I search the rock again.", [], [searched, other]) == [], "a search is answered by the GM"
