@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.engine.guard import TurnGuard
-from bot.engine.results import MODEL_FAILED, ModelFailed, OnText
+from bot.engine.results import MODEL_FAILED, NOTHING_TO_SAY, ModelFailed, OnText
 from bot.engine.session import Sessions
 from bot.engine.shaping import (
     ReplyShaper,
@@ -156,7 +156,12 @@ class Narrator:
         repeated = first.shaped is not None and first.shaped.repeats
         note = ANSWER_WITH_THE_NOTES if first.missed_brief else ANSWER_THE_ACTION if first.ignored_action else None
         note = note or SAY_SOMETHING_NEW
-        again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
+        try:
+            again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
+        except ModelFailed as failed:  # nothing to say twice: what the notes told still answers a question
+            if str(failed) != NOTHING_TO_SAY or not (request.shaping.public and notes_answer(request.shaping.brief)):
+                raise
+            again = Narration("", 0.0, None)
         again = await self._told_from_notes(request, again, on_text, guard)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
@@ -165,8 +170,9 @@ class Narrator:
         self, request: Request, narration: Narration, on_text: OnText | None, guard: TurnGuard | None
     ) -> Narration:
         """A channel's reply that, asked twice, still says nothing of what the notes told beside its action, with
-        the notes' answer told after it in their own words (:data:`FROM_THE_NOTES`): the engine knows what this
-        reply must carry, and a narrator that does not say it twice does not take it from the table. The brief of a
+        the notes' answer told after it in their own words (:data:`FROM_THE_NOTES`), or alone where the model had
+        nothing to say twice: the engine knows what this reply must carry, and a narrator that does not say it
+        twice does not take it from the table. The brief of a
         public action holds only what the whole table may read, and the leak guard checks the line as it checks
         the rest."""
         shaping = request.shaping
@@ -175,12 +181,14 @@ class Narrator:
         answer = notes_answer(shaping.brief)
         if not answer:
             return narration
-        line = FROM_THE_NOTES.format(answer=answer)
+        told = FROM_THE_NOTES.format(answer=answer)
+        if narration.text:
+            told = f"\n\n{told}"
         screen = _Screen(on_text, guard)
-        await screen.show(f"\n\n{line}")
+        await screen.show(told)
         await screen.finish()
         log.info("Game %d turn %d: the reply said nothing of the notes' brief, told after it", *request.where)
-        return dataclasses.replace(narration, text=f"{narration.text}\n\n{line}", told_from_notes=True)
+        return dataclasses.replace(narration, text=narration.text + told, told_from_notes=True)
 
     async def _try(
         self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool,
@@ -230,7 +238,7 @@ class Narrator:
         reply = reading.text.strip()
         if not reply:
             log.warning("Game %d turn %d: the model returned an empty reply", *request.where)
-            raise ModelFailed("The GM had nothing to say; your action is saved. Try again.", turn=request.turn)
+            raise ModelFailed(NOTHING_TO_SAY, turn=request.turn)
         return Narration(reply, reading.first_text or 0.0, stream.stats, shaper.shaped)
 
 

@@ -20,6 +20,7 @@ OnText = Callable[[str], Awaitable[None] | None]
 
 MODEL_FAILED = "The GM could not answer just now; your action is saved. Try again."
 MODEL_UNAVAILABLE = "The model is unavailable just now; nothing is lost. Try again in a minute."
+NOTHING_TO_SAY = "The GM had nothing to say; your action is saved. Try again."
 
 
 class ModelFailed(UserError):

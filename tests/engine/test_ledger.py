@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bot.engine import Engine, EngineConfig
+from bot.engine.results import ModelFailed
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget
@@ -314,6 +315,24 @@ async def test_a_reply_that_misses_the_notes_twice_is_followed_by_what_they_told
     assert len(_gm_calls(scripted, "Where is the brass key now?")) == 2, "asked once more first"
     last = (await engine.store.recent_log(game.id, 1))[-1]
     assert last.line == f"GM: {result.text}", "stored as it was shown"
+
+
+async def test_a_question_the_gm_had_nothing_to_say_to_twice_is_answered_by_the_notes(
+    engine: Engine, scripted: ScriptedModel, extractor
+):
+    """The small model wrote only the next player's line, on both tries ("Tom: I look around."): with nothing of
+    its own to post, the turn is answered by what the notes told beside the question, not failed."""
+    game = await start(engine, "Maya", "Tom")
+    extractor.facts = [[key_fact("under the mat")]]
+    await turn(engine, game.id, "I hide the brass key under the mat.")
+    scripted.enqueue("Tom: I look around.", "Tom: I look around.")
+    result = await engine.act(game.id, "maya", "Where is the brass key now?")
+    await engine.memory.idle(game.id)
+    assert result.text == "(From earlier in the game: brass key, location: under the mat.)"
+
+    scripted.enqueue("Maya: I wait.", "Maya: I wait.")  # no brief: nothing to answer with, the turn fails
+    with pytest.raises(ModelFailed, match="nothing to say"):
+        await engine.act(game.id, "tom", "I stretch my legs by the door.")
 
 
 async def test_an_old_turn_recalled_beside_the_question_is_followed_by_the_value_that_holds_now(
