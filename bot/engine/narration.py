@@ -172,9 +172,8 @@ class Narrator:
         """A channel's reply that, asked twice, still says nothing of what the notes told beside its action, with
         the notes' answer told after it in their own words (:data:`FROM_THE_NOTES`), or alone where the model had
         nothing to say twice: the engine knows what this reply must carry, and a narrator that does not say it
-        twice does not take it from the table. The brief of a
-        public action holds only what the whole table may read, and the leak guard checks the line as it checks
-        the rest."""
+        twice does not take it from the table. The brief of a public action holds only what the whole table may
+        read, and the leak guard checks the line as it checks the rest."""
         shaping = request.shaping
         if not shaping.public or carries(narration.text, shaping.brief, shaping.actions):
             return narration
