@@ -480,8 +480,9 @@ _FACT_VALUE = re.compile(r"^[^,]*,[^:]*:\s*(.*?)\s*(?:\((?:before|was)\b[^)]*\))
 def carries(text: str, brief: Sequence[str], actions: Sequence[str] = ()) -> bool:
     """Whether a reply says something of what the brief beside its action told (see
     :func:`bot.memory.recall.memory_brief`): a content word of a brief line's answer that the action did not say
-    itself ("Ashdown" or "chain" for "Which servant carries the key to the wine vault?"). A reply that says none
-    of it answered from elsewhere ("The captain takes the key from the barrel."). With no brief, any reply does."""
+    itself ("Ashdown" or "chain" for "Which servant carries the key to the wine vault?"), and for a fact its
+    current value (see :func:`_says_value`). A reply that says none of it answered from elsewhere ("The captain
+    takes the key from the barrel."). With no brief, any reply does."""
     if not brief:
         return True
     said = stems(text)
@@ -489,9 +490,21 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = ()) -> boo
     for line in brief:
         bare = _BRIEF_LABEL.sub("", line.strip())
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
-        if said & (stems(value.group(1) if value else bare) - asked):
+        if value and _says_value(text, value.group(1)):
+            return True
+        if not value and said & (stems(bare) - asked):
             return True
     return False
+
+
+def _says_value(text: str, value: str) -> bool:
+    """Whether ``text`` says a fact's value: its digits in their order, for a code ("5-5-0", "the code is 550"),
+    else its last content word, the thing itself ("boot" of "inside his boot": "a noise from inside" is not it)."""
+    digits = re.sub(r"\D", "", value)
+    if digits:
+        return digits in re.sub(r"\D", "", text)
+    words = [word for word in re.findall(r"[\w'’-]+", value) if stems(word)]
+    return bool(words) and bool(stems(words[-1]) & stems(text))
 
 
 def notes_answer(brief: Sequence[str]) -> str:

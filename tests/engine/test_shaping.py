@@ -285,3 +285,10 @@ def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_sa
     assert carries("It lies on a barrel in the cellar.", fact, where)
     assert not carries("The key is on the desk.", fact, where), "the value it had before is no answer"
     assert carries("Anything at all.", [], where), "no brief: any reply"
+    boot = ["[fact, now] brass key, location: inside his boot (before: in the chapel bell until turn 240)"]
+    heard = "The storm lantern's glass is sooty, and you hear a noise coming from inside."  # the 1.5B, bench change
+    assert not carries(heard, boot, where), "a word of the value that is not the thing itself is no answer"
+    assert carries("Wren has it tucked in his boot.", boot, where)
+    code = ["[fact, now] strongbox combination, code: 5-5-0 (before: 2-9-4 until turn 249)"]
+    assert carries("The dial stops at 5, 5 and 0.", code, ["What is the combination?"]), "a code by its digits"
+    assert not carries("It opens to 2-9-4.", code, ["What is the combination?"]), "its old digits are not it"
