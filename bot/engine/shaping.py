@@ -189,6 +189,7 @@ class ReplyShaper:
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
+        self._verbatim = {_letters(a) for a in actions if _letters(a)}  # an action said again word for word
         self._for_players = PlayerSubjects(players, actions, actors)
         self._said = {normal_form(s) for reply in [*recent[-RECENT_REPLIES:], EXAMPLE_REPLY] for s in sentences(reply)}
         self._said -= {""}  # the prompt's example reply is never said again
@@ -287,7 +288,8 @@ class ReplyShaper:
         sentence = kept
         self._in_aside += sentence.count("[[") - sentence.count("]]")
         normal = normal_form(sentence)
-        if not self._started and not inside_aside and self._restates_action(normal_form(spoken(sentence))):
+        echoed = _letters(sentence) in self._verbatim or self._restates_action(normal_form(spoken(sentence)))
+        if not self._started and not inside_aside and echoed:
             self.shaped.echo = True
             return self._dropped(sentence)
         self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
@@ -413,6 +415,12 @@ class PlayerSubjects:
             rest = stems(sentence[found.end() :]) - stems(" ".join(self._names))
             return not rest & self._acted  # the thing their action named: their action, told
         return True
+
+
+def _letters(text: str) -> str:
+    """``text``'s words alone, lower case: a short question said again word for word ("Was the fuel for the beacon
+    tampered with?", three content words, too few to be judged as restating) is an echo all the same."""
+    return " ".join(re.findall(r"[\w']+", text.casefold()))
 
 
 def restates(sentence: AbstractSet[str], action: AbstractSet[str]) -> bool:

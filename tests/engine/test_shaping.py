@@ -73,6 +73,11 @@ def test_an_echo_of_the_action_at_the_start_is_dropped():
     )
     assert text == "Nobody answers; the knocker is cold."
     assert shaper.shaped.echo
+    asked = ["Was the fuel for the beacon tampered with?"]  # three content words: too few to judge a restating
+    text, shaper = _shape("Was the fuel for the beacon tampered with? No, but the keeper is suspicious.", actions=asked)
+    assert text == "No, but the keeper is suspicious." and shaper.shaped.echo, "said again word for word: an echo"
+    text, _ = _shape("You light the lamp. It flickers.", actions=["I light the lamp."])
+    assert text == "You light the lamp. It flickers.", "told back as what happens: no echo"
 
 
 def test_narration_in_the_first_person_is_the_players_part_and_is_dropped():
