@@ -10,10 +10,10 @@ from bot.model import ScriptedModel
 
 
 def _reply(messages) -> str:
-    """Where the swan candlestick is, whatever is asked; the ferryman's question answered only with a player's
-    line, on every try and after a Retry (the GM has nothing to say)."""
+    """Where the swan candlestick is, whatever is asked; the ferryman's questions answered only with a player's
+    line, on every try and after a Retry (the GM has nothing to say of its own)."""
     question = messages[-1].content
-    if "ferryman" in question:
+    if "ferryman" in question or "boatman" in question:
         return "Maya: I look around."
     return "The swan candlestick lies at the bottom of the old well."
 
@@ -25,8 +25,11 @@ async def test_the_change_bench_judges_each_questions_prompt_and_reply():
     assert by_question["Where is the swan candlestick now?"].reply_says_latest
     assert not by_question["Where is the brass key now?"].reply_says_latest  # the well is not where the key is
     ferryman = by_question["Who does the ferryman work for now?"]
-    assert ferryman.reply is not None and "nothing to say" in ferryman.reply and not ferryman.reply_says_latest
+    assert ferryman.reply == "(From earlier in the game: ferryman, allegiance: Ashby.)", "the notes answer it"
+    assert ferryman.reply_says_latest
+    boatman = by_question["Whose side is the boatman on these days?"]  # in other words: no brief to answer with
+    assert boatman.reply is not None and "nothing to say" in boatman.reply and not boatman.reply_says_latest
     out = io.StringIO()
     figures = report([run], out)
     assert 0 < figures["reply_latest_60_none_tuned"] < 1, out.getvalue()
-    assert "'Who does the ferryman work for now?'" in out.getvalue()
+    assert "'Whose side is the boatman on these days?'" in out.getvalue()
