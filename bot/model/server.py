@@ -119,6 +119,7 @@ class ServerModel(LanguageModel):
         self.llama_cpp = owner is not None
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
         self.closed = False  # the bot is going down: no call is made, none waits for a restart
+        self._aborts = 0  # calls ended by abort(): one under way then is not tried again
 
     @property
     def parameters(self) -> int | None:
@@ -386,7 +387,9 @@ class ServerModel(LanguageModel):
 
     def abort(self) -> None:
         """End the calls under way at once: the bot is going down, and a hung server's answer would hold its exit
-        for up to GM_MODEL_TIMEOUT."""
+        for up to GM_MODEL_TIMEOUT. A call under way is not tried again (a retry would open a connection no one
+        ends); a call made later is made as usual."""
+        self._aborts += 1
         shut_connections_to(self.url)
 
     @property
@@ -537,7 +540,10 @@ class ServerModel(LanguageModel):
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         waits = [*BACKOFF, None] if retries else [None]
+        aborts = self._aborts
         for wait in waits:
+            if self.closed:
+                raise ServerDown(f"The model server at {self.url} is no longer used: the bot is stopping.")
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
             try:
                 try:
@@ -562,7 +568,7 @@ class ServerModel(LanguageModel):
             except Retryable as exc:
                 if self.stop is not None and self.stop.is_set():
                     raise Interrupted from None  # its connection was closed to let a more urgent call go first
-                if self.closed:
+                if self.closed or self._aborts != aborts:
                     raise ServerDown(
                         f"The model server at {self.url} is no longer used: the bot is stopping."
                     ) from None

@@ -148,6 +148,7 @@ class ModelWorker:
         for _, stop in list(self._running.values()):
             if stop is not None:
                 stop.set()
+        calling = bool(self._running)  # known now: cancelling the runners below forgets their calls
         for task in self._more:
             task.cancel()
         for task in self._more:
@@ -166,9 +167,9 @@ class ModelWorker:
         if self._threads is not None:
             # A call still running ends alone, as it did in the loop's threads; one waiting on a model server is
             # ended now (the process would wait for it at exit: minutes, with a hung server).
-            if self._running:
+            if calling:
                 self.model.abort()
-            self._threads.shutdown(wait=False)
+            self._threads.shutdown(wait=False, cancel_futures=True)
             self._threads = None
         while not self._queue.empty():
             self._deferred.append(self._queue.get_nowait())

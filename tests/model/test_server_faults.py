@@ -15,7 +15,7 @@ from bot.engine.game import ModelFailed
 from bot.model import ModelWorker
 from bot.model.base import ChatMessage
 from bot.model.server import ServerError, ServerModel
-from bot.model.wire import MAX_ANSWER_BYTES, MAX_LINE_BYTES
+from bot.model.wire import BACKOFF, MAX_ANSWER_BYTES, MAX_LINE_BYTES
 from bot.store import EntryKind, Store
 from bot.worlds import WorldLibrary
 from tests.model.stub_server import StubServer
@@ -222,7 +222,7 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
     with StubServer() as server:
         server.hold_seconds = 300
         env = {**bot_environment(), **bot_env, "GM_MODEL_URL": server.url, "GM_MODEL_NAME": "gm",
-               "GM_MODEL_TIMEOUT": "300"}  # fmt: skip
+               "GM_MODEL_TIMEOUT": "300", "PYTHONFAULTHANDLER": "1"}  # fmt: skip
         bot = subprocess.Popen(
             [sys.executable, "-m", "bot", "play", "lighthouse"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, text=True, cwd=tmp_path, env=env,
@@ -239,13 +239,77 @@ def test_ctrl_c_while_a_turn_waits_on_a_hung_server_exits_at_once(tmp_path, bot_
             time.sleep(1.0)  # the turn's call is under way (its action stored first), and hangs
             interrupted = time.monotonic()
             bot.send_signal(signal.SIGINT)
-            _, err = bot.communicate(timeout=60)
+            try:
+                _, err = bot.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                bot.send_signal(signal.SIGABRT)  # its threads' stacks, for the failure below (PYTHONFAULTHANDLER)
+                _, err = bot.communicate(timeout=30)
+                pytest.fail(f"still running a minute after Ctrl-C; its threads:\n{err[-8000:]}")
             assert time.monotonic() - interrupted < 15, "it exits at once, not after the server's timeout"
             assert bot.returncode == 130 and "Traceback" not in err, err
         finally:
             if bot.poll() is None:
                 bot.kill()
     assert _stored_actions(bot_env["GM_DATABASE"]) == ["I climb the stair."], "kept, for /retry when resumed"
+
+
+def test_a_call_under_way_when_the_bot_goes_down_is_ended_and_not_tried_again():
+    """The call waits on a server that took it and says nothing; abort() (the bot going down) ends it at once.
+    Seen as a dropped connection, it was tried again half a second later, on a new connection no one would end:
+    the process then waited for the server's timeout at exit."""
+    import threading
+
+    from bot.model.server import ServerDown
+
+    with StubServer() as server:
+        server.hold_seconds = 300
+        model = ServerModel(server.url, "gm", timeout=300)
+        failed: list[Exception] = []
+
+        def call() -> None:
+            try:
+                model.generate(CHAT, max_tokens=10)
+            except Exception as exc:
+                failed.append(exc)
+
+        caller = threading.Thread(target=call, daemon=True)  # a hang fails the test, not the session's exit
+        caller.start()
+        _wait_for(lambda: _completions(server) == 1)
+        model.abort()
+        caller.join(timeout=30)
+        assert not caller.is_alive(), "ended at once, not after the server's timeout"
+        assert isinstance(failed[0], ServerDown) and "stopping" in str(failed[0]), failed
+        time.sleep(BACKOFF[0] * 2)
+        assert _completions(server) == 1, "asked once, never again"
+        server.hold_seconds = 0
+        assert model.generate(CHAT, max_tokens=10).text == StubServer.REPLY, "a call made later is made as usual"
+
+
+async def test_closing_the_worker_ends_a_call_waiting_on_a_hung_server(tmp_path):
+    """Closing the worker stopped its runners first, and with them forgot that a call was under way: the call
+    was not ended, and the process waited for it at exit (minutes, with a hung server)."""
+    import asyncio
+
+    with StubServer() as server:
+        server.hold_seconds = 300
+        model = ServerModel(server.url, "gm", timeout=300)
+        async with ModelWorker(model) as worker:
+            call = asyncio.ensure_future(worker.generate(CHAT, max_tokens=10))
+            await asyncio.to_thread(_wait_for, lambda: _completions(server) == 1)
+            call.cancel()  # the turn is gone (Ctrl-C); its call still waits in the worker's thread
+        _wait_for(server.hung_up.is_set, within=10)
+        assert _completions(server) == 1, "ended, not tried again"
+
+
+def _completions(server: StubServer) -> int:
+    return sum(path.endswith("chat/completions") for _, path, _ in server.requests)
+
+
+def _wait_for(condition, *, within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "waited in vain"
+        time.sleep(0.02)
 
 
 def _stored_actions(database: str) -> list[str]:
