@@ -180,11 +180,15 @@ def fragments(
     """
     items: list[MemoryItem] = []
     taken = set(exclude)
-    said: set[str] = set()  # a text told again at another turn ("The captain coughs.") is offered once
+    # A text told again at another turn ("The captain coughs.") is offered once, and so is what a turn shows of
+    # itself: "The beacon's great lens is smeared with salt." cut from a longer turn was shown a third time beside
+    # two turns that said only that, for a question about the beacon's fuel whose clue came after them.
+    said: set[str] = set()
 
     def offer(item: MemoryItem, text: str) -> None:
-        if text not in said:
-            said.add(text)
+        shown = _as_shown(item.text)
+        if text not in said and shown not in said:
+            said.update((text, shown))
             items.append(item)
 
     for hit in hits:
@@ -198,6 +202,13 @@ def fragments(
             taken.add(after.ref)
             offer(_item(after, "entry", FOLLOWING, words=words), after.text)
     return items
+
+
+def _as_shown(text: str) -> str:
+    """What a recalled item says, whatever its turn and its cuts: "[turn 150] GM: The lens is smeared. …" and
+    "[turn 13] … The lens is smeared." say the same."""
+    said = _SPEAKER.sub("", _unlabelled(text).strip(" …"), count=1)
+    return " ".join(said.strip(" …").split()).lower()
 
 
 def _item(

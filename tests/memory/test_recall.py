@@ -18,6 +18,18 @@ def test_a_text_told_again_at_another_turn_is_offered_once():
     assert [item.ref for item in items] == ["entry:174", "entry:3"]
 
 
+def test_what_a_turn_shows_of_itself_is_offered_once_whatever_was_cut():
+    """A line the GM says every few turns, shown alone from a longer turn (cut to the sentence nearest the
+    question), took a third place beside two turns that said only it."""
+    lens = "The beacon's great lens is smeared with salt."
+    longer = f"GM: {lens} Wren carried the brass key down to the cellar and left it on a barrel there, day and night."
+    clue = "GM: The lamp oil has been watered down; someone diluted it so the light would fail."
+    hits = [hit(150, longer), hit(13, f"GM: {lens}"), hit(20, clue), hit(262, f"GM: The gulls cry. {lens}")]
+    items = fragments(hits, set(), {"entry"}, terms=["beacon", "lens"], words=10)
+    assert items[0].text.startswith("[turn 150] GM: The beacon's great lens is smeared with salt. …"), items[0]
+    assert [item.ref for item in items] == ["entry:150", "entry:20"], [item.text for item in items]
+
+
 def test_the_first_fragment_recall_by_meaning_ranked_gets_a_place_among_the_best_matches():
     fused = [hit(n) for n in (110, 304, 10, 106, 44, 12, 143)]
     by_meaning = [hit(999), hit(12), hit(110)]  # its first is one the turn may not see, its second the clue
