@@ -67,6 +67,12 @@ TOLD_VERBS = frozenset(
     "receives received rolls rolled is was has had can cannot could should would may might must will "
     "recognises recognizes recognised recognized learns learned senses sensed".split()
 )
+# The same, said to "you": what happens to the players ("You see a shadow", "You feel a draught", "You can't").
+TOLD_TO_YOU = frozenset(
+    "notice see hear find spot smell catch get receive roll are were have had can cannot can't could couldn't "
+    "should would may might must will won't do don't did didn't recognise recognize learn sense feel know realise "
+    "realize remember need glimpse overhear discover taste understand".split()
+)
 # Words that report an action rather than answer it ("Tom asks about Meg's whereabouts at a quarter to eleven."
 # for "Meg, where were you at a quarter to eleven?"): not counted among a reply's own words.
 REPORTING = frozenset(
@@ -299,7 +305,7 @@ class ReplyShaper:
             # the player's part, written for them: dropped; a reply that had nothing else is asked for again
             self.shaped.first_person = True
             return self._dropped(sentence, given_back=False)
-        if not inside_aside and not quoted and self._for_players.decides(sentence):
+        if not inside_aside and not quoted and self._for_players.decides(sentence, to_you=not self._script):
             self.shaped.decides_for_players = True
             return self._dropped(sentence, given_back=False)
         if normal and normal in self._said and not inside_aside:
@@ -386,7 +392,11 @@ class PlayerSubjects:
     Maya nod"): the GM deciding what they do, say or feel, unless an action of the turn said it ("Maya forces the
     lock" for "I force the lock"), or it tells an acting player's own action on what they acted on ("Maya lifts
     the glass" for "I sniff the brandy glass"; ``actors``: the turn's acting players). What happens to them (they
-    notice, see, hear, find; they are, they have) is the GM's to tell: :data:`TOLD_VERBS`."""
+    notice, see, hear, find; they are, they have) is the GM's to tell: :data:`TOLD_VERBS`.
+
+    Narration told to "you" is told to the turn's acting players: "You decide to leave." decides for them, "You
+    look at the desk" for "I look at the body" tells their action, "You see a shadow" what happens to them. A
+    sentence that opens with a quotation mark is someone's line, not narration."""
 
     def __init__(self, players: Sequence[str], actions: Sequence[str], actors: Sequence[str] = ()):
         self._names = {n.casefold() for n in players if n.strip()}
@@ -398,23 +408,34 @@ class PlayerSubjects:
         self._acted = set().union(*(stems(a) for a in actions)) if actions else set()
         self._actors = {a.casefold() for a in actors}
 
-    def decides(self, sentence: str) -> bool:
+    def decides(self, sentence: str, *, to_you: bool = True) -> bool:
+        """``to_you``: whether a sentence told to "you" is narration (not in a reply that voices characters in the
+        script form, "Meg Wren: You killed him.")."""
         if sentence.lstrip().startswith("["):
             return False  # "[Maya joins the game.]": the transcript's line, copied (an artefact, not the story)
         found = self._subject.match(sentence) if self._subject else None
+        if found is None and to_you:
+            found = _TO_YOU.match(sentence)
         if found is None:
             return False
         verb = found.group("verb").casefold()
-        if verb in TOLD_VERBS or verb in ("and", "or", "but", "of"):
+        if verb in TOLD_VERBS or verb in TOLD_TO_YOU or verb in ("and", "or", "but", "of", "all", "both"):
             return False
         said = stems(verb)  # "forces" is "forc", "force" is "force": one is the other's start
         if any(v[:4] == a[:4] and (v.startswith(a) or a.startswith(v)) for v in said for a in self._acted):
             return False
-        who = {w.casefold() for w in re.split(r"\s*(?:,|\band\b)\s*", found.group("who")) if w.strip()}
+        if found.group("who").casefold() == "you":
+            who = set(self._actors)
+        else:
+            who = {w.casefold() for w in re.split(r"\s*(?:,|\band\b)\s*", found.group("who")) if w.strip()}
         if who and who <= self._actors:
             rest = stems(sentence[found.end() :]) - stems(" ".join(self._names))
             return not rest & self._acted  # the thing their action named: their action, told
         return True
+
+
+# Narration told to the players, at a sentence's very start (no quotation mark before it): "You decide to leave."
+_TO_YOU = re.compile(r"^\s*(?:\*+\s*)?(?P<who>You)\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b")
 
 
 def _letters(text: str) -> str:

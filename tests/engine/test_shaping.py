@@ -277,6 +277,28 @@ def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_
     assert text == "The brandy smells sharp.", "a feeling their action never named"
 
 
+def test_narration_told_to_you_that_decides_what_the_acting_player_does_is_taken_out():
+    """Seen in a real session with the 1.5B model: "You decide to leave.", "You look down at the room and see a
+    dark shadow" for a player who sniffed a glass. Told to "you", narration is told to the turn's acting players."""
+
+    def shape(text: str, action: str) -> tuple[str, ReplyShaper]:
+        return _shape(text, players=["Maya", "Tom"], actions=[action], actors=["Maya"])
+
+    text, shaper = shape("The study is cold. You decide to leave.", "I look at the body.")
+    assert text == "The study is cold." and shaper.shaped.decides_for_players
+    said = "The brandy smells sharp. You look down at the room and see a dark shadow behind the window."
+    assert shape(said, "I sniff the brandy glass.")[0] == "The brandy smells sharp.", "an action they never took"
+    said = "You look at the desk and find a brandy glass. You see a shadow. You can't open the drawer."
+    assert shape(said, "I go to the study and look at the body.")[0] == said, "their action, and what happens to them"
+    said = "You lift the glass and breathe in. The brandy smells sharp."
+    assert shape(said, "I sniff the brandy glass.")[0] == said, "their own action on what it named"
+    said = '"You killed him," Meg says. "You decide nothing here."'
+    assert shape(said, "I ask Meg about the will.")[0] == said, "someone's line, not narration"
+    said = "Meg Wren: You killed him. You leave now."
+    text, _ = _shape(said, players=["Maya", "Tom"], actions=["I accuse Meg."], actors=["Maya"])
+    assert "You leave now." in text, "a reply in the script form: its lines are spoken"
+
+
 def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
     from bot.engine.shaping import carries
 
