@@ -108,7 +108,9 @@ ENGINE_NOTE = re.compile(
     r"answer \w+ privately\b|"
     r"end of (?:the )?(?:turn|round|reply|response)\b|(?:turn|round) \d+ (?:ends|is over)\b|"
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"
-    r"the gm (?:answers privately|keeps that to)\b)",
+    r"the gm (?:answers privately|keeps that to)\b|"
+    # a line of the notes, label and all: "[fact] telephone line, state: dead", "fact, now] brass key, location: ..."
+    r"fact(?:, now)?\]?\s+[^,.:\n]{1,60},\s*[a-z][a-z ]{1,20}:)",
     re.IGNORECASE,
 )
 # The engine's own words to the narrator (bot/engine/reveals.py), copied into a reply wherever they stand in the

@@ -277,6 +277,16 @@ def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_
     assert text == "The brandy smells sharp.", "a feeling their action never named"
 
 
+def test_a_line_of_the_notes_copied_with_its_label_is_taken_out():
+    """Seen with the default model in bench secrets: "fact telephone line, state: dead Julian Ashby: Oh no." """
+    text, shaper = _shape("fact telephone line, state: dead. Julian Ashby sighs.", actions=["I ask Ashby."])
+    assert text == "Julian Ashby sighs." and shaper.shaped.engine_notes
+    text, _ = _shape("- [fact, now] brass key, location: in the cellar. The wind howls.", actions=["Where is it?"])
+    assert text == "The wind howls."
+    said = "In fact the line is dead, as Ashby says: nobody can call the mainland."
+    assert _shape(said, actions=["I try the telephone."])[0] == said, "the word in a sentence of the story"
+
+
 def test_narration_told_to_you_that_decides_what_the_acting_player_does_is_taken_out():
     """Seen in a real session with the 1.5B model: "You decide to leave.", "You look down at the room and see a
     dark shadow" for a player who sniffed a glass. Told to "you", narration is told to the turn's acting players."""
