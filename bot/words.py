@@ -46,6 +46,11 @@ def _stem(word: str) -> str:
 _VOWELS = "aeiou"
 
 
+def stem(word: str) -> str:
+    """One word without its usual ending, as texts are compared here ("asked": "ask", "forces": "forc")."""
+    return _stem(word.casefold())
+
+
 def content_words(text: str) -> list[tuple[str, str]]:
     """``(stem, surface)`` for each word of ``text`` that is not a stopword."""
     words = []

@@ -15,8 +15,22 @@ import aiosqlite
 from bot.store.base import inserted_id, timestamp
 from bot.store.models import LeakHit, LogEntry, NewReveal, PlayerMemory, RevealRecord
 from bot.store.summaries import SummaryStore
+from bot.words import stem
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def _any_ending(term: str) -> str:
+    """A term as an FTS5 query that matches it with any ending: the index's Porter stemmer makes "sniffed" "snif"
+    but "sniff" "sniff", "brandy" "brandi", "hopeful" "hope", so the query is the start of the word those share
+    (its first four letters at most, without a final "e", "y" or doubled letter), where it keeps three."""
+    start = stem(term)
+    if len(start) > 2 and start[-1] in "ey":
+        start = start[:-1]
+    if len(start) > 3 and start[-1] == start[-2]:
+        start = start[:-1]
+    start = start[:4]
+    return f'"{start}" *' if len(start) >= 3 else f'"{term}"'  # \\w+ terms hold no quote
 
 
 class PrivateStore(SummaryStore):
@@ -140,7 +154,7 @@ class PrivateStore(SummaryStore):
         terms = [part.lower() for word in words for part in _WORD.findall(word)]  # "Silas's": silas, s
         if not terms:
             return False
-        quoted = " ".join('"' + term + '"' for term in terms)  # \\w+ terms hold no quote
+        quoted = " ".join(_any_ending(term) for term in terms)
         query = f"NEAR({quoted}, {within + len(terms)})"
         row = await self._one(
             "SELECT 1 FROM recall_index WHERE recall_index MATCH ? AND game_id = ? LIMIT 1", (query, game_id)

@@ -123,6 +123,24 @@ async def test_a_truth_the_players_said_in_public_is_no_longer_guarded(manor):
     assert await engine.store.leak_hits(game.id) == []
 
 
+async def test_words_the_players_said_in_public_in_another_form_are_no_leak(manor):
+    """"I sniff the brandy glass on the desk", then a reply that says she "sniffed the brandy glass on the desk":
+    the clue's words, said in public already. The index's stemmer makes "sniffed" "snif" but "sniff" "sniff",
+    and the reply was stopped and written again (bench secrets, the default model)."""
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "tom", "Tom")
+    quiet = "The glass is cold, and the study is quiet."
+    model.enqueue(quiet, quiet)
+    first = await engine.act(game.id, "tom", "I lean over the desk and sniff the brandy glass.")
+    assert first.text == quiet
+    await engine.settled()  # the memory's upkeep answered first: the queued replies are the turn's
+    said = "Everyone saw Tom as he sniffed the brandy glass on the desk. Nobody speaks."
+    model.enqueue(said, said)
+    result = await engine.act(game.id, "tom", "I look around the room at everyone.")
+    assert result.draft is None and result.text == said, await engine.store.leak_hits(game.id)
+
+
 async def test_the_prompts_headings_stay_guarded_even_after_a_player_says_them(manor):
     engine, model = manor
     game = (await engine.start_game("chan", "hollow-manor")).game
