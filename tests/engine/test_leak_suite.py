@@ -124,7 +124,7 @@ async def test_a_truth_the_players_said_in_public_is_no_longer_guarded(manor):
 
 
 async def test_words_the_players_said_in_public_in_another_form_are_no_leak(manor):
-    """"I sniff the brandy glass on the desk", then a reply that says she "sniffed the brandy glass on the desk":
+    """ "I sniff the brandy glass on the desk", then a reply that says she "sniffed the brandy glass on the desk":
     the clue's words, said in public already. The index's stemmer makes "sniffed" "snif" but "sniff" "sniff",
     and the reply was stopped and written again (bench secrets, the default model)."""
     engine, model = manor
