@@ -7,7 +7,8 @@ is scored by rules that need no judge:
 - ``speaks_for_players``: a line of the reply is spoken for a seated player
   (``Maya: ...``, ``**Maya**: ...``) or for "User"/"Player";
 - ``speaks_in_prose``: the narration has a seated player speak, act or
-  feel (``Maya says``, ``Tom nods and``, ``Maya reaches for the cask``)
+  feel (``Maya says``, ``Tom nods and``, ``Maya reaches for the cask``,
+  ``You decide to leave`` to the acting player, ``"No," says Tom``)
   where the action said nothing of the kind (see
   :class:`bot.engine.shaping.PlayerSubjects`);
 - ``first_person``: a sentence of narration, outside quotes, in the first
@@ -191,7 +192,7 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
     if speaker_line([*turn.players, *GENERIC_SPEAKERS]).search(text):
         faults.append("speaks_for_players")
     narration = _QUOTED.sub(" ", text)
-    if _speaks_in_prose(narration, turn):
+    if _speaks_in_prose(narration, turn) or _gives_a_player_a_line(text, turn):
         faults.append("speaks_in_prose")
     said = sentences(text)
     if any(_FIRST_PERSON.match(s) and not re.search(r"\byou\b|\broll", s, re.I) for s in sentences(narration)):
@@ -223,6 +224,12 @@ def score(text: str, turn: Turn, raw: str | None = None) -> list[str]:
     if any(runs(sentence, EXAMPLE_RUN) & EXAMPLE_RUNS for sentence in said):
         faults.append("copies_example")
     return faults
+
+
+def _gives_a_player_a_line(text: str, turn: Turn) -> bool:
+    """'"It was the brandy," says Tom.': a line given to a seated player after its quote."""
+    subjects = PlayerSubjects(turn.players, [turn.action], [turn.actor])
+    return any(subjects.gives_a_line(s) for s in sentences(text))
 
 
 def _speaks_in_prose(narration: str, turn: Turn) -> bool:

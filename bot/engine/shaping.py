@@ -409,12 +409,24 @@ class PlayerSubjects:
         )  # fmt: skip
         self._acted = set().union(*(stems(a) for a in actions)) if actions else set()
         self._actors = {a.casefold() for a in actors}
+        # A line given to a seated player after it ('"It was natural causes," says Maya.'): theirs to say, unless
+        # their own action said it ("I ask Meg, 'Where were you?'"), the GM telling it back.
+        self._tagged = re.compile(rf"[\"”’']\s*(?:{_SPEECH_TAGS})\s+(?P<who>{names})\b", re.I) if names else None
+        self._spoke = any(_SPEAKING.search(a) for a in actions)
+
+    def gives_a_line(self, sentence: str) -> bool:
+        """Whether ``sentence`` gives a seated player a line after its quote ('"No," says Maya.') that their own
+        action did not say."""
+        tagged = self._tagged.search(sentence) if self._tagged else None
+        return tagged is not None and not (self._spoke and tagged.group("who").casefold() in self._actors)
 
     def decides(self, sentence: str, *, to_you: bool = True) -> bool:
         """``to_you``: whether a sentence told to "you" is narration (not in a reply that voices characters in the
         script form, "Meg Wren: You killed him.")."""
         if sentence.lstrip().startswith("["):
             return False  # "[Maya joins the game.]": the transcript's line, copied (an artefact, not the story)
+        if self.gives_a_line(sentence):
+            return True
         found = self._subject.match(sentence) if self._subject else None
         if found is None and to_you:
             found = _TO_YOU.match(sentence)
@@ -436,6 +448,11 @@ class PlayerSubjects:
         return True
 
 
+_SPEECH_TAGS = (
+    "says|said|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts|shouted|mutters|muttered|"
+    "adds|added|exclaims|exclaimed|admits|admitted|insists|insisted|cries|cried|calls|called|continues|continued"
+)
+_SPEAKING = re.compile(r"\b(?:ask|say|tell|shout|whisper|call|answer|reply|cry|add|insist)\w*\b|[\"“]", re.I)
 # Narration told to the players, at a sentence's very start (no quotation mark before it): "You decide to leave."
 _TO_YOU = re.compile(r"^\s*(?:\*+\s*)?(?P<who>You)\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b")
 

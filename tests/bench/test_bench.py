@@ -228,6 +228,8 @@ def test_the_quality_rules_find_each_fault():
     # What a real instruct model did (Qwen2.5 1.5B on Hollow Manor):
     assert faults(clean + " Tom says he will wait outside.") == ["speaks_in_prose"]
     assert faults(clean + " Tom nods and follows.") == ["speaks_in_prose"]
+    assert faults(clean + ' "It was the brandy," says Tom.') == ["speaks_in_prose"], "a line given to him"
+    assert faults(clean + " You decide to wait in the hall.") == ["speaks_in_prose"], "told to the acting player"
     assert faults(clean, actor="Tom", action="I say hello to the doctor at the manor door.") == []
     assert faults("I step inside and look around. " + clean) == ["first_person"]
     assert faults(clean + ' "I never sleep," he says.') == [], "an NPC speaks in the first person"

@@ -309,6 +309,23 @@ def test_narration_told_to_you_that_decides_what_the_acting_player_does_is_taken
     assert "You leave now." in text, "a reply in the script form: its lines are spoken"
 
 
+def test_a_line_given_to_a_seated_player_after_its_quote_is_taken_out():
+    """Seen with the default model in bench secrets: '"I found out that Silas Wren died of natural causes," says
+    Maya.' for a player who asked for an epilogue: the GM spoke for her."""
+
+    def shape(text: str, action: str) -> str:
+        return _shape(text, players=["Maya", "Tom"], actions=[action], actors=["Maya"])[0]
+
+    said = '"I found out that Silas died of natural causes," says Maya. Rain falls.'
+    assert shape(said, "Write the epilogue.") == "Rain falls."
+    said = '"Where were you at a quarter to eleven?" asks Maya. Meg looks away.'
+    assert shape(said, 'I ask Meg, "Where were you at a quarter to eleven?"') == said, "her own words, told back"
+    said = '"Nobody," says Meg. Tom looks at her.'
+    assert shape(said, "I ask Meg who was there.") == '"Nobody," says Meg.', "an NPC's line stays"
+    said = '"Fine," said Tom. The fire crackles.'
+    assert shape(said, 'I say "Fine."') == "The fire crackles.", "another player's line, though this one spoke"
+
+
 def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
     from bot.engine.shaping import carries
 
