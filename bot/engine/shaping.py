@@ -104,7 +104,7 @@ ENGINE_NOTE = re.compile(
     r"^\s*\(\s*(?:gm|dm|game master|narrator)\s*[:,]|"  # "(GM: keep to what ...)": a note in its own words
     r"^\W*(?:gm[ -]?note\b|note to (?:the gm|self)\b|ooc\b|correction\b|gm-only\b|private\)|"
     r"keep to what the players (?:have )?found\b|write (?:the reply|what happens next)\b|"
-    r"your (?:last |next )?(?:reply|draft|turn|response) (?:only|gave|had|said|repeated|should|must)\b|"
+    r"your (?:last |next )?(?:reply|draft|turn|response) (?:only|gave|had|said|repeated|should|must|did|does|was)\b|"
     r"answer \w+ privately\b|"
     r"end of (?:the )?(?:turn|round|reply|response)\b|(?:turn|round) \d+ (?:ends|is over)\b|"
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"

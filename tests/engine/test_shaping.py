@@ -283,6 +283,8 @@ def test_a_line_of_the_notes_copied_with_its_label_is_taken_out():
     assert text == "Julian Ashby sighs." and shaper.shaped.engine_notes
     text, _ = _shape("- [fact, now] brass key, location: in the cellar. The wind howls.", actions=["Where is it?"])
     assert text == "The wind howls."
+    text, _ = _shape("(Your last reply did not advance the game.) The wind howls.", actions=["I go up the stair."])
+    assert text == "The wind howls.", "the re-ask's note in the model's words (bench quality, the default model)"
     said = "In fact the line is dead, as Ashby says: nobody can call the mainland."
     assert _shape(said, actions=["I try the telephone."])[0] == said, "the word in a sentence of the story"
 
