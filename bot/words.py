@@ -29,7 +29,9 @@ def _stem(word: str) -> str:
     A word of five letters in "-ed" loses it too: "waxed" is "wax" and "asked" "ask", and where the three left
     are consonant, vowel, consonant (not w, x or y) the word had an "e" of its own ("hated" is "hate", not
     "hat"), and one in "-ied" was a "-y" ("tried" is "try"). A doubled "e" is no ending ("bleed", "speed"), nor
-    is one left without a vowel ("shred")."""
+    is one left without a vowel ("shred"). A plural in "-ves" of a word in "-f" or "-fe" is that word
+    ("shelves" is "shelf": a search of the library shelves finds something on a shelf)."""
+    word = _F_PLURALS.get(word, word)
     if len(word) == 5 and word.endswith("ed") and word[2] != "e" and any(c in _VOWELS for c in word[:3]):
         base = word[:3]
         if base[2] == "i":
@@ -44,6 +46,12 @@ def _stem(word: str) -> str:
 
 
 _VOWELS = "aeiou"
+# Not "leaves" nor "lives": as verbs they are "leave" and "live".
+_F_PLURALS = {
+    plural: single
+    for single in "shelf knife wolf half thief wife loaf calf scarf hoof elf dwarf wharf sheaf".split()
+    for plural in [single.removesuffix("e").removesuffix("f") + "ves"]
+}
 
 
 def stem(word: str) -> str:

@@ -25,8 +25,8 @@ is scored by rules that need no judge:
   the action refers to (``the housekeeper`` for Hester Crane), is in the reply;
 - ``thin``: fewer than :data:`bot.engine.shaping.THIN_WORDS` content words
   that are not the action's own;
-- ``artefacts``: transcript forms in the public text: brackets, a ``GM:``
-  label, a copied join or roll line, ``(private)``;
+- ``artefacts``: transcript forms in the public text: brackets, doubled
+  braces, a ``GM:`` label, a copied join or roll line, ``(private)``;
 - ``engine_notes``: the engine's own notes copied into the reply (a
   correction note, a GM-only header, a placeholder);
 - ``bad_asides``: an aside with nothing in it, to nobody seated, left open,
@@ -248,8 +248,8 @@ def _artefacts(text: str) -> bool:
     own = speaker_line(OWN_NAMES)
     single = re.sub(r"\[\[|\]\]", "", text)
     return bool(
-        "[" in single or "]" in single or own.search(text) or "(private)" in text.lower()
-        or "joins the game" in text or _ROLL_LINE.search(text)
+        "[" in single or "]" in single or "{{" in text or "}}" in text or own.search(text)
+        or "(private)" in text.lower() or "joins the game" in text or _ROLL_LINE.search(text)
     )  # fmt: skip
 
 

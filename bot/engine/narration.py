@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.engine.guard import TurnGuard
@@ -33,7 +33,7 @@ from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
 from bot.model.worker import ModelWorker, Priority
-from bot.words import complete_sentences
+from bot.words import complete_sentences, content_words, stems
 
 log = logging.getLogger(__name__)
 
@@ -43,10 +43,15 @@ SAY_SOMETHING_NEW = (
     "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
     "what happens next, in new words, as the GM, for everyone at the table.)"
 )
+# Named with the action's own words: told only "what the player just did", the 1.5B model wrote of footsteps at the
+# study door again for "I light a candle and go up the main stair." (bench quality, Hollow Manor).
 ANSWER_THE_ACTION = (
-    "(Your last reply did not answer what the player just did. Write what happens when they do it, as the GM, "
-    "for everyone at the table.)"
+    "(Your last reply did not answer {who}'s action ({words}). Write what happens when they do it and what they "
+    "find, as the GM, for everyone at the table.)"
 )
+NOTE_NAME_CHARS = 32  # at most, the players' names as the note gives them
+NOTE_WORDS = 6  # at most, the action's words the note names
+NOTE_WORD_CHARS = 16  # at most, each of them
 ANSWER_WITH_THE_NOTES = (
     "(Your last reply did not say what the notes from earlier in the game say about this. Answer with that, as the "
     "GM, for everyone at the table.)"
@@ -64,10 +69,29 @@ REGENERATE = (
 
 def room_for_notes(count_tokens: Callable[[str], int]) -> int:
     """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
-    itself be asked for once more (the longer of the other two). The prompt leaves them free, or a retry asks
-    for more than the context holds."""
-    longest = max(count_tokens(note) for note in (SAY_SOMETHING_NEW, ANSWER_THE_ACTION, ANSWER_WITH_THE_NOTES))
+    itself be asked for once more (the longest of the other notes). The prompt leaves them free, or a retry asks
+    for more than the context holds. The note to answer the action is counted at its widest, a token a
+    character for the names and words it is given."""
+    given = NOTE_NAME_CHARS + NOTE_WORDS * (NOTE_WORD_CHARS + 2)
+    answer = count_tokens(ANSWER_THE_ACTION.format(who="", words="")) + given
+    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_WITH_THE_NOTES), answer)
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
+
+
+def answer_the_action(actors: Sequence[str], actions: Sequence[str], names: Sequence[str] = ()) -> str:
+    """The note for one more try after a reply that said nothing of its actions: whose they were and their own
+    words (not the players' names, each once), within :data:`NOTE_NAME_CHARS`, :data:`NOTE_WORDS` and
+    :data:`NOTE_WORD_CHARS`."""
+    who = " and ".join(actors)[:NOTE_NAME_CHARS].strip() or "the player"
+    skip = stems(" ".join(names))
+    words: list[str] = []
+    seen: set[str] = set()
+    for stem, surface in content_words(" ".join(actions)):
+        if stem in skip or stem in seen:
+            continue
+        seen.add(stem)
+        words.append(surface[:NOTE_WORD_CHARS])
+    return ANSWER_THE_ACTION.format(who=who, words=", ".join(words[:NOTE_WORDS]) or "what they said")
 
 
 @dataclass(frozen=True)
@@ -154,8 +178,12 @@ class Narrator:
         # context (DRY). Not one that restated the action or said too little: kept from the prompt's words, the
         # 1.5B model answered the action less often (bench quality: ignores the action 0.12, thin 0.17).
         repeated = first.shaped is not None and first.shaped.repeats
-        note = ANSWER_WITH_THE_NOTES if first.missed_brief else ANSWER_THE_ACTION if first.ignored_action else None
-        note = note or SAY_SOMETHING_NEW
+        shaping = request.shaping
+        note = SAY_SOMETHING_NEW
+        if first.missed_brief:
+            note = ANSWER_WITH_THE_NOTES
+        elif first.ignored_action:
+            note = answer_the_action(shaping.actors, shaping.actions, shaping.names)
         try:
             again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
         except ModelFailed as failed:  # nothing to say twice: what the notes told still answers a question

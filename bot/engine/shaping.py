@@ -29,8 +29,10 @@ given to the model, so that the engine knows what was taken out:
 
 :class:`ReplyShaper` holds back at most one unfinished sentence, so streaming
 goes on a sentence at a time. Private asides (``[[to Maya: ...]]``) pass
-through untouched; one written in single brackets to a seated player
-(``[To Maya: ...]``) is made a real aside, and an empty one is dropped.
+through untouched; one written in single brackets (``[To Maya: ...]``) is
+made a real aside (to a character nobody plays, it goes to no one), doubled
+braces around asides (``{{[to Julian Ashby: ...}}``) are taken out, and an
+empty aside is dropped.
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ BRIEF_HEADING = re.compile(rf"^(\s*){re.escape(HEADERS['brief'])}\s*", re.IGNORE
 _CLOSING = re.compile(r"[\"'”’)\]]*")
 _LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
 _WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
+_BRACES = re.compile(r"\{\{|\}\}")
+_NAMED = r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3}"  # a name, capitalised: "Julian Ashby", "Dr. Pike"
 _EMPTY_ASIDE = re.compile(r"\[\[\s*(?:to|for)\s+[^:\]\n]{1,40}:\s*\]\]", re.IGNORECASE)
 # Narration written as a player writes ("I look at the desk."): outside quotes, a sentence that opens in the first
 # person and speaks to no one ("I hand you the key" is a character talking). The model wrote the player's part.
@@ -191,8 +195,9 @@ class ReplyShaper:
         self.shaped = Shaped()
         self._players = speaker_line([*players, *GENERIC_SPEAKERS])
         names = "|".join(re.escape(n) for n in sorted((p for p in players if p.strip()), key=len, reverse=True))
-        # An aside in single brackets to a seated player: "[To Maya: ...]".
-        self._single_aside = re.compile(rf"(?<!\[)\[(?!\[)(\s*(?:to|for)\s+(?:{names})\s*:)", re.I) if names else None
+        # An aside in single brackets: "[To Maya: ...]", "[to Julian Ashby: ...]" (to nobody seated: it goes nowhere).
+        someone = rf"(?:{names}|{_NAMED})" if names else _NAMED
+        self._single_aside = re.compile(rf"(?<!\[)\[(?!\[)(\s*(?i:to|for)\s+{someone}\s*:)")
         self._single_open = False  # such an aside is open: its "]" closes it
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
@@ -203,7 +208,7 @@ class ReplyShaper:
         self._said -= {""}  # the prompt's example reply is never said again
         self._pending = ""
         self._started = False  # some text has been let through
-        self._in_aside = 0
+        self._in_aside = False  # an aside is open: what follows is in it until its "]]" (as split_reply reads it)
         self._line_start = False  # what was let through ended a line
         self._gap = ""  # the space after the last sentence let through, given with the next one
         self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: given back if none else
@@ -289,12 +294,12 @@ class ReplyShaper:
         sentence = self._asides(sentence)
         if not sentence.strip():
             return ""
-        inside_aside = "[[" in sentence or self._in_aside > 0
+        inside_aside = "[[" in sentence or self._in_aside
         kept = self._without_artefacts(sentence, inside_aside)
         if kept is None:
             return ""
         sentence = kept
-        self._in_aside += sentence.count("[[") - sentence.count("]]")
+        self._in_aside = _aside_open_after(sentence, self._in_aside)
         normal = normal_form(sentence)
         echoed = _letters(sentence) in self._verbatim or self._restates_action(normal_form(spoken(sentence)))
         if not self._started and not inside_aside and echoed:
@@ -365,17 +370,20 @@ class ReplyShaper:
         return sentence
 
     def _asides(self, sentence: str) -> str:
-        """Single-bracket asides to seated players made real ones; empty asides taken out."""
-        if self._single_aside is not None:
-            start = 0
-            if not self._single_open and (opened := self._single_aside.search(sentence)):
-                sentence = sentence[: opened.start()] + "[[" + sentence[opened.start() + 1 :]
-                self._single_open = True
-                self.shaped.artefacts = True
-                start = opened.start() + 2
-            if self._single_open and (closed := _LONE_CLOSE.search(sentence, start)):
-                sentence = sentence[: closed.start()] + "]]" + sentence[closed.end() :]
-                self._single_open = False
+        """Single-bracket asides made real ones; empty asides and the doubled braces some replies wrap them in
+        ("{{[to Julian Ashby: ...}}", then copied by the next replies) taken out."""
+        if _BRACES.search(sentence):
+            self.shaped.artefacts = True
+            sentence = _BRACES.sub("", sentence)
+        start = 0
+        if not self._single_open and (opened := self._single_aside.search(sentence)):
+            sentence = sentence[: opened.start()] + "[[" + sentence[opened.start() + 1 :]
+            self._single_open = True
+            self.shaped.artefacts = True
+            start = opened.start() + 2
+        if self._single_open and (closed := _LONE_CLOSE.search(sentence, start)):
+            sentence = sentence[: closed.start()] + "]]" + sentence[closed.end() :]
+            self._single_open = False
         if _EMPTY_ASIDE.search(sentence):
             self.shaped.artefacts = True
             self.shaped.dropped.append(sentence.strip())
@@ -461,6 +469,17 @@ def _letters(text: str) -> str:
     """``text``'s words alone, lower case: a short question said again word for word ("Was the fuel for the beacon
     tampered with?", three content words, too few to be judged as restating) is an echo all the same."""
     return " ".join(re.findall(r"[\w']+", text.casefold()))
+
+
+def _aside_open_after(text: str, open_now: bool) -> bool:
+    """Whether an aside is open after ``text``, one being open before it: an aside runs from its "[[" to the first
+    "]]", a "[[" inside it opening nothing (as :func:`bot.memory.private.split_reply` reads it)."""
+    at = 0
+    while True:
+        mark = text.find("]]" if open_now else "[[", at)
+        if mark < 0:
+            return open_now
+        open_now, at = not open_now, mark + 2
 
 
 def restates(sentence: AbstractSet[str], action: AbstractSet[str]) -> bool:

@@ -246,6 +246,7 @@ def test_the_quality_rules_find_each_fault():
     assert faults("[" + clean) == ["artefacts"]
     assert faults(clean + "\nGM: Anything else?") == ["artefacts"]
     assert faults(clean + " [Maya joins the game.]") == ["artefacts"]
+    assert faults("{{to Maya: psst.}} " + clean) == ["artefacts"], "doubled braces, copied from an earlier reply"
     assert "engine_notes" in faults(clean + " (GM note: rewrite the reply without any secret. Private things go in .)")
     assert "engine_notes" in faults(clean + " (GM: keep to what the players have found.)")
     assert faults(clean, raw=clean + " [[to Tom: ]]") == ["bad_asides"]

@@ -216,11 +216,11 @@ async def test_a_reply_that_says_nothing_of_its_action_is_asked_for_again_and_ne
 ):
     """What Qwen2.5 1.5B wrote once the rules cut its lines for the players (bench quality, Ember Road): a scene
     beat that answers nothing of what the player did. It is held back and asked for again, with a note to answer
-    the action; the answer streams."""
+    the action, by whose it was and its own words; the answer streams."""
     elsewhere = "Gulls wheel over the tower and the grey sea heaves against the granite below the cottage."
     answer = "The boat's rope is stiff with salt; you knot it twice round the iron ring and the hull stops knocking."
     await _only_the_second_try_is_shown(engine, scripted, "I tie the supply boat to the iron ring.", elsewhere, answer)
-    assert "did not answer what the player just did" in scripted.last().prompt_text
+    assert "did not answer Maya's action (tie, supply, boat, iron, ring)" in scripted.last().prompt_text
 
 
 async def test_a_reply_answers_its_action_by_a_character_it_refers_to_an_aside_or_any_words_of_a_vague_one(
@@ -237,7 +237,7 @@ async def test_a_reply_answers_its_action_by_a_character_it_refers_to_an_aside_o
         scripted.enqueue(reply)
         result = await engine.act(game.id, "maya", action)
         await engine.memory.idle()
-        assert "did not answer what the player just did" not in scripted.last().prompt_text, action
+        assert "did not answer" not in scripted.last().prompt_text, action
         assert result.raw == reply, action
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.engine.shaping import ReplyShaper
+from bot.memory.private import split_reply
 
 SEATED = ["Maya", "Pip"]
 
@@ -221,7 +222,39 @@ def test_an_aside_in_single_brackets_becomes_a_real_one_and_an_empty_one_goes():
     text, _ = _shape("The clock strikes. [[to Maya: ]] Meg Wren frowns.", players=SEATED)
     assert "[[" not in text and "Meg Wren frowns." in text
     text, _ = _shape("The clock strikes. [To Tom: psst.] Meg Wren frowns.", players=SEATED)
-    assert "[To Tom: psst.]" not in text, "a bracketed line is never the story; Tom does not play here"
+    public, notes = split_reply(text, SEATED)
+    assert (public, notes) == ("The clock strikes. Meg Wren frowns.", []), "Tom does not play here: it goes nowhere"
+
+
+def test_asides_wrapped_in_braces_or_to_a_character_nobody_plays_go_nowhere_public():
+    """What Qwen2.5 1.5B wrote once asked to answer an action (bench quality, Hollow Manor), and the next replies
+    copied from it: asides in braces, in single brackets, to characters of the world. None of it reaches the
+    channel; an aside to a seated player still reaches them."""
+    players = ["Maya", "Tom", "Ines"]
+    said = (
+        "Tom hears voices outside, distorted by the storm.\n\n[[to Ines: You see the storm...]] "
+        "{{[to Julian Ashby: You see voices outside...}}"
+    )
+    text, shaper = _shape(said, players=players)
+    public, notes = split_reply(text, players)
+    assert public == "Tom hears voices outside, distorted by the storm."
+    assert [note.name for note in notes] == ["Ines"]
+    assert shaper.shaped.artefacts
+    text, _ = _shape("The hall is cold. [to Meg Wren: Her hands shake.] A clock ticks.", players=players)
+    assert split_reply(text, players) == ("The hall is cold. A clock ticks.", [])
+
+
+def test_narration_after_an_aside_that_opened_another_is_still_judged():
+    """ "[[to Maya: ...}" then "[[to Ines: ...]]": the aside ends at the first "]]", as the channel's text is
+    split, so "Tom asks the housekeeper ..." after it is narration deciding for Tom, and goes."""
+    said = (
+        "You find an old map of the area. It lies on a shelf.\n\n{{[[to Maya: You find an old map...}\n"
+        "[[to Ines: You see the map on a shelf...]]}}\n[[to Tom: You notice it is out of place...]]\n\n"
+        "Tom asks the housekeeper what the map represents."
+    )
+    text, shaper = _shape(said, players=["Maya", "Tom", "Ines"], actions=["I search the shelves."], actors=["Maya"])
+    assert "Tom asks" not in text
+    assert "Tom asks the housekeeper what the map represents." in shaper.shaped.dropped
 
 
 def test_a_sentence_copied_from_an_example_reply_is_taken_out():
