@@ -55,6 +55,7 @@ def split_reply(reply: str, names: Sequence[str]) -> tuple[str, list[PrivateNote
             break  # left open: everything after it stays private
         rest = rest[end + len(CLOSE) :]
     text = re.sub(r"[ \t]{2,}", " ", "".join(public))
+    text = re.sub(r"[ \t]+\n", "\n", text)  # where an aside stood between two paragraphs
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     return text, notes
 

@@ -36,6 +36,11 @@ def test_garbled_markup_never_leaks():
     assert split_reply("Rain.]] Thunder.", NAMES)[0] == "Rain. Thunder."
 
 
+def test_a_paragraph_of_asides_leaves_one_blank_line_and_no_spaces():
+    reply = "Tom climbs the stair.\n\n[[to Meg: rain]] [[to Maya: a draught]]\n\nThe candle gutters."
+    assert split_reply(reply, NAMES)[0] == "Tom climbs the stair.\n\nThe candle gutters."
+
+
 def test_only_asides_leaves_an_empty_public_text():
     assert split_reply("[[to Tom: psst]]", NAMES) == ("", split_reply("[[to Tom: psst]]", NAMES)[1])
 
