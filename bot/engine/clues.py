@@ -120,6 +120,11 @@ def earned_words(world: World, action: LogEntry, reveals: Sequence[NewReveal]) -
     return found
 
 
+def world_clues(world: World) -> frozenset[str]:
+    """Every private clue of ``world``, in its own words: what the engine gives the player who earns it."""
+    return frozenset(b.clue_text for b in _beats(world).values() if b.clue_text)
+
+
 def _beats(world: World) -> dict:
     return {b.id: b for chapter in world.chapters for b in chapter.beats}
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
+from bot.engine.clues import world_clues
 from bot.engine.config import EngineConfig
 from bot.engine.memory import MemoryKeeper
 from bot.engine.narration import room_for_notes
@@ -19,10 +20,23 @@ from bot.memory.recall import memory_brief
 from bot.model.base import ModelUnavailable
 from bot.model.sizing import reply_words
 from bot.model.worker import ModelWorker
-from bot.store import Game, LogEntry, NewReveal, Store
+from bot.store import EntryKind, Game, LogEntry, NewReveal, Store, Visibility
 from bot.worlds import World
 
 log = logging.getLogger(__name__)
+
+
+def told_alone(entry: LogEntry, clues: Collection[str]) -> LogEntry:
+    """``entry`` as the narrator reads it where the engine holds the secrets (F39): a clue the engine gave one
+    player alone, in the world's words (one of ``clues``), shows only that something was told ("[[to Maya: ]]").
+    The narrator never held those words, and the default model copied such a message into later public replies
+    (bench secrets: drafts stopped on "quote your instructions"). What the narrator told a player in an aside of
+    its own it goes on reading: it wrote it. Shown so in every prompt, a secret action's too: a prompt that
+    showed the clue on one turn only would differ from the last one there, and the model would read all that
+    follows again."""
+    if entry.kind is not EntryKind.GM or entry.visibility is not Visibility.PRIVATE or entry.content not in clues:
+        return entry
+    return entry.model_copy(update={"content": ""})
 
 
 @dataclass(eq=False)
@@ -66,6 +80,8 @@ class Prompts:
                 view, uncovered=await self.reveals.uncovered(game.id, through), example=game.id,
                 reveals=reveal_notes(world, uncovers, players),
                 brief=memory_brief(action.content, view.pins, view.recall),
+                # Nor what each player alone knows: answering Tom needs nothing of Maya's.
+                hot=[told_alone(entry, world_clues(world)) for entry in view.hot], threads=[],
             )  # fmt: skip
         previous = self.sessions[game.id].last_prompt if remember else None
         count = self.worker.count_tokens

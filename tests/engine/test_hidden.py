@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -103,7 +104,9 @@ async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine
     _, toms = await engine.private_memory(game.id, "tom")
     assert "cracked" not in toms.summary + " ".join(toms.facts)
 
-    # The front holds each player's memory as it stood at the last compaction: after one, the GM has Maya's.
+    # With every secret in the narrator's prompt, the front holds each player's memory as it stood at the last
+    # compaction: after one, the GM has Maya's.
+    engine.config = dataclasses.replace(engine.config, secrets="prompt")
     await engine.compact(game.id)
     await engine.act(game.id, "tom", "I wait below.")
     front = memory_model.last().messages[0].content
@@ -112,6 +115,14 @@ async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine
     assert "cracked" not in front.split("Only Tom knows")[-1].split("- Only")[0]
     trace = await engine.last_trace(game.id)
     assert f"private:{player.id}" in trace.layer("private").items
+
+    # Where the engine holds the secrets (the default, F39) the narrator holds what the scene has earned: answering
+    # Tom needs nothing of what Maya alone knows.
+    engine.config = dataclasses.replace(engine.config, secrets="held")
+    await engine.act(game.id, "tom", "I wait some more.")
+    prompt = "\n".join(m.content for m in memory_model.last().messages)
+    assert "Only Maya knows" not in prompt and "Maya fact" not in prompt
+    assert not (await engine.last_trace(game.id)).layer("private").items
 
 
 async def test_an_edit_rebuilds_the_memories_that_read_it(engine: Engine, memory_model):

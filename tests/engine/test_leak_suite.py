@@ -74,8 +74,9 @@ async def test_every_attempt_is_stopped_by_the_guard(manor):
 
 
 async def test_with_the_secrets_held_by_the_engine_no_truth_is_in_any_prompt_and_the_guard_still_stands(manor):
-    """The same GM that tells whatever its prompt holds: the world's truths never reach its prompt, so it never
-    has one to tell; what it does hold (Maya's clue in its aside, private memories) the guard still stops."""
+    """The same GM that tells whatever its prompt holds: the world's truths never reach its prompt, nor what each
+    player alone knows, so it has fewer to tell (a clue the engine gave is kept out too: see test_walkthrough);
+    what it still holds of its own (a GM-only heading, what its own asides told) the guard stops."""
     engine, model = manor
     report = await run_leak_bench(engine)
     spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
@@ -84,6 +85,7 @@ async def test_with_the_secrets_held_by_the_engine_no_truth_is_in_any_prompt_and
     world = engine.world_of(game)
     prompts = [m.content for call in model.calls for m in call.messages]
     assert not [t.id for t in world.truths if any(t.text in p for p in prompts)], "no truth in any prompt"
+    assert not [p for p in prompts if "Only Maya knows" in p or "Only Tom knows" in p]
     hits = await engine.store.leak_hits(game.id)
     assert not [h for h in hits if h.ref.startswith("truth:")]
     assert len({h.turn for h in hits if h.action == "regenerated"}) == spoken, "the guard stops the rest"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -421,7 +422,10 @@ async def test_a_fold_adds_its_summary_at_the_front_s_end_until_the_summaries_pa
 
 async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine: Engine, memory_model: ScriptedModel):
     """A fold that keeps the story shown keeps the players' private memories as shown too, unless it folds
-    something private: a whisper is told in no summary, only in the private memory of the player it was for."""
+    something private: a whisper is told in no summary, only in the private memory of the player it was for. The
+    front shows the private memories where the narrator holds every secret, as before the engine held them (where
+    the engine holds them, it shows none: answering Tom needs nothing of Maya's)."""
+    engine.config = dataclasses.replace(engine.config, secrets="prompt")
     game = await start(engine, "Maya", "Tom")
     await play(engine, game.id, 3)
     await engine.compact(game.id)

@@ -157,6 +157,10 @@ async def _walk(engine: Engine, world_id: str, steps) -> tuple[int, dict[str, li
         for call in streamed:
             held = [ref for ref, secret in secrets.items() if secret in call.prompt_text and ref not in opened]
             assert held == [], f"step {number}: the narrator held {held} before the players earned them"
+            # A clue goes to its player in the world's words; the narrator is told only that they noticed something,
+            # then and in every later prompt (the default model copied a clue it held into public replies).
+            clues = [ref for ref, secret in secrets.items() if ref.startswith("clue:") and secret in call.prompt_text]
+            assert clues == [], f"step {number}: the narrator held the words of {clues}"
         told = {r.ref for r in records[seen:] if r.ref.startswith(("truth:", "npc:"))}
         missing = [ref for ref in told if secrets[ref] not in streamed[-1].prompt_text]
         assert missing == [], f"step {number}: the narrator was not told what the action uncovered: {missing}"
