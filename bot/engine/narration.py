@@ -10,6 +10,7 @@ one more try with a note to say so. Each try is one model call, read by :class:`
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -49,9 +50,8 @@ ANSWER_THE_ACTION = (
     "(Your last reply did not answer {who}'s action ({words}). Write what happens when they do it and what they "
     "find, as the GM, for everyone at the table.)"
 )
-NOTE_NAME_CHARS = 32  # at most, the players' names as the note gives them
 NOTE_WORDS = 6  # at most, the action's words the note names
-NOTE_WORD_CHARS = 16  # at most, each of them
+NOTE_FIELD_TOKENS = 24  # at most, the players' names and the action's words in it (fewer words where they are long)
 ANSWER_WITH_THE_NOTES = (
     "(Your last reply did not say what the notes from earlier in the game say about this. Answer with that, as the "
     "GM, for everyone at the table.)"
@@ -70,28 +70,37 @@ REGENERATE = (
 def room_for_notes(count_tokens: Callable[[str], int]) -> int:
     """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
     itself be asked for once more (the longest of the other notes). The prompt leaves them free, or a retry asks
-    for more than the context holds. The note to answer the action is counted at its widest, a token a
-    character for the names and words it is given."""
-    given = NOTE_NAME_CHARS + NOTE_WORDS * (NOTE_WORD_CHARS + 2)
-    answer = count_tokens(ANSWER_THE_ACTION.format(who="", words="")) + given
-    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_WITH_THE_NOTES), answer)
+    for more than the context holds."""
+    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_WITH_THE_NOTES), _answer_bound(count_tokens))
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
 
-def answer_the_action(actors: Sequence[str], actions: Sequence[str], names: Sequence[str] = ()) -> str:
+def _answer_bound(count_tokens: Callable[[str], int]) -> int:
+    return count_tokens(ANSWER_THE_ACTION.format(who="", words="")) + NOTE_FIELD_TOKENS
+
+
+def answer_the_action(
+    actors: Sequence[str], actions: Sequence[str], names: Sequence[str], count_tokens: Callable[[str], int]
+) -> str:
     """The note for one more try after a reply that said nothing of its actions: whose they were and their own
-    words (not the players' names, each once), within :data:`NOTE_NAME_CHARS`, :data:`NOTE_WORDS` and
-    :data:`NOTE_WORD_CHARS`."""
-    who = " and ".join(actors)[:NOTE_NAME_CHARS].strip() or "the player"
+    words (not the players' names, each once, at most :data:`NOTE_WORDS`), as many as fit in
+    :data:`NOTE_FIELD_TOKENS`."""
     skip = stems(" ".join(names))
     words: list[str] = []
-    seen: set[str] = set()
     for stem, surface in content_words(" ".join(actions)):
-        if stem in skip or stem in seen:
-            continue
-        seen.add(stem)
-        words.append(surface[:NOTE_WORD_CHARS])
-    return ANSWER_THE_ACTION.format(who=who, words=", ".join(words[:NOTE_WORDS]) or "what they said")
+        if stem not in skip and surface not in words and len(words) < NOTE_WORDS:
+            skip |= {stem}
+            words.append(surface)
+    who = " and ".join(actors)
+    bound = _answer_bound(count_tokens)
+    while True:
+        note = ANSWER_THE_ACTION.format(who=who or "the player", words=", ".join(words) or "what they said")
+        if count_tokens(note) <= bound or (not who and not words):
+            return note
+        if words:
+            words.pop()
+        else:
+            who = ""
 
 
 @dataclass(frozen=True)
@@ -183,7 +192,9 @@ class Narrator:
         if first.missed_brief:
             note = ANSWER_WITH_THE_NOTES
         elif first.ignored_action:
-            note = answer_the_action(shaping.actors, shaping.actions, shaping.names)
+            note = await asyncio.to_thread(  # counting may wait on a model server's tokenizer
+                answer_the_action, shaping.actors, shaping.actions, shaping.names, self.worker.count_tokens
+            )
         try:
             again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
         except ModelFailed as failed:  # nothing to say twice: what the notes told still answers a question

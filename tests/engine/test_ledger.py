@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bot.engine import Engine, EngineConfig
+from bot.engine.narration import room_for_notes
 from bot.engine.results import ModelFailed
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
@@ -395,9 +396,10 @@ async def test_a_recent_turn_the_budget_cuts_from_the_prompt_can_still_be_recall
     clue = f"entry:{entries[0].id}"
     assert clue in roomy.trace.layer("hot").items and clue not in roomy.trace.layer("recall").items
 
-    tight = await engine.preview(
-        game.id, "maya", question, budget=Budget(n_ctx=roomy.tokens - 400, reply_tokens=100, recall=150)
-    )
+    # A limit 610 tokens under what the roomy prompt took, whatever room the retry's notes keep free: the recent
+    # turns' budget then cuts the clue's turn, and recall has room for it.
+    n_ctx = roomy.tokens - 510 + room_for_notes(engine.worker.count_tokens)
+    tight = await engine.preview(game.id, "maya", question, budget=Budget(n_ctx=n_ctx, reply_tokens=100, recall=150))
     assert clue in tight.trace.layer("hot").left_out, "the budget cut the clue's turn from the recent ones"
     assert clue in tight.trace.layer("recall").items
     assert "Maya: I hide the brass key inside the cracked bell of the chapel." in tight.messages[-1].content
