@@ -30,9 +30,9 @@ given to the model, so that the engine knows what was taken out:
 :class:`ReplyShaper` holds back at most one unfinished sentence, so streaming
 goes on a sentence at a time. Private asides (``[[to Maya: ...]]``) pass
 through untouched; one written in single brackets (``[To Maya: ...]``) is
-made a real aside (to a character nobody plays, it goes to no one), doubled
-braces around asides (``{{[to Julian Ashby: ...}}``) are taken out, and an
-empty aside is dropped.
+made a real aside, one to a character nobody plays (``[[to Meg: ...]]``)
+is taken out whole, as are doubled braces around asides (``{{[to Julian
+Ashby: ...}}``), and an empty aside is dropped.
 """
 
 from __future__ import annotations
@@ -129,6 +129,7 @@ BRIEF_HEADING = re.compile(rf"^(\s*){re.escape(HEADERS['brief'])}\s*", re.IGNORE
 _CLOSING = re.compile(r"[\"'”’)\]]*")
 _LONE_CLOSE = re.compile(r"(?<!\])\](?!\])")
 _WHOLLY_BRACKETED = re.compile(r"^\s*\[(?!\[)[^\[\]]*\]\s*$")
+_ASIDE_TO = re.compile(r"\[\[\s*(?:to|for|private(?:ly)?(?:\s+to)?)\s+([^:\]\n]{1,40}?)\s*:", re.IGNORECASE)
 _BRACES = re.compile(r"\{\{|\}\}")
 _NAMED = r"[A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){0,3}"  # a name, capitalised: "Julian Ashby", "Dr. Pike"
 _EMPTY_ASIDE = re.compile(r"\[\[\s*(?:to|for)\s+[^:\]\n]{1,40}:\s*\]\]", re.IGNORECASE)
@@ -199,6 +200,8 @@ class ReplyShaper:
         someone = rf"(?:{names}|{_NAMED})" if names else _NAMED
         self._single_aside = re.compile(rf"(?<!\[)\[(?!\[)(\s*(?i:to|for)\s+{someone}\s*:)")
         self._single_open = False  # such an aside is open: its "]" closes it
+        self._seated = {p.casefold() for p in players if p.strip()}
+        self._to_nobody = False  # an aside to a name nobody plays is open: taken out up to its "]]"
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
@@ -293,6 +296,8 @@ class ReplyShaper:
             return ""
         sentence = self._asides(sentence)
         if not sentence.strip():
+            if self._started and "\n" in gap:
+                self._gap = gap  # a paragraph that held only asides taken out still ends its paragraph
             return ""
         inside_aside = "[[" in sentence or self._in_aside
         kept = self._without_artefacts(sentence, inside_aside)
@@ -388,7 +393,29 @@ class ReplyShaper:
             self.shaped.artefacts = True
             self.shaped.dropped.append(sentence.strip())
             sentence = _EMPTY_ASIDE.sub("", sentence)
-        return sentence
+        return self._without_asides_to_nobody(sentence)
+
+    def _without_asides_to_nobody(self, sentence: str) -> str:
+        """``sentence`` without asides to a name nobody plays ("[[to Meg: ...]]" where Meg is the world's): they
+        reach no one, and the default model wrote one to every character in the scene."""
+        kept, at = [], 0
+        while at < len(sentence):
+            if self._to_nobody:
+                end = sentence.find("]]", at)
+                self.shaped.dropped.append(sentence[at : end + 2 if end >= 0 else len(sentence)].strip())
+                if end < 0:
+                    break
+                self._to_nobody, at = False, end + 2
+                continue
+            opened = _ASIDE_TO.search(sentence, at)
+            if opened is None or " ".join(opened.group(1).split()).casefold() in self._seated:
+                kept.append(sentence[at:] if opened is None else sentence[at : opened.end()])
+                at = len(sentence) if opened is None else opened.end()
+                continue
+            kept.append(sentence[at : opened.start()])
+            self.shaped.artefacts = self._to_nobody = True
+            at = opened.start()
+        return "".join(kept)
 
     def _restates_action(self, normal: str) -> bool:
         words = set(normal.split())

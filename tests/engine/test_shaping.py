@@ -240,8 +240,21 @@ def test_asides_wrapped_in_braces_or_to_a_character_nobody_plays_go_nowhere_publ
     assert public == "Tom hears voices outside, distorted by the storm."
     assert [note.name for note in notes] == ["Ines"]
     assert shaper.shaped.artefacts
+    assert "Julian Ashby" not in text, "an aside that reaches no one is taken out of what the model wrote too"
     text, _ = _shape("The hall is cold. [to Meg Wren: Her hands shake.] A clock ticks.", players=players)
     assert split_reply(text, players) == ("The hall is cold. A clock ticks.", [])
+
+
+def test_an_aside_to_a_character_nobody_plays_is_taken_out_whole():
+    """The default model wrote one aside to every character in the scene, seated or not (bench quality)."""
+    players = ["Maya", "Tom", "Ines"]
+    said = (
+        "Tom climbs the stair.\n\n[[to Meg: You hear water again. The door is locked...]] "
+        "[[to Ines: The storm picks up.]] [[to Julian Ashby: You see the storm...]]\n\nThe candle gutters."
+    )
+    text, shaper = _shape(said, pieces=len(said), players=players, actions=["I climb the stair."], actors=["Tom"])
+    assert text == "Tom climbs the stair.\n\n[[to Ines: The storm picks up.]]\n\nThe candle gutters."
+    assert "[[to Julian Ashby: You see the storm...]]" in shaper.shaped.dropped
 
 
 def test_narration_after_an_aside_that_opened_another_is_still_judged():
