@@ -41,6 +41,10 @@ PRIVATE_ENTRIES = 200  # the newest private messages guarded word for word; olde
 # times a reply; a sentence's first TOLD_WORDS content words, close together in public, count as it said there.
 TOLD_IN_PUBLIC_SKIPS = 3
 TOLD_WORDS = 12
+# Words that tell nothing of a clue by themselves, whatever it says ("Whoever takes the night watch hears ... something
+# inside it shifts"): the default model wrote "Something is wrong with the third cask." on the turn its player
+# listened at the cask, the clue's "something" and the world's own "third cask" (bench secrets, Ember Road).
+VAGUE = stems("something someone somebody anything anyone anybody everything everyone nothing nobody whoever whatever")
 # The guard by meaning's share of a reply, at most: a slow embedding model (a remote server) costs a reply no more,
 # and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
 # (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
@@ -64,7 +68,8 @@ class TurnGuard:
         self.public_stems = public_stems  # the world's public words: no evidence of a leak by meaning
         self.public_texts = public_texts  # what the world makes public: a leak is closer to the secret than to it
         # The clues this turn's action earns, by their words the action did not use: told in public by a sentence
-        # holding ``earned_told`` of them (the clue itself goes to the player by DM).
+        # holding ``earned_told`` of them, one at least that the world does not make public, none of them a vague
+        # word (see VAGUE); the clue itself goes to the player by DM.
         self.earned = dict(earned or {})
         self.earned_told = earned_told
         self._public: dict[tuple[str, ...], bool] = {}
@@ -83,9 +88,10 @@ class TurnGuard:
                 hits[hit.sentence, hit.ref] = hit
         if audience is None and self.earned:
             for sentence in sentences(text):
-                said = stems(sentence)
+                said = stems(sentence) - VAGUE
                 for ref, words in self.earned.items():
-                    if len(said & words) >= self.earned_told:
+                    told = said & words
+                    if len(told) >= self.earned_told and told - self.public_stems:
                         hits.setdefault((sentence, ref), Hit(ref, "(the clue this action earned)", sentence, (), False))
         if self.meaning is not None:
             caught = {sentence for sentence, _ in hits}

@@ -44,6 +44,12 @@ SAY_SOMETHING_NEW = (
     "(Your last reply only repeated the player's action or an earlier reply, or told the table nothing. Write "
     "what happens next, in new words, as the GM, for everyone at the table.)"
 )
+# Named with the action's own words, as ANSWER_THE_ACTION: told only to write "what happens next", the 1.5B model
+# wrote of something else on two of the three turns bench quality counted as ignoring the action (Ember Road).
+SAY_WHAT_HAPPENS = (
+    "(Your last reply only repeated {who}'s action or an earlier reply, or told the table nothing. Write what "
+    "happens when they do it ({words}), in new words, as the GM, for everyone at the table.)"
+)
 # Named with the action's own words: told only "what the player just did", the 1.5B model wrote of footsteps at the
 # study door again for "I light a candle and go up the main stair." (bench quality, Hollow Manor).
 ANSWER_THE_ACTION = (
@@ -71,20 +77,29 @@ def room_for_notes(count_tokens: Callable[[str], int]) -> int:
     """The prompt tokens a retry's notes may add: a reply written again after a leak (:data:`REGENERATE`) may
     itself be asked for once more (the longest of the other notes). The prompt leaves them free, or a retry asks
     for more than the context holds."""
-    longest = max(count_tokens(SAY_SOMETHING_NEW), count_tokens(ANSWER_WITH_THE_NOTES), _answer_bound(count_tokens))
+    longest = max(
+        count_tokens(SAY_SOMETHING_NEW),
+        count_tokens(ANSWER_WITH_THE_NOTES),
+        _note_bound(ANSWER_THE_ACTION, count_tokens),
+        _note_bound(SAY_WHAT_HAPPENS, count_tokens),
+    )
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
 
-def _answer_bound(count_tokens: Callable[[str], int]) -> int:
-    return count_tokens(ANSWER_THE_ACTION.format(who="", words="")) + NOTE_FIELD_TOKENS
+def _note_bound(template: str, count_tokens: Callable[[str], int]) -> int:
+    return count_tokens(template.format(who="", words="")) + NOTE_FIELD_TOKENS
 
 
 def answer_the_action(
-    actors: Sequence[str], actions: Sequence[str], names: Sequence[str], count_tokens: Callable[[str], int]
+    actors: Sequence[str],
+    actions: Sequence[str],
+    names: Sequence[str],
+    count_tokens: Callable[[str], int],
+    template: str = ANSWER_THE_ACTION,
 ) -> str:
-    """The note for one more try after a reply that said nothing of its actions: whose they were and their own
-    words (not the players' names, each once, at most :data:`NOTE_WORDS`), as many as fit in
-    :data:`NOTE_FIELD_TOKENS`."""
+    """The note for one more try after a reply that said nothing of its actions (``template``, or
+    :data:`SAY_WHAT_HAPPENS` after one that said nothing new): whose they were and their own words (not the
+    players' names, each once, at most :data:`NOTE_WORDS`), as many as fit in :data:`NOTE_FIELD_TOKENS`."""
     skip = stems(" ".join(names))
     words: list[str] = []
     for stem, surface in content_words(" ".join(actions)):
@@ -92,9 +107,9 @@ def answer_the_action(
             skip |= {stem}
             words.append(surface)
     who = " and ".join(actors)
-    bound = _answer_bound(count_tokens)
+    bound = _note_bound(template, count_tokens)
     while True:
-        note = ANSWER_THE_ACTION.format(who=who or "the player", words=", ".join(words) or "what they said")
+        note = template.format(who=who or "the player", words=", ".join(words) or "what they said")
         if count_tokens(note) <= bound or (not who and not words):
             return note
         if words:
@@ -188,12 +203,14 @@ class Narrator:
         # 1.5B model answered the action less often (bench quality: ignores the action 0.12, thin 0.17).
         repeated = first.shaped is not None and first.shaped.repeats
         shaping = request.shaping
-        note = SAY_SOMETHING_NEW
         if first.missed_brief:
             note = ANSWER_WITH_THE_NOTES
-        elif first.ignored_action:
+        elif not shaping.actions:
+            note = SAY_SOMETHING_NEW
+        else:
+            template = ANSWER_THE_ACTION if first.ignored_action else SAY_WHAT_HAPPENS
             note = await asyncio.to_thread(  # counting may wait on a model server's tokenizer
-                answer_the_action, shaping.actors, shaping.actions, shaping.names, self.worker.count_tokens
+                answer_the_action, shaping.actors, shaping.actions, shaping.names, self.worker.count_tokens, template
             )
         try:
             again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)

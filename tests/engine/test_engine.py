@@ -132,7 +132,7 @@ async def test_an_empty_reply_is_asked_for_once_more_and_never_stored(engine: En
     scripted.enqueue("   ", "Waves break below.")
     result = await engine.act(game.id, "maya", "I listen again.")
     assert result.text == "Waves break below."
-    assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert "Write what happens when they do it (listen), in new words" in scripted.last().prompt_text
 
 
 async def test_a_second_try_that_was_only_the_players_part_is_never_posted(engine: Engine, scripted: ScriptedModel):
@@ -160,7 +160,7 @@ async def test_a_reply_that_only_echoes_the_action_is_asked_for_again_and_the_tu
     shown: list[str] = []
     result = await engine.act(game.id, "maya", "I light the old brass lamp in the lamp room.", on_text=shown.append)
     assert result.text == answer and "".join(shown) == answer, "the echo never reached the screen"
-    assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert "do it (light, old, brass, lamp, room), in new words" in scripted.last().prompt_text
     assert result.model.generated_tokens == scripted.count_tokens(echo) + scripted.count_tokens(answer)
     assert result.model.seconds >= result.model.first_token_seconds > 0
 
@@ -177,7 +177,7 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     shown: list[str] = []
     result = await engine.act(game.id, "rook", "I climb aboard and ask Ada how far it is.", on_text=shown.append)
     assert result.text == answer and "".join(shown) == answer, "the cut reply never reached the screen"
-    assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert "do it (climb, aboard, ask, Ada, far), in new words" in scripted.last().prompt_text
 
     await engine.memory.idle()
     scripted.enqueue("The fire crackles.")
@@ -207,7 +207,7 @@ async def test_a_reply_that_only_restates_the_action_in_other_words_is_asked_for
     restated = "Maya leans close and smells the candles."
     answer = "The wax gives off a faint smell of bitter almonds: someone has doctored these candles."
     await _only_the_second_try_is_shown(engine, scripted, "I lean close and sniff the candles.", restated, answer)
-    assert "Write what happens next, in new words" in scripted.last().prompt_text
+    assert "do it (lean, close, sniff, candles), in new words" in scripted.last().prompt_text
     assert not scripted.last().fresh, "the try after a restatement may use the action's words"
 
 

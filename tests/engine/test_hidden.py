@@ -247,7 +247,6 @@ async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
 async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read_again(engine: Engine, memory_model):
     """A model given a note to write a reply again copies it into later replies if later prompts show it."""
     from bot.engine.drafting import REGENERATE
-    from bot.engine.narration import SAY_SOMETHING_NEW
 
     game = (await engine.start_game("chan", "lighthouse")).game
     await engine.join(game.id, "maya", "Maya")
@@ -264,13 +263,15 @@ async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read
     )
     second = await engine.act(game.id, "maya", "I wait by the window.")
     await engine.memory.idle(game.id)
-    assert any(SAY_SOMETHING_NEW in c.messages[-1].content for c in memory_model.calls)
+    new = "(Your last reply only repeated Maya's action or an earlier reply, or told the table nothing. Write what "
+    new += "happens when they do it (wait, window)"
+    assert any(new in c.messages[-1].content for c in memory_model.calls)
 
     memory_model.enqueue("Gulls scream overhead as a rowing boat noses out of the fog toward the landing. Well?")
     third = await engine.act(game.id, "maya", "I go down to the landing.")
     [call] = [c for c in memory_model.calls if c.messages[-1].content.endswith("I go down to the landing.")]
     read = "\n".join(m.content for m in call.messages)
-    for note in (REGENERATE, SAY_SOMETHING_NEW, "GM note"):
+    for note in (REGENERATE, new, "Your last reply", "GM note"):
         assert note not in read, f"{note!r} is in a later prompt"
     assert third.context.messages == call.messages
     stored = [e.content for e in await engine.store.log(game.id)]

@@ -188,6 +188,44 @@ async def test_an_earned_clue_told_in_public_in_a_few_of_its_words_is_kept_from_
     assert {h.ref for h in hits} == {"clue:locked-room"}
 
 
+@pytest.fixture
+async def road(tmp_path: Path):
+    worlds = tmp_path / "worlds"
+    worlds.mkdir()
+    shutil.copy(PROJECT / "worlds" / "ember-road.yaml", worlds)
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    model = LeakyModel()
+    async with ModelWorker(model) as worker:
+        engine = Engine(store, worker, WorldLibrary(worlds), EngineConfig(n_ctx=4096, reply_tokens=160))
+        yield engine, model
+        await engine.close()
+    await store.close()
+
+
+async def test_an_earned_clue_is_told_by_its_own_words_not_by_the_worlds_public_ones_or_vague_ones(road):
+    """What the default model wrote on the turn Tom listened at the red cask (bench secrets, Ember Road): the
+    clue's "something" and the world's own "third cask", which tell nothing of it. The clue's hum and warmth do."""
+    engine, model = road
+    game = (await engine.start_game("chan", "ember-road")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    plain = '"Something is wrong with the third cask," Marrow mutters, and waves Tom off the water wagon.'
+    model.enqueue(plain)
+    result = await engine.act(game.id, "tom", "I put my ear to the red cask and listen.")
+    assert result.text == plain and result.draft is None
+    clue = next(b for c in engine.world_of(game).chapters for b in c.beats if b.id == "humming-cask").clue_text
+    assert [(m.player.name, m.entry.content) for m in result.private] == [("Tom", clue)], "to Tom alone"
+
+    game = (await engine.start_game("chan-2", "ember-road")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    told = "Tom hears a slow hum, and the wood of the cask is warm under his cheek."
+    model.enqueue(told, "Marrow shoos Tom away from the water wagon.")
+    result = await engine.act(game.id, "tom", "I put my ear to the red cask and listen.")
+    assert result.draft == told and "warm" not in result.text
+    assert "clue:humming-cask" in {h.ref for h in await engine.store.leak_hits(game.id)}
+
+
 async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_goes_to_nobody(manor):
     engine, model = manor
     game = (await engine.start_game("chan", "hollow-manor")).game
