@@ -127,6 +127,9 @@ async def play(
             terminal.say("Type /help for how to play.")
             terminal.prompt()
         await terminal.run(stdin_lines(), interactive=interactive)
+        # What stopping still does, so a quiet few seconds are not taken for a hang.
+        terminal.say("Stopping: the memory's upkeep stops here and goes on at the next start; saving the model's "
+                     "cache for a quick first reply then (a few seconds).")  # fmt: skip
 
 
 async def _choose_game(

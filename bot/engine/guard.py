@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
+from bot.engine.clues import world_clues
 from bot.engine.meaning import MeaningIndex
 from bot.memory.leaks import (
     MEANING_RULE,
@@ -58,9 +59,13 @@ class TurnGuard:
         self, store: Store, game: Game, guard: Guard, meaning: MeaningIndex | None = None,
         public_stems: frozenset[str] = frozenset(), public_texts: Sequence[str] = (),
         earned: Mapping[str, frozenset[str]] | None = None, earned_told: int = 2, never_held: bool = False,
+        never_read: Collection[str] = (),
     ):  # fmt: skip
         # The world's secrets are not in the narrator's prompt (held by the engine): by meaning, the stricter rule.
         self.never_held = never_held
+        # The private messages the narrator never read (the clues the engine gave in the world's words): a public
+        # sentence close to one is a guess on its topic, judged by the stricter rule too.
+        self.never_read = frozenset(" ".join(text.split()) for text in never_read)
         self.store = store
         self.game = game
         self.guard = guard
@@ -139,7 +144,8 @@ class TurnGuard:
                         hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
             if private[i] is not None:
                 ref, secret_text, score = private[i]
-                if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public):
+                rule = NEVER_HELD_RULE if " ".join(secret_text.split()) in self.never_read else MEANING_RULE
+                if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public, rule):
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
         return hits
 
@@ -263,6 +269,7 @@ class LeakGuards:
             earned,
             earned_told,
             never_held=uncovered is not None,  # the engine holds the secrets: what is guarded was never told
+            never_read=world_clues(world) if uncovered is not None else (),
         )
 
     def _world_public(self, world: World) -> tuple[set[tuple[str, ...]], list[frozenset[str]]]:

@@ -6,11 +6,14 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from bot import reports
 from bot.bench.leaks import ATTEMPTS, MAYA_TELLS, LeakyModel, leaks, run_leak_bench, tells
 from bot.engine import Engine, EngineConfig
+from bot.engine.guard import TurnGuard
+from bot.memory.leaks import Guard
 from bot.model import ModelWorker
 from bot.store import EntryKind, Store, Visibility
 from bot.worlds import WorldLibrary
@@ -269,3 +272,38 @@ async def test_a_private_clue_the_model_gave_as_an_aside_is_not_sent_twice(manor
     model.enqueue("The glass is cold. What do you do? [[to Maya: Under the brandy, something sharp and bitter.]]")
     result = await engine.act(game.id, "maya", "I sniff the brandy glass.")
     assert [m.entry.content for m in result.private] == ["Under the brandy, something sharp and bitter."]
+
+
+class _Closeness:
+    """A meaning index whose every sentence is ``score`` from the nearest private message, ``text``."""
+
+    on = True
+
+    def __init__(self, text: str, score: float):
+        self.text, self.score = text, score
+
+    async def closeness(self, said, texts):
+        return np.zeros((len(said), len(texts)))
+
+    async def nearest_private(self, game_id, said, audience, skip=frozenset()):
+        return [("entry:9", self.text, self.score) for _ in said]
+
+
+async def test_a_sentence_near_a_clue_the_narrator_never_read_is_judged_as_a_guess(tmp_path: Path):
+    """The engine gives a player a clue in the world's words and the narrator never reads them: a public sentence
+    on its topic is a guess (the default model wrote of the red cask on later turns, and the guard stopped it as
+    the clue in other words: bench secrets, Ember Road, held). The stricter rule of secrets never held judges it;
+    an aside the narrator wrote itself is still judged by the usual one."""
+    clue = "The last page names a ship that does not exist."
+    said = "Wren squints at the log book's last page and shrugs."
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    try:
+        game = await store.create_game("chan", "lighthouse")
+        hits = {}
+        for never_read in ((), (clue,)):
+            guard = TurnGuard(store, game, Guard([]), _Closeness(clue, 0.6), never_read=never_read)
+            hits[never_read] = [h.ref for h in await guard.check(said)]
+        assert hits[()] == ["entry:9"], "an aside of the narrator's own, close in meaning"
+        assert hits[(clue,)] == [], "a clue it never read: on the topic, not in the clue's own words"
+    finally:
+        await store.close()
