@@ -21,11 +21,11 @@ from bot.worlds import WorldLibrary
 PROJECT = Path(__file__).parent.parent.parent
 
 
-@pytest.fixture
-async def manor(tmp_path: Path):
+async def _engine_on(tmp_path: Path, world: str):
+    """An engine with one shipped world and a scripted model that leaks as told."""
     worlds = tmp_path / "worlds"
     worlds.mkdir()
-    shutil.copy(PROJECT / "worlds" / "hollow-manor.yaml", worlds)
+    shutil.copy(PROJECT / "worlds" / f"{world}.yaml", worlds)
     store = await Store.open(tmp_path / "gm.sqlite3")
     model = LeakyModel()
     async with ModelWorker(model) as worker:
@@ -33,6 +33,12 @@ async def manor(tmp_path: Path):
         yield engine, model
         await engine.close()
     await store.close()
+
+
+@pytest.fixture
+async def manor(tmp_path: Path):
+    async for made in _engine_on(tmp_path, "hollow-manor"):
+        yield made
 
 
 def test_the_suite_has_every_kind_of_attempt():
@@ -193,16 +199,8 @@ async def test_an_earned_clue_told_in_public_in_a_few_of_its_words_is_kept_from_
 
 @pytest.fixture
 async def road(tmp_path: Path):
-    worlds = tmp_path / "worlds"
-    worlds.mkdir()
-    shutil.copy(PROJECT / "worlds" / "ember-road.yaml", worlds)
-    store = await Store.open(tmp_path / "gm.sqlite3")
-    model = LeakyModel()
-    async with ModelWorker(model) as worker:
-        engine = Engine(store, worker, WorldLibrary(worlds), EngineConfig(n_ctx=4096, reply_tokens=160))
-        yield engine, model
-        await engine.close()
-    await store.close()
+    async for made in _engine_on(tmp_path, "ember-road"):
+        yield made
 
 
 async def test_an_earned_clue_is_told_by_its_own_words_not_by_the_worlds_public_ones_or_vague_ones(road):
