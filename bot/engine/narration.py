@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,8 @@ ANSWER_THE_ACTION = (
     "(Your last reply did not answer {who}'s action ({words}). Write what happens when they do it and what they "
     "find, as the GM, for everyone at the table.)"
 )
+# A short reply with one of these says that nothing is there (see _Try.ignores_action).
+_DENIAL = re.compile(r"\b(?:no|not|nothing|none|nobody|never)\b|n't\b", re.IGNORECASE)
 NOTE_WORDS = 6  # at most, the action's words the note names
 NOTE_FIELD_TOKENS = 24  # at most, the players' names and the action's words in it (fewer words where they are long)
 ANSWER_WITH_THE_NOTES = (
@@ -382,11 +385,16 @@ class _Try:
 
     def ignores_action(self, rest: str) -> bool:
         """Whether the reply, held back for the channel until it said something of its action, said enough to stand
-        as a reply but nothing of the action (a short one stands as the model meant it, as before)."""
+        as a reply but nothing of the action, or said only that nothing is there: a short reply stands as the model
+        meant it, but not a short denial of nothing of its action. The default model answered "I try the handle of
+        the study door." with "You hear nothing." and the keyhole with "You see no key.", and went on so on the
+        turns after (bench quality: thin .42)."""
         if self.short is None:
             return False
         public = self.short + split_reply(rest, self.shaping.names)[0]
-        return says_enough(public, self.shaping.actions) and not self._answers(self.text + rest)
+        if not says_enough(public, self.shaping.actions) and not _DENIAL.search(public):
+            return False
+        return not self._answers(self.text + rest)
 
     def misses_brief(self, rest: str) -> bool:
         """Whether the reply, held back for the channel, said nothing of what the notes told beside its action,

@@ -169,7 +169,8 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     engine: Engine, scripted: ScriptedModel
 ):
     """What Qwen2.5 1.5B wrote: one line for a character, then the player's own line, which the rules take out;
-    what is left says too little to stand as a reply. A reply the model meant short is shown as it is."""
+    what is left says too little to stand as a reply. A reply the model meant short is shown as it is, but not a
+    short one that says only that nothing is there, and nothing of its action."""
     game = await _game_with(engine, "chan", "Maya", "Rook")
     cut = 'Ada: "You\'re late." She points at the boat.\nRook: I climb aboard and ask Ada how far it is.'
     answer = "Ada laughs and unties the rope; the boat drifts toward the dark rock while gulls wheel over the tower."
@@ -184,7 +185,15 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     shown.clear()
     short = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
     assert short.text == "The fire crackles." and "".join(shown) == "The fire crackles."
-    assert "in new words" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
+    assert "Your last reply" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
+
+    await engine.memory.idle()
+    scripted.enqueue("You hear nothing.", "The handle turns a little, then sticks: the study door is locked.")
+    shown.clear()
+    tried = await engine.act(game.id, "maya", "I try the handle of the study door.", on_text=shown.append)
+    assert tried.text == "The handle turns a little, then sticks: the study door is locked."
+    assert "".join(shown) == tried.text, "the short reply of nothing never reached the screen"
+    assert "did not answer Maya's action (try, handle, study, door)" in scripted.last().prompt_text
 
 
 async def _only_the_second_try_is_shown(
