@@ -249,7 +249,7 @@ class ReplyShaper:
                 self.shaped.speaks_for_players = True
                 self.shaped.dropped.append(self._pending[speaker.start() :].strip())
                 self._pending = ""
-                out.append(self._take(before, final=True))
+                out.append(self._take(before, final=True).rstrip())  # the space left where asides were goes too
                 self.done = True
                 break
             ends = boundaries(self._pending)
@@ -262,6 +262,9 @@ class ReplyShaper:
             sentence, gap = self._pending[:end], self._pending[end:following]
             self._pending = self._pending[following:]
             out.append(self._take(sentence, gap=gap))
+            # What follows starts a line whether or not the sentence was let through: a player's line after an
+            # aside taken out is still a player's line ("[[to Julian Ashby: ...]]\n\nMaya: I knock again").
+            self._line_start = "\n" in gap
         return "".join(out)
 
     @property

@@ -257,6 +257,20 @@ def test_an_aside_to_a_character_nobody_plays_is_taken_out_whole():
     assert "[[to Julian Ashby: You see the storm...]]" in shaper.shaped.dropped
 
 
+def test_a_players_line_after_asides_taken_out_still_ends_the_reply():
+    """What the default model wrote on bench quality's first turn: asides to the world's characters, then Maya's
+    own next action on a line of its own. The asides go; the line is still a player's, and the reply ends there,
+    however the stream is cut."""
+    said = (
+        "You hear the sound of water. [[to Hester Crane: You see a small crack.]] [[to Julian Ashby: You hear "
+        "nothing.]]\n\nMaya: I knock on the front door again. You hear nothing."
+    )
+    for pieces in (1, 3, 7, len(said)):
+        text, shaper = _shape(said, pieces=pieces, players=["Maya", "Tom"], actions=["I knock."], actors=["Maya"])
+        assert text == "You hear the sound of water.", pieces
+        assert shaper.shaped.speaks_for_players
+
+
 def test_narration_after_an_aside_that_opened_another_is_still_judged():
     """ "[[to Maya: ...}" then "[[to Ines: ...]]": the aside ends at the first "]]", as the channel's text is
     split, so "Tom asks the housekeeper ..." after it is narration deciding for Tom, and goes."""
