@@ -436,7 +436,11 @@ class PlayerSubjects:
 
     Narration told to "you" is told to the turn's acting players: "You decide to leave." decides for them, "You
     look at the desk" for "I look at the body" tells their action, "You see a shadow" what happens to them. A
-    sentence that opens with a quotation mark is someone's line, not narration."""
+    sentence that opens with a quotation mark is someone's line, not narration.
+
+    A "she", "he" or "they" right after a sentence whose subject was one seated player, naming nobody else, is
+    that player ("Maya looks at the glass. She goes to the window."): :meth:`decides` reads a reply's sentences
+    in order."""
 
     def __init__(self, players: Sequence[str], actions: Sequence[str], actors: Sequence[str] = ()):
         self._names = {n.casefold() for n in players if n.strip()}
@@ -451,21 +455,33 @@ class PlayerSubjects:
         # their own action said it ("I ask Meg, 'Where were you?'"), the GM telling it back.
         self._tagged = re.compile(rf"[\"”’']\s*(?:{_SPEECH_TAGS})\s+(?P<who>{names})\b", re.I) if names else None
         self._spoke = any(_SPEAKING.search(a) for a in actions)
+        self._last: str | None = None  # the one seated player the last sentence was about, naming nobody else
 
     def gives_a_line(self, sentence: str) -> bool:
-        """Whether ``sentence`` gives a seated player a line after its quote ('"No," says Maya.') that their own
-        action did not say."""
+        """Whether ``sentence`` gives a seated player a line after its quote ('"No," says Maya.', or '"No," she
+        says.' after a sentence about Maya) that their own action did not say."""
         tagged = self._tagged.search(sentence) if self._tagged else None
-        return tagged is not None and not (self._spoke and tagged.group("who").casefold() in self._actors)
+        who = tagged.group("who").casefold() if tagged is not None else None
+        if who is None and self._last is not None and _PRONOUN_LINE.search(sentence):
+            who = self._last
+        return who is not None and not (self._spoke and who in self._actors)
 
     def decides(self, sentence: str, *, to_you: bool = True) -> bool:
         """``to_you``: whether a sentence told to "you" is narration (not in a reply that voices characters in the
         script form, "Meg Wren: You killed him.")."""
         if sentence.lstrip().startswith("["):
             return False  # "[Maya joins the game.]": the transcript's line, copied (an artefact, not the story)
+        last, self._last = self._last, None
+        if _QUOTE_OPENS.match(sentence):
+            self._last = last  # a line said leaves the narration's subject as it was
         if self.gives_a_line(sentence):
             return True
         found = self._subject.match(sentence) if self._subject else None
+        if found is not None:
+            who = found.group("who").casefold()
+            self._last = who if who in self._names and not self._names_another(sentence, who) else None
+        elif last is not None and (pronoun := _PRONOUN.match(sentence)) is not None:
+            found, self._last = pronoun, last
         if found is None and to_you:
             found = _TO_YOU.match(sentence)
         if found is None:
@@ -478,6 +494,8 @@ class PlayerSubjects:
             return False
         if found.group("who").casefold() == "you":
             who = set(self._actors)
+        elif found.re is _PRONOUN:
+            who = {last} if last is not None else set()
         else:
             who = {w.casefold() for w in re.split(r"\s*(?:,|\band\b)\s*", found.group("who")) if w.strip()}
         if who and who <= self._actors:
@@ -485,11 +503,23 @@ class PlayerSubjects:
             return not rest & self._acted  # the thing their action named: their action, told
         return True
 
+    @staticmethod
+    def _names_another(sentence: str, who: str) -> bool:
+        """Whether ``sentence`` names someone besides ``who`` (a capitalised word past its first, not a
+        possessive): then a "she" after it may be either."""
+        words = re.findall(r"\b([A-Z][a-z]+)\b(?!['’]s)", sentence)[1:]
+        return any(w.casefold() != who for w in words)
+
 
 _SPEECH_TAGS = (
     "says|said|asks|asked|replies|replied|answers|answered|whispers|whispered|shouts|shouted|mutters|muttered|"
     "adds|added|exclaims|exclaimed|admits|admitted|insists|insisted|cries|cried|calls|called|continues|continued"
 )
+# A sentence of narration whose subject is a pronoun, and a line tagged with one ('"I can't," she says'): the
+# default model's "Maya looks down at the brandy glass. ... She goes to the window and locks it." (make play).
+_PRONOUN = re.compile(r"^\W*(?P<who>She|He|They)\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b")
+_PRONOUN_LINE = re.compile(rf"[\"”’']\s*(?:she|he|they)\s+(?:{_SPEECH_TAGS})\b", re.I)
+_QUOTE_OPENS = re.compile(r"^\s*[\"“‘']")
 _SPEAKING = re.compile(r"\b(?:ask|say|tell|shout|whisper|call|answer|reply|cry|add|insist)\w*\b|[\"“]", re.I)
 # Narration told to the players, at a sentence's very start (no quotation mark before it): "You decide to leave."
 _TO_YOU = re.compile(r"^\s*(?:\*+\s*)?(?P<who>You)\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b")

@@ -271,6 +271,26 @@ def test_a_players_line_after_asides_taken_out_still_ends_the_reply():
         assert shaper.shaped.speaks_for_players
 
 
+def test_a_she_after_a_sentence_about_a_player_is_that_player():
+    """What the default model wrote in a first game of Hollow Manor (make play): after Maya's sniff of the glass, a
+    line for her and an act she never chose, by "she". A "she" after a sentence naming someone else too may be
+    either, and an NPC's "she" is the NPC's."""
+    players, actors = ["Maya", "Tom"], ["Maya"]
+    said = (
+        "Maya looks down at the brandy glass by Silas's hand, but it is still empty. \"I can't open the door,\" she "
+        "says to herself. She goes to the window and locks it tightly again."
+    )
+    action = ["I lean over the desk and sniff the brandy glass by his hand."]
+    text, shaper = _shape(said, players=players, actions=action, actors=actors)
+    assert text == "Maya looks down at the brandy glass by Silas's hand, but it is still empty."
+    assert "She goes to the window and locks it tightly again." in shaper.shaped.dropped
+    for kept, action in (
+        ("Maya hands Meg the key. She thanks her and pockets it.", "I hand Meg the key."),
+        ('Hester Crane looks at you. "Tobias is in the drawing room," she says. She turns away.', "I ask her."),
+    ):
+        assert _shape(kept, players=players, actions=[action], actors=actors)[0] == kept
+
+
 def test_narration_after_an_aside_that_opened_another_is_still_judged():
     """ "[[to Maya: ...}" then "[[to Ines: ...]]": the aside ends at the first "]]", as the channel's text is
     split, so "Tom asks the housekeeper ..." after it is narration deciding for Tom, and goes."""
