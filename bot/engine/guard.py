@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from bot.memory.leaks import (
     world_public_texts,
 )
 from bot.memory.reveals import meanings, uncoverables
-from bot.store import Game, Store
+from bot.store import Game, LogEntry, Store
 from bot.words import content_words, sentences, stems
 from bot.worlds import World
 
@@ -209,6 +210,25 @@ class TurnGuard:
         )  # fmt: skip
 
 
+def delivered_clue_runs(
+    secrets: Sequence[Secret], entries: Sequence[LogEntry], clues: Collection[str], public_stems: frozenset[str]
+) -> list[Secret]:
+    """The private messages, a clue the engine gave in the world's own words guarded by the runs of its words that
+    hold one the world does not make public (not a vague one, see VAGUE). The narrator never read it: a public
+    sentence of the world's own words alone is the scene, not the clue. "Whoever sniffs the brandy glass on the
+    desk smells, under the brandy, something sharp and bitter" gave the run "desk smells brandy", and the default
+    model's reply to the next player, about the desk and the glass Tom had just sniffed in public, was stopped
+    (bench secrets, Hollow Manor, secrets held); every run with its "bitter" or "medicine" is still guarded."""
+    given = {" ".join(text.split()) for text in clues}
+    delivered = {f"entry:{e.id}" for e in entries if " ".join(e.content.split()) in given}
+    return [
+        replace(s, phrases=frozenset(p for p in s.phrases if set(p) - public_stems - VAGUE))
+        if s.ref in delivered
+        else s
+        for s in secrets
+    ]
+
+
 class LeakGuards:
     def __init__(self, store: Store, meaning: MeaningIndex | None = None):
         self.store = store
@@ -254,11 +274,14 @@ class LeakGuards:
             world, state.chapter_index, state.beats_done, unlocked, uncovered or frozenset()
         )
         entries = await self.store.private_entries(game.id, PRIVATE_ENTRIES)
-        secrets += private_secrets(entries, await self.store.player_memories(game.id))
-        secrets.append(prompt_secret())
         public = self._public_stems.get(world.id)
         if public is None or public[0] is not world:
             public = self._public_stems[world.id] = (world, world_public_stems(world), world_public_texts(world))
+        private = private_secrets(entries, await self.store.player_memories(game.id))
+        if uncovered is not None:
+            private = delivered_clue_runs(private, entries, world_clues(world), public[1])
+        secrets += private
+        secrets.append(prompt_secret())
         return TurnGuard(
             self.store,
             game,

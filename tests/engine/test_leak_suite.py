@@ -216,6 +216,7 @@ async def test_an_earned_clue_is_told_by_its_own_words_not_by_the_worlds_public_
     assert result.text == plain and result.draft is None
     clue = next(b for c in engine.world_of(game).chapters for b in c.beats if b.id == "humming-cask").clue_text
     assert [(m.player.name, m.entry.content) for m in result.private] == [("Tom", clue)], "to Tom alone"
+    await engine.memory.idle(game.id)  # its upkeep's calls take the model's default, not the next game's script
 
     game = (await engine.start_game("chan-2", "ember-road")).game
     await engine.join(game.id, "maya", "Maya")
@@ -225,6 +226,29 @@ async def test_an_earned_clue_is_told_by_its_own_words_not_by_the_worlds_public_
     result = await engine.act(game.id, "tom", "I put my ear to the red cask and listen.")
     assert result.draft == told and "warm" not in result.text
     assert "clue:humming-cask" in {h.ref for h in await engine.store.leak_hits(game.id)}
+
+
+async def test_a_delivered_clue_is_guarded_by_its_own_words_not_by_a_run_of_the_worlds_public_ones(manor):
+    """The engine gave Tom the brandy glass's clue; the next reply, to Maya, wrote of the desk and the glass (the
+    world's own words: "desk smells brandy" had stopped it, bench secrets, Hollow Manor, secrets held). What only
+    the clue says (bitter, medicine) is still kept from the channel."""
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    model.enqueue("The glass is cold under the lamp, and rain ticks on the shutters. What do you do?")
+    result = await engine.act(game.id, "tom", "I lean over the desk and sniff the brandy glass by Silas's hand.")
+    assert [m.player.name for m in result.private] == ["Tom"], "the clue, to Tom alone"
+    await engine.memory.idle(game.id)  # the upkeep's calls answered by the model's default, not the script
+    scene = "The whole desk smells of brandy, and the clock on the mantel has stopped. What do you do, Maya?"
+    model.enqueue(scene)
+    result = await engine.act(game.id, "maya", "I look at the clock on the mantel.")
+    assert result.text == scene and result.draft is None
+    await engine.memory.idle(game.id)
+    told = "The clock on the mantel ticks. Under the brandy, something sharp and bitter, like medicine. Tom?"
+    model.enqueue(told, "The clock on the mantel has stopped at a quarter to eleven. What do you do, Tom?")
+    result = await engine.act(game.id, "maya", "I look at the clock on the mantel again.")
+    assert result.draft == told and "bitter" not in result.text
 
 
 async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_goes_to_nobody(manor):
