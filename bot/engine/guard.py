@@ -51,6 +51,8 @@ VAGUE = stems("something someone somebody anything anyone anybody everything eve
 # and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
 # (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
 MEANING_SECONDS = 5.0
+# A stopped sentence, as the log shows it: an author reading data/play.log sees what was taken for a leak.
+SENTENCE_LOGGED = 300
 
 
 class TurnGuard:
@@ -199,8 +201,8 @@ class TurnGuard:
         """Log every hit, in the log and in the game's record of them."""
         for hit in hits:
             log.warning(
-                "Game %d turn %d: leak to %s stopped (%s, %r): %s", self.game.id, turn, audience, hit.ref,
-                hit.phrase, action,
+                "Game %d turn %d: leak to %s stopped (%s, %r): %s: %r", self.game.id, turn, audience, hit.ref,
+                hit.phrase, action, hit.sentence[:SENTENCE_LOGGED],
             )  # fmt: skip
         await self.store.add_leak_hits(
             self.game.id,
