@@ -64,10 +64,18 @@ class Drafts:
         return Drafted("", [PrivateNote(player.name, whole or "The GM says nothing.")], None, narration, narration.text)
 
 
-async def guard_note(guard: TurnGuard, turn: int, player: Player, note: PrivateNote) -> PrivateNote:
-    """A private message without what is private to other players."""
+async def guard_note(
+    guard: TurnGuard, turn: int, player: Player, note: PrivateNote, *, answer: bool = False
+) -> PrivateNote | None:
+    """A private message without what is private to other players; ``None`` for an aside the guard left empty (a
+    DM saying only that the GM keeps something back tells its player nothing, and the default model, reading it in
+    the transcript, wrote it into its next asides: bench secrets, Ember Road). ``answer``: the answer to the
+    player's own secret action, which they are waiting for: then the placeholder."""
     hits = await guard.check(note.text, audience=player.id)
     if not hits:
         return note
     await guard.record(turn, f"DM to {player.name}", hits, "removed")
-    return PrivateNote(note.name, strip(note.text, hits) or WITHHELD)
+    kept = strip(note.text, hits)
+    if kept:
+        return PrivateNote(note.name, kept)
+    return PrivateNote(note.name, WITHHELD) if answer else None

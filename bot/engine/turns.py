@@ -132,7 +132,11 @@ class Turns:
             drafted = await self.drafts.secret(request, private_to)
             earned = []
         turn = action.turn
-        notes = [await guard_note(guard, turn, table.by_name[n.name], n) for n in [*drafted.notes, *earned]]
+        guarded = [
+            await guard_note(guard, turn, table.by_name[n.name], n, answer=private_to is not None)
+            for n in [*drafted.notes, *earned]
+        ]
+        notes = [note for note in guarded if note is not None]
         seconds = time.perf_counter() - started
         stored, private = await self._store_reply(game, turn, drafted, notes, table, public=private_to is None)
         # What the turn says changed (a thing moved, a code, a side) is in the memory before the next turn (F40).

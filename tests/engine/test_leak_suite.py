@@ -12,6 +12,7 @@ import pytest
 from bot import reports
 from bot.bench.leaks import ATTEMPTS, MAYA_TELLS, LeakyModel, leaks, run_leak_bench, tells
 from bot.engine import Engine, EngineConfig
+from bot.engine.drafting import WITHHELD
 from bot.engine.guard import TurnGuard
 from bot.memory.leaks import Guard
 from bot.model import ModelWorker
@@ -249,6 +250,31 @@ async def test_a_delivered_clue_is_guarded_by_its_own_words_not_by_a_run_of_the_
     model.enqueue(told, "The clock on the mantel has stopped at a quarter to eleven. What do you do, Tom?")
     result = await engine.act(game.id, "maya", "I look at the clock on the mantel again.")
     assert result.draft == told and "bitter" not in result.text
+
+
+async def test_an_aside_the_guard_empties_is_not_sent_and_a_secret_actions_answer_still_is(manor):
+    """The model told Maya in an aside what it had told Tom alone: the guard took all of it out, and the DM that
+    said only "(The GM keeps that to themselves.)" reached Maya, was stored, and the default model copied it into
+    its later asides (bench secrets, Ember Road, secrets held). An emptied aside is not sent; the answer to a
+    player's own secret action, which they wait for, still says the GM keeps it back."""
+    engine, model = manor
+    game = (await engine.start_game("chan", "hollow-manor")).game
+    await engine.join(game.id, "maya", "Maya")
+    await engine.join(game.id, "tom", "Tom")
+    secret = "You hear a small rumble under the floor, like thunder far away."
+    model.enqueue(f"The rain drums on the roof. What do you do? [[to Tom: {secret}]]")
+    result = await engine.act(game.id, "tom", "I kneel and listen at the floorboards of the hall.")
+    assert [(m.player.name, m.entry.content) for m in result.private] == [("Tom", secret)]
+    await engine.memory.idle(game.id)
+    model.enqueue(f"The hall clock ticks on, slow and loud. What do you do? [[to Maya: {secret}]]")
+    result = await engine.act(game.id, "maya", "I listen to the hall clock.")
+    assert result.text.startswith("The hall clock ticks on") and result.private == (), "nothing to send"
+    private = [e.content for e in await engine.store.log(game.id) if e.visibility is Visibility.PRIVATE]
+    assert private == [secret], "no placeholder stored as a private message"
+    await engine.memory.idle(game.id)
+    model.enqueue(f"[[to Maya: {secret}]]")
+    answered = await engine.whisper(game.id, "maya", "I kneel and listen at the floorboards too.")
+    assert [m.entry.content for m in answered.private] == [WITHHELD], "her own secret action gets an answer"
 
 
 async def test_a_private_clue_told_in_public_to_an_action_that_did_not_earn_it_goes_to_nobody(manor):
