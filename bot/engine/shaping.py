@@ -139,6 +139,34 @@ _FIRST_PERSON = re.compile(
     r"^\s*(?:(?:then|so|now|as|when|slowly|carefully)\b[^,]{0,30},\s*)?(?:I|I'm|I've|I'll|I'd)\b(?!\.\.\.|…)"
 )
 _QUOTE_MARKS = re.compile(r"[\"“”]")
+# What a sentence quotes: each closed quotation, and one left open at its end (the line goes on in the next).
+_QUOTED = re.compile(r"[\"“]([^\"“”]+)(?:[\"”]|$)")
+# A quotation says an action back when this many of its content words, and this share of them, are the action's,
+# one at least of what it does (see deeds): "I count the water casks, Rook," for "I help Old Marrow count the water
+# casks ...", and not "Hester keeps the key to the study," for "I ask Meg Wren who keeps the key to the study."
+QUOTE_ECHO_WORDS = 3
+QUOTE_ECHO_SHARE = 0.8
+# Where an action starts asking: what it asks a character may come back in their answer ("I keep the key to the
+# study." for "I ask Meg Wren who keeps the key to the study."); the asking verb itself is the player's deed.
+_ASKING_AT = re.compile(
+    r"\b(?:(ask|asks|asking|question|questions|inquire|inquires|wonder|wonders)|who|whom|whose|what|where|when|"
+    r"which|why|how|whether|if)\b",
+    re.I,
+)
+
+
+def deeds(action: str) -> set[str]:
+    """The content words (stemmed) of what an action does, not of what it asks: each sentence up to its asking word
+    (an asking verb included), and nothing of a question ("Is there another way in?")."""
+    done = []
+    for sentence in sentences(action):
+        if sentence.rstrip().endswith("?"):
+            continue
+        asking = _ASKING_AT.search(sentence)
+        done.append(sentence if asking is None else sentence[: asking.end() if asking.group(1) else asking.start()])
+    return set(normal_form(" ".join(done)).split())
+
+
 _SCRIPT_LINE = re.compile(r"^\s*[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}\s*:\s")
 _PREAMBLE = re.compile(
     r"^\s*(?:(?:sure|okay|ok|certainly|of course)\b[^\n]{0,40}?[!.,]\s*)?"
@@ -205,6 +233,8 @@ class ReplyShaper:
         self._next_turn = speaker_line(OWN_NAMES)  # a new "GM:" line further on: the transcript's next turn
         self._own = re.compile(rf"^\s*(?:\*\*)?(?:{'|'.join(map(re.escape, OWN_NAMES))})(?:\*\*)?\s*:\s*", re.I)
         self._actions = [set(normal_form(a).split()) for a in actions if a.strip()]
+        self._name_words = set(normal_form(" ".join(players)).split())
+        self._deeds = [deeds(a) for a in actions if a.strip()]
         self._verbatim = {_letters(a) for a in actions if _letters(a)}  # an action said again word for word
         self._for_players = PlayerSubjects(players, actions, actors)
         self._said = {normal_form(s) for reply in [*recent[-RECENT_REPLIES:], EXAMPLE_REPLY] for s in sentences(reply)}
@@ -313,6 +343,9 @@ class ReplyShaper:
         if not self._started and not inside_aside and echoed:
             self.shaped.echo = True
             return self._dropped(sentence)
+        if not inside_aside and self._says_an_action_back(sentence):
+            self.shaped.echo = True
+            return self._dropped(sentence)
         self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
         quoted, self._quoted = self._quoted, (self._quoted + len(_QUOTE_MARKS.findall(sentence))) % 2 == 1
         talking = self._script or re.search(r"\byou\b", sentence, re.I)
@@ -419,6 +452,22 @@ class ReplyShaper:
             self.shaped.artefacts = self._to_nobody = True
             at = opened.start()
         return "".join(kept)
+
+    def _says_an_action_back(self, sentence: str) -> bool:
+        """Whether someone in ``sentence`` says an action back: its quoted words (the players' names aside) are
+        nearly all an action's, :data:`QUOTE_ECHO_WORDS` of them at least. The default model answered "I help Old
+        Marrow count the water casks and ask about the red wax one." with 'Old Marrow smiles down at you. "I count
+        the water casks, Rook," she says with a laugh. "And I ask about the red wax one."' (bench quality, Ember
+        Road): the action, in a character's mouth, and nothing of what happens."""
+        quoted = " ".join(_QUOTED.findall(sentence))
+        if not quoted:
+            return False
+        words = set(normal_form(quoted).split()) - self._name_words
+        for action, deeds in zip(self._actions, self._deeds, strict=True):
+            shared = words & action
+            if len(shared) >= QUOTE_ECHO_WORDS and len(shared) >= QUOTE_ECHO_SHARE * len(words) and shared & deeds:
+                return True
+        return False
 
     def _restates_action(self, normal: str) -> bool:
         words = set(normal.split())

@@ -67,6 +67,25 @@ def test_the_models_own_name_is_taken_off_and_bold_names_count():
     assert text == "Rain lashes the windows."
 
 
+def test_a_character_saying_the_action_back_is_dropped_but_not_one_answering_it():
+    """The default model answered Rook's action with Old Marrow saying it back (bench quality, Ember Road): the
+    quoted words are the action's, what it does; an answer shares what the action asks, not what it does."""
+    counting = "I help Old Marrow count the water casks and ask about the red wax one."
+    reply = (
+        'Old Marrow smiles down at you. "I count the water casks, Rook," she says with a laugh. '
+        '"And I ask about the red wax one."'
+    )
+    text, shaper = _shape(reply, players=["Rook", "Sable"], actions=[counting])
+    assert text == "Old Marrow smiles down at you." and shaper.shaped.echo
+    for reply, action in (
+        ('Meg Wren: "I keep the key to the study."', "I ask Meg Wren who keeps the key to the study."),
+        ('"There is no other way into this study," Mrs. Crane says.', "Mrs. Crane, is there any other way in here?"),
+        ('"The red wax one holds medicine water," Marrow says.', counting),
+    ):
+        text, shaper = _shape(reply, players=["Rook", "Sable"], actions=[action])
+        assert text == reply and not shaper.shaped.echo, reply
+
+
 def test_an_echo_of_the_action_at_the_start_is_dropped():
     text, shaper = _shape(
         "Maya walks up to the front door of the manor and knocks. Nobody answers; the knocker is cold.",
