@@ -455,7 +455,8 @@ class ReplyShaper:
 
     def _says_an_action_back(self, sentence: str) -> bool:
         """Whether someone in ``sentence`` says an action back: its quoted words (the players' names aside) are
-        nearly all an action's, :data:`QUOTE_ECHO_WORDS` of them at least. The default model answered "I help Old
+        nearly all an action's, :data:`QUOTE_ECHO_WORDS` of them at least, and one of what it does (see
+        :func:`deeds`). The default model answered "I help Old
         Marrow count the water casks and ask about the red wax one." with 'Old Marrow smiles down at you. "I count
         the water casks, Rook," she says with a laugh. "And I ask about the red wax one."' (bench quality, Ember
         Road): the action, in a character's mouth, and nothing of what happens."""
@@ -463,9 +464,9 @@ class ReplyShaper:
         if not quoted:
             return False
         words = set(normal_form(quoted).split()) - self._name_words
-        for action, deeds in zip(self._actions, self._deeds, strict=True):
+        for action, done in zip(self._actions, self._deeds, strict=True):
             shared = words & action
-            if len(shared) >= QUOTE_ECHO_WORDS and len(shared) >= QUOTE_ECHO_SHARE * len(words) and shared & deeds:
+            if len(shared) >= QUOTE_ECHO_WORDS and len(shared) >= QUOTE_ECHO_SHARE * len(words) and shared & done:
                 return True
         return False
 
