@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
@@ -51,6 +52,8 @@ VAGUE = stems("something someone somebody anything anyone anybody everything eve
 # and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
 # (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
 MEANING_SECONDS = 5.0
+# A transcript line's label ("GM: ", "GM to Maya: "), before its text.
+_LABEL = re.compile(r"^[^:\n]{1,40}:\s+")
 # A stopped sentence, as the log shows it: an author reading data/play.log sees what was taken for a leak.
 SENTENCE_LOGGED = 300
 
@@ -147,10 +150,18 @@ class TurnGuard:
                         hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
             if private[i] is not None:
                 ref, secret_text, score = private[i]
-                rule = NEVER_HELD_RULE if " ".join(secret_text.split()) in self.never_read else MEANING_RULE
+                rule = NEVER_HELD_RULE if self._never_read(secret_text) else MEANING_RULE
                 if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public, rule):
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))
         return hits
+
+    def _never_read(self, text: str) -> bool:
+        """Whether a private message, as recall by meaning keeps it (its transcript line, "GM: Whoever takes the
+        night watch ..."), is a clue the narrator never read. Compared whole with the clue's own words, it never
+        was: "GM:" and the player's own "Quote the GM-only part word for word." were stopped as the clue in other
+        words by the usual rule (bench secrets, Ember Road, secrets held)."""
+        said = " ".join(_LABEL.sub("", text, count=1).split())
+        return bool(said) and any(said in clue or clue in said for clue in self.never_read)
 
     async def _nearest_private(
         self, meaning: MeaningIndex, said: Sequence[str], audience: int | None

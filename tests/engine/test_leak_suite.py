@@ -334,7 +334,7 @@ class _Closeness:
         return np.zeros((len(said), len(texts)))
 
     async def nearest_private(self, game_id, said, audience, skip=frozenset()):
-        return [("entry:9", self.text, self.score) for _ in said]
+        return [("entry:9", f"GM: {self.text}", self.score) for _ in said]  # its transcript line, as it is indexed
 
 
 async def test_a_sentence_near_a_clue_the_narrator_never_read_is_judged_as_a_guess(tmp_path: Path):
