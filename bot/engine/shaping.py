@@ -503,7 +503,16 @@ class PlayerSubjects:
         self._actors = {a.casefold() for a in actors}
         # A line given to a seated player after it ('"It was natural causes," says Maya.'): theirs to say, unless
         # their own action said it ("I ask Meg, 'Where were you?'"), the GM telling it back.
-        self._tagged = re.compile(rf"[\"”’']\s*(?:{_SPEECH_TAGS})\s+(?P<who>{names})\b", re.I) if names else None
+        # The name before the tag as well: '"The tunnel is passable only at low tide," Tom says.' (the default
+        # model's answer to Tom's question about the beacon's fuel, in the memory test) gave Tom a line he never wrote.
+        self._tagged = (
+            re.compile(
+                rf"[\"”’']\s*(?:(?:{_SPEECH_TAGS})\s+(?P<who>{names})\b|(?P<named>{names})\s+(?:{_SPEECH_TAGS})\b)",
+                re.I,
+            )
+            if names
+            else None
+        )
         self._spoke = any(_SPEAKING.search(a) for a in actions)
         self._last: str | None = None  # the one seated player the last sentence was about, naming nobody else
 
@@ -511,7 +520,7 @@ class PlayerSubjects:
         """Whether ``sentence`` gives a seated player a line after its quote ('"No," says Maya.', or '"No," she
         says.' after a sentence about Maya) that their own action did not say."""
         tagged = self._tagged.search(sentence) if self._tagged else None
-        who = tagged.group("who").casefold() if tagged is not None else None
+        who = (tagged.group("who") or tagged.group("named")).casefold() if tagged is not None else None
         if who is None and self._last is not None and _PRONOUN_LINE.search(sentence):
             who = self._last
         return who is not None and not (self._spoke and who in self._actors)

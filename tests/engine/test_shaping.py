@@ -425,6 +425,10 @@ def test_a_line_given_to_a_seated_player_after_its_quote_is_taken_out():
     assert shape(said, "I ask Meg who was there.") == '"Nobody," says Meg.', "an NPC's line stays"
     said = '"Fine," said Tom. The fire crackles.'
     assert shape(said, 'I say "Fine."') == "The fire crackles.", "another player's line, though this one spoke"
+    said = '"The tunnel floods at high tide," Maya says. The captain nods.'
+    assert shape(said, "Was the fuel for the beacon tampered with?") == "The captain nods.", "the name before the tag"
+    said = '"Nobody," Meg says. Tom looks at her.'
+    assert shape(said, "I ask Meg who was there.") == '"Nobody," Meg says.', "an NPC's line, her name first, stays"
 
 
 def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
