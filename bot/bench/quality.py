@@ -23,7 +23,7 @@ is scored by rules that need no judge:
   the players' characters, or the action it answers;
 - ``ignores_action``: none of the action's content words, nor a character
   the action refers to (``the housekeeper`` for Hester Crane), is in the reply;
-- ``thin``: fewer than :data:`bot.engine.shaping.THIN_WORDS` content words
+- ``thin``: fewer than :data:`bot.engine.answers.THIN_WORDS` content words
   that are not the action's own;
 - ``artefacts``: transcript forms in the public text: brackets, doubled
   braces, a ``GM:`` label, a copied join or roll line, ``(private)``;
@@ -61,6 +61,7 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
+from bot.engine.answers import THIN_WORDS, ends_a_sentence, referents, restates
 from bot.engine.game import PRIVATE_ONLY, WITHHELD
 from bot.engine.shaping import (
     ENGINE_NOTE,
@@ -68,12 +69,8 @@ from bot.engine.shaping import (
     EXAMPLE_RUNS,
     GENERIC_SPEAKERS,
     OWN_NAMES,
-    THIN_WORDS,
     PlayerSubjects,
-    ends_a_sentence,
     normal_form,
-    referents,
-    restates,
     speaker_line,
     spoken,
 )  # fmt: skip

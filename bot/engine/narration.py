@@ -3,8 +3,8 @@
 :meth:`Narrator.narrate` is the whole of it: a first try, and when that try
 said nothing new (only the action again, or an earlier reply, or nothing
 before a player's line), or the rules left too little of it to stand as a
-reply (see :func:`bot.engine.shaping.says_enough`), or it said nothing of its
-action or of what the notes told beside it (see :func:`bot.engine.shaping.carries`),
+reply (see :func:`bot.engine.answers.says_enough`), or it said nothing of its
+action or of what the notes told beside it (see :func:`bot.engine.answers.carries`),
 one more try with a note to say so. Each try is one model call, read by :class:`_Try`.
 """
 
@@ -19,18 +19,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.engine.answers import carries, notes_answer, only_restates, says_enough, touches
 from bot.engine.guard import TurnGuard
 from bot.engine.results import MODEL_FAILED, NOTHING_TO_SAY, ModelFailed, OnText
 from bot.engine.session import Sessions
-from bot.engine.shaping import (
-    ReplyShaper,
-    Shaped,
-    carries,
-    notes_answer,
-    only_restates,
-    says_enough,
-    touches,
-)
+from bot.engine.shaping import ReplyShaper, Shaped
 from bot.memory.context import Context
 from bot.memory.private import PublicStream, split_reply
 from bot.model.base import CallStats, ChatMessage
@@ -375,9 +368,9 @@ class _Try:
         return not split_reply(self.text + rest, self.shaping.names)[0].strip()
 
     def _answers(self, text: str) -> bool:
-        """Whether a reply says something of its actions (see :func:`bot.engine.shaping.touches`), in public or in
+        """Whether a reply says something of its actions (see :func:`bot.engine.answers.touches`), in public or in
         an aside (what a player's sniff of the glass finds may be told to that player alone), and of what the
-        notes told beside them (see :func:`bot.engine.shaping.carries`); a reply to no action (a scene opening)
+        notes told beside them (see :func:`bot.engine.answers.carries`); a reply to no action (a scene opening)
         answers whatever it says."""
         actions = self.shaping.actions
         touched = not actions or touches(text, actions, self.shaping.referents)

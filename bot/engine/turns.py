@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.engine.answers import referents
 from bot.engine.clues import EARNED_CLUE_TOLD, Clues, earned_words
 from bot.engine.config import EngineConfig
 from bot.engine.drafting import Drafted, Drafts, guard_note
@@ -25,7 +26,7 @@ from bot.engine.results import OnText, PrivateMessage, TurnResult
 from bot.engine.reveals import Reveals
 from bot.engine.seats import Seats
 from bot.engine.session import Sessions
-from bot.engine.shaping import RECENT_REPLIES, referents
+from bot.engine.shaping import RECENT_REPLIES
 from bot.errors import UserError
 from bot.memory.context import Context, ContextTrace
 from bot.memory.private import PrivateNote

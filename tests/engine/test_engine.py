@@ -267,7 +267,7 @@ async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kep
 
 
 def test_a_short_reply_about_something_else_is_no_restatement():
-    from bot.engine.shaping import only_restates
+    from bot.engine.answers import only_restates
 
     assert only_restates("Maya leans close and smells the candles.", ["I lean close and sniff the candles."], ["Maya"])
     assert only_restates("You pick up the brass key from the desk.", ["I take the brass key from the desk."])

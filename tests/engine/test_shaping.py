@@ -432,7 +432,7 @@ def test_a_line_given_to_a_seated_player_after_its_quote_is_taken_out():
 
 
 def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
-    from bot.engine.shaping import carries
+    from bot.engine.answers import carries
 
     asked = ["Which servant carries the key to the wine vault?"]
     clue = ["[turn 9] … GM: Mrs Ashdown wears the cellar key on a chain around her neck, day and night."]
