@@ -25,11 +25,12 @@ from bot.engine.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.session import Sessions
 from bot.engine.settings import GameSettings
 from bot.engine.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
-from bot.memory.changes import ValueHistory
+from bot.memory.changes import ATTRIBUTE_NAMES, ValueHistory, attribute_name
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.facts import history_text
 from bot.memory.npcs import Cast, NpcScene, cast_of
+from bot.memory.recall import asks
 from bot.model.sizing import REPLY_TOKENS
 from bot.model.worker import ModelWorker
 from bot.store import (
@@ -50,6 +51,15 @@ from bot.worlds import World
 __all__ = ["ChapterReport", "CompactionReport", "MemoryKeeper", "SummaryInfo", "UpkeepFailed"]
 
 log = logging.getLogger(__name__)
+
+# How close by meaning (on the bundled embedding model's scale) an asking action must come to a thing whose value
+# the memory follows to be taken as asking about it. Set on bench change's tuned chains, asked in other words ("the
+# silver candle holder" .40 of the swan candlestick, "the wine vault's lock" .52 of the cellar door code, "the
+# boatman" .58, "the skipper's correspondence" .47, "the hurricane lamp" .48), against the long game's questions
+# about other things (tests/engine/test_instruct_model.py), which came to .40 at most of those chains' things
+# ("Which physician looked after the skipper when he was sick?" of the captain's letter); bench change reports the
+# held-out chains.
+SUBJECT_BY_MEANING = 0.45
 
 PARK_AFTER = 3  # failures on the same input before a background job is parked
 RETRY_PARKED_AFTER = 10  # turns before a parked job is tried again
@@ -122,6 +132,8 @@ class MemoryKeeper:
         restated: dict[str, str] = {}
         if buckets.facts:
             recall = await self._newer_facts_first(game.id, notes, recall)
+            if asks(action.content):
+                recall = await self._asked_about(game.id, action.content, recall)
             restated = restated_notes(notes, await self.ledger.value_history(game.id))
         public = [e.content for e in hot if e.visibility is Visibility.PUBLIC][-config.scene_depth :]
         present = self.cast(game).present([*public, action.content])
@@ -179,6 +191,31 @@ class MemoryKeeper:
                     ordered.append(one)
                     taken.add(one.ref)
         return ordered
+
+    async def _asked_about(self, game_id: int, action: str, recall: list[MemoryItem]) -> list[MemoryItem]:
+        """``recall`` with the current values of the thing an asking action asks about first, found by meaning
+        among the things whose place, holder, code, side or state the memory follows, and marked as leads for the
+        brief told beside the action (see bot.memory.recall.memory_brief).
+
+        A question in other words names no word of its thing ("Where has the scarlet banner got to?" of the red
+        signal flag, "What number opens the wine vault's lock now?" of the cellar door code), so the brief, which
+        matched a fact's subject by its words, told none, and the default model answered with an older value or
+        another thing's (bench change: replies saying the latest value .45 of the tuned chains' questions)."""
+        if self.meaning is None or not self.meaning.on:
+            return recall
+        history = await self.ledger.value_history(game_id)
+        followed = [f for f in history.facts.values() if f.active and attribute_name(f.attribute) in ATTRIBUTE_NAMES]
+        subjects = list(dict.fromkeys(fact.subject for fact in followed))
+        if not subjects:
+            return recall
+        scores = await self.meaning.lore_scores(subjects, await self.meaning.query(action))
+        best = max(range(len(subjects)), key=scores.__getitem__)
+        if scores[best] < SUBJECT_BY_MEANING:
+            return recall
+        facts = sorted((f for f in followed if f.subject == subjects[best]), key=lambda f: (f.turn, f.id), reverse=True)
+        asked = [dataclasses.replace(_newer(fact, history), lead=True) for fact in facts]
+        refs = {item.ref for item in asked}
+        return asked + [item for item in recall if item.ref not in refs]
 
     def cast(self, game: Game) -> Cast:
         """The world's NPCs and the names that bring them into a scene (rebuilt when the world reloads)."""

@@ -90,6 +90,9 @@ _END_VERBS = (
     r"rips? up|ripped up|drinks?|drank|eats?|ate|uses? up|used up|crush(?:es|ed)?|sinks?|sank|kills?|killed|"
     r"melts?|melted|blows? up|blew up"
 )
+# Where or with what a thing came to its end, said after it: "burns the letter in the stove", "smashes the lamp
+# with a poker". The thing is what ended, not the place.
+_WHERE_OR_HOW = r"(?:\s+(?:in|into|on|onto|at|inside|under|with|against|over)\s+[^.;!?,]{1,60}?)?"
 _SIDE = (
     r"(?:now\s+)?(?:works?|working)\s+for|(?:now\s+)?serves|sides?\s+with|has\s+joined|joins|joined|"
     r"switche[sd]\s+sides?\s+to|(?:is|are)\s+(?:now\s+)?loyal\s+to|swears?\s+(?:loyalty|allegiance)\s+to|"
@@ -138,8 +141,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("state", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:is|was|are|were|has\s+been|have\s+been|lies)\s+(?:now\s+)?(?P<value>{_END_WORDS})\b",
         re.I)),
-    # "She smashes the lamp", "Wren burns the letter"
-    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_END}", re.I)),
+    # "She smashes the lamp", "Wren burns the letter", "Wren burns the captain's letter in the kitchen stove"
+    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_WHERE_OR_HOW}{_END}", re.I)),
 )  # fmt: skip
 
 _PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "them", "someone", "everyone"}

@@ -66,7 +66,6 @@ _ASKING = frozenset(
 
 def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[MemoryItem]) -> list[MemoryItem]:
     """What the notes say about the action, for the brief told beside it (at most :data:`BRIEF_ITEMS`)."""
-    said = {w for w in _WORD.findall(action.lower())}
     wanted = set(query_terms(action))
     brief: list[MemoryItem | None] = []
     for pin in pins:
@@ -74,9 +73,13 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
             brief.append(pin)
     # A fact's newest value, for an action that names its subject ("where is the brass key?"), not one that only
     # shares a word of its value ("this study" with "the key, location: in the study").
-    newer = [item for item in recall if item.found_by == NEWER and wanted & set(query_terms(_subject(item.text)))]
+    # A fact the engine found the action asks about by meaning (see bot.engine.memory) is marked as a lead.
+    newer = [
+        item for item in recall
+        if item.found_by == NEWER and (item.lead or wanted & set(query_terms(_subject(item.text))))
+    ]  # fmt: skip
     brief += newer[:1]
-    asking = "?" in action or bool(said & _ASKING)
+    asking = asks(action)
     ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]
     if asking and ranked and not brief:  # one answer: a pin or a fact's newest value the action names, else a turn
         first = ranked[0]
@@ -91,6 +94,11 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
         ):
             brief.append(_now(first, recall))
     return [item for item in brief if item is not None][:BRIEF_ITEMS]
+
+
+def asks(action: str) -> bool:
+    """Whether an action asks or looks into something: a question, or a word of asking ("I check the thorns")."""
+    return "?" in action or bool({w for w in _WORD.findall(action.lower())} & _ASKING)
 
 
 # A recalled player's line ("Maya: I search the rock."): the answer to a question ("Where did I put the key?"), not

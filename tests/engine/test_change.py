@@ -110,3 +110,40 @@ async def test_a_reply_said_again_moves_nothing_again(engine: Engine, scripted):
     assert result.text == again
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
     assert fact.value == "in the drawer", "the repeated sentence is no second move"
+
+
+async def test_a_question_in_other_words_is_told_the_current_value_of_the_thing_it_means(
+    store, worker, scripted, worlds_dir, real_embedder
+):
+    """A question that names no word of its thing ("the boatman" for the ferryman) is told the thing's value now,
+    beside it, found by meaning; a question about something else, and an action that asks nothing, are not."""
+    from bot.engine import EngineConfig
+    from bot.worlds import WorldLibrary
+    from tests.conftest import EAGER_FOLDING
+
+    config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=EAGER_FOLDING)
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=real_embedder)
+    try:
+        game = await _start(engine)
+        _gm(
+            scripted, "The ferryman works for Ashby, everyone says.", "The gulls cry.",
+            "The ferryman now works for the Crown.", "Wren burns the captain's letter in the kitchen stove.",
+        )  # fmt: skip
+        for action in ("I ask about the ferry.", "I listen.", "I watch the water.", "I go to the kitchen."):
+            await engine.act(game.id, "maya", action)
+        await engine.memory.idle(game.id)
+        facts = {(f.subject, f.attribute): f.value for f in await engine.facts(game.id) if f.active}
+        assert facts[("ferryman", "allegiance")] == "the Crown" and facts[("captain's letter", "state")] == "burned"
+
+        def brief(context) -> str:
+            return context.messages[-1].content.split("The notes from earlier in the game say:")[-1]
+
+        asked = await engine.preview(game.id, "Maya", "Whose side is the boatman on these days?")
+        assert "ferryman, allegiance: the Crown (before: Ashby" in brief(asked)
+        asked = await engine.preview(game.id, "Maya", "What became of the skipper's correspondence?")
+        assert "captain's letter, state: burned" in brief(asked)
+        for other in ("Which physician looked after the skipper when he was sick?", "I wave to the boatman."):
+            told = (await engine.preview(game.id, "Maya", other)).messages[-1].content
+            assert "[fact, now]" not in told.split(other)[-1], other
+    finally:
+        await engine.close()

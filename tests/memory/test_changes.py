@@ -85,3 +85,11 @@ def test_a_sentence_said_again_moves_nothing_again():
     assert said_anew([repeat], earlier) == [], "the same sentence (its words, any case or stop)"
     [moved] = changes_in("Wren Tally carries the key to the boathouse.", ["brass key"])
     assert said_anew([moved], earlier) == [moved]
+
+
+def test_a_thing_ended_somewhere_is_ended_not_moved():
+    """"Wren burns the captain's letter in the kitchen stove.": the letter is burned, wherever it burned."""
+    [burned] = changes_in("Wren burns the captain's letter in the kitchen stove.", ["captain's letter"])
+    assert (burned.subject, burned.attribute, burned.value) == ("captain's letter", "state", "burned")
+    [smashed] = changes_in("She smashes the lamp with a poker.")
+    assert (smashed.subject, smashed.value) == ("lamp", "smashed")
