@@ -88,7 +88,7 @@ def test_a_sentence_said_again_moves_nothing_again():
 
 
 def test_a_thing_ended_somewhere_is_ended_not_moved():
-    """"Wren burns the captain's letter in the kitchen stove.": the letter is burned, wherever it burned."""
+    """The letter in "Wren burns the captain's letter in the kitchen stove." is burned, wherever it burned."""
     [burned] = changes_in("Wren burns the captain's letter in the kitchen stove.", ["captain's letter"])
     assert (burned.subject, burned.attribute, burned.value) == ("captain's letter", "state", "burned")
     [smashed] = changes_in("She smashes the lamp with a poker.")
