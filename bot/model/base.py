@@ -155,6 +155,17 @@ class Dry:
     breakers: tuple[str, ...] = ("\n", ":", '"', "*")  # a run does not go on across these
 
 
+@dataclass(frozen=True)
+class StreamCall:
+    """One streamed call, as :meth:`LanguageModel.stream` was asked for it."""
+
+    messages: Messages
+    max_tokens: int
+    slot: str | None = None
+    stop: tuple[str, ...] = ()
+    fresh: bool = False
+
+
 class LanguageModel(ABC):
     """Generate text, stream it, generate JSON for a schema, count tokens.
 
@@ -211,7 +222,6 @@ class LanguageModel(ABC):
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         """The whole reply to a chat, with its figures."""
 
-    @abstractmethod
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
         fresh: bool = False,
@@ -224,6 +234,13 @@ class LanguageModel(ABC):
         ``fresh``: the last try said only what the prompt already said; a model that can keeps this one from
         repeating its context (llama.cpp's DRY sampler).
         """
+        call = StreamCall(messages, max_tokens, slot, tuple(stop), fresh)
+        return Written.of(lambda written: self._write(call, written))
+
+    @abstractmethod
+    def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
+        """The pieces of ``call``'s reply as they are written (see :meth:`stream`), its figures set on ``written``
+        when it ends, or when its reader leaves early."""
 
     @abstractmethod
     def generate_json(self, messages: Messages, schema: dict, *, max_tokens: int) -> Answer:

@@ -13,7 +13,17 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.errors import UserError
-from bot.model.base import Answer, CallStats, ChatMessage, Dry, Interrupted, LanguageModel, Messages, Written
+from bot.model.base import (
+    Answer,
+    CallStats,
+    ChatMessage,
+    Dry,
+    Interrupted,
+    LanguageModel,
+    Messages,
+    StreamCall,
+    Written,
+)
 from bot.model.bundled import package_files
 
 if TYPE_CHECKING:  # llama_cpp is imported where it is used: importing it loads the native library
@@ -333,18 +343,10 @@ class LlamaModel(LanguageModel):
         )
         return Answer(_whole(result)["choices"][0]["message"]["content"] or "", self._figures())
 
-    def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        fresh: bool = False,
-    ) -> Written:  # fmt: skip
-        return Written.of(lambda written: self._stream(messages, max_tokens, slot, stop, fresh, written))
-
-    def _stream(
-        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
-    ) -> Iterator[str]:
-        self._llama.begin(slot=slot, stop=self.stop, dry=Dry() if fresh else None)
+    def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
+        self._llama.begin(slot=call.slot, stop=self.stop, dry=Dry() if call.fresh else None)
         chunks = _streamed(self._llama.create_chat_completion(
-            messages=_as_dicts(messages), max_tokens=max_tokens, stream=True, stop=list(stop) or None,
+            messages=_as_dicts(call.messages), max_tokens=call.max_tokens, stream=True, stop=list(call.stop) or None,
             **self._sampling(),
         ))  # fmt: skip
         try:

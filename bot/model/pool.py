@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 
-from bot.model.base import Answer, CallStats, LanguageModel, Messages, Written
+from bot.model.base import Answer, CallStats, LanguageModel, Messages, StreamCall, Written
 from bot.model.server import ServerDown, ServerModel
 
 log = logging.getLogger(__name__)
@@ -120,21 +120,15 @@ class ServerPool(LanguageModel):
 
     # Calls
 
-    def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        fresh: bool = False,
-    ) -> Written:  # fmt: skip
-        return Written.of(lambda out: self._stream(messages, max_tokens, slot, stop, fresh, out))
-
-    def _stream(
-        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, out: Written
-    ) -> Iterator[str]:
+    def _write(self, call: StreamCall, out: Written) -> Iterator[str]:
         failures: list[str] = []
-        for server in self.order(slot):
+        for server in self.order(call.slot):
             shown = False
             try:
                 with self._place(server):
-                    written = server.stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+                    written = server.stream(
+                        call.messages, max_tokens=call.max_tokens, slot=call.slot, stop=call.stop, fresh=call.fresh
+                    )
                     try:
                         for piece in written:
                             shown = True

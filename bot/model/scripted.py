@@ -6,10 +6,10 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bot.model.base import Answer, CallStats, ChatMessage, Interrupted, LanguageModel, Messages, Written
+from bot.model.base import Answer, CallStats, ChatMessage, Interrupted, LanguageModel, Messages, StreamCall, Written
 
 Reply = str | Exception | Callable[[list[ChatMessage]], str]
 
@@ -87,19 +87,11 @@ class ScriptedModel(LanguageModel):
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         return self._answer(Call("generate", list(messages), max_tokens))
 
-    def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        fresh: bool = False,
-    ) -> Written:  # fmt: skip
-        return Written.of(lambda written: self._pieces(messages, max_tokens, slot, stop, fresh, written))
-
-    def _pieces(
-        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
-    ) -> Iterator[str]:
-        answer = self._answer(Call("stream", list(messages), max_tokens, slot=slot, fresh=fresh))
+    def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
+        answer = self._answer(Call("stream", list(call.messages), call.max_tokens, slot=call.slot, fresh=call.fresh))
         written.stats = answer.stats
         text = answer.text
-        cuts = [text.find(s) for s in stop if s in text]
+        cuts = [text.find(s) for s in call.stop if s in text]
         text = text[: min(cuts)] if cuts else text  # as a model ends at a stop string
         for start in range(0, len(text), self.chunk_chars):
             if self.stop is not None and self.stop.is_set():

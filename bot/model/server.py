@@ -54,6 +54,7 @@ from bot.model.base import (
     LanguageModel,
     Messages,
     StopSignal,
+    StreamCall,
     Written,
 )
 from bot.model.slots import Lease, SlotMap
@@ -210,15 +211,8 @@ class ServerModel(LanguageModel):
         assert written.stats is not None
         return Answer(text, written.stats)
 
-    def stream(
-        self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        fresh: bool = False,
-    ) -> Written:  # fmt: skip
-        return Written.of(lambda written: self._leased(messages, max_tokens, slot, stop, fresh, written))
-
-    def _leased(
-        self, messages: Messages, max_tokens: int, slot: str | None, stop: Sequence[str], fresh: bool, written: Written
-    ) -> Iterator[str]:
+    def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
+        messages, max_tokens, slot, stop, fresh = call.messages, call.max_tokens, call.slot, call.stop, call.fresh
         with self._cut_short():
             lease = self._lease(slot, messages)
             began = time.perf_counter()
