@@ -266,24 +266,6 @@ async def test_a_reply_that_says_again_what_the_last_said_is_asked_for_again_kep
     assert result.text == new and scripted.last().fresh
 
 
-def test_a_short_reply_about_something_else_is_no_restatement():
-    from bot.engine.answers import only_restates
-
-    assert only_restates("Maya leans close and smells the candles.", ["I lean close and sniff the candles."], ["Maya"])
-    assert only_restates("You pick up the brass key from the desk.", ["I take the brass key from the desk."])
-    assert not only_restates("The door is locked.", ["I try the door."])
-    asked = "Meg, where were you at a quarter to eleven?"
-    said = "Tom asks about Meg's whereabouts at a quarter to eleven."
-    assert only_restates(said, [asked], ["Maya", "Tom"]), "reported, not answered"
-    looked = "Maya carefully examines the bookcase and the worn green atlas."
-    assert only_restates(looked, ["I look closely at the bookcase and the worn green atlas."], ["Maya", "Tom"])
-    assert not only_restates('Meg laughs. "In the billiard room, alone."', [asked], ["Maya", "Tom"])
-    assert not only_restates("The log book is soaked. Tom shivers.", ["I read the log book."], ["Maya", "Tom"])
-    assert not only_restates("Nobody answers; the hall is silent.", ["I knock on the study door and call out."])
-    long = "You lean close to the candles: the wax smells of bitter almonds, and a thread of smoke curls up."
-    assert not only_restates(long, ["I lean close and sniff the candles."]), "it says enough that is new"
-
-
 async def test_a_new_config_takes_effect_whole_with_the_next_turn(engine: Engine, scripted: ScriptedModel):
     """The settings' defaults, the reply's length, the pin cap and the byte caps all follow an assigned config,
     not only the prompt's budget."""

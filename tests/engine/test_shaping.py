@@ -429,25 +429,3 @@ def test_a_line_given_to_a_seated_player_after_its_quote_is_taken_out():
     assert shape(said, "Was the fuel for the beacon tampered with?") == "The captain nods.", "the name before the tag"
     said = '"Nobody," Meg says. Tom looks at her.'
     assert shape(said, "I ask Meg who was there.") == '"Nobody," Meg says.', "an NPC's line, her name first, stays"
-
-
-def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_say():
-    from bot.engine.answers import carries
-
-    asked = ["Which servant carries the key to the wine vault?"]
-    clue = ["[turn 9] … GM: Mrs Ashdown wears the cellar key on a chain around her neck, day and night."]
-    assert carries("Mrs Ashdown has it, on a chain.", clue, asked)
-    said = "The captain takes the key from the barrel and goes down to the wine vault."
-    assert not carries(said, clue, asked), "the question's own words are not its answer"
-    fact = ["[fact, now] brass key, location: in the cellar (before: on the desk until turn 150)"]
-    where = ["Where is the brass key now?"]
-    assert carries("It lies on a barrel in the cellar.", fact, where)
-    assert not carries("The key is on the desk.", fact, where), "the value it had before is no answer"
-    assert carries("Anything at all.", [], where), "no brief: any reply"
-    boot = ["[fact, now] brass key, location: inside his boot (before: in the chapel bell until turn 240)"]
-    heard = "The storm lantern's glass is sooty, and you hear a noise coming from inside."  # the 1.5B, bench change
-    assert not carries(heard, boot, where), "a word of the value that is not the thing itself is no answer"
-    assert carries("Wren has it tucked in his boot.", boot, where)
-    code = ["[fact, now] strongbox combination, code: 5-5-0 (before: 2-9-4 until turn 249)"]
-    assert carries("The dial stops at 5, 5 and 0.", code, ["What is the combination?"]), "a code by its digits"
-    assert not carries("It opens to 2-9-4.", code, ["What is the combination?"]), "its old digits are not it"
