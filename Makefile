@@ -23,7 +23,10 @@ endif
 run: $(VENV)/.installed
 	$(BIN)/python -m bot run
 
+# make test builds llama.cpp's server too (once per machine: the binary is kept under ~/.cache/discord-gm, as pip
+# keeps the wheel), so the tests of several tables through real servers run everywhere the suite does.
 test: $(VENV)/.installed-test
+	sh scripts/build-llama-server $(VENV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest
