@@ -573,10 +573,12 @@ class Engine:
         return name in self.worlds.worlds
 
     async def settled(self, game_id: int | None = None) -> None:
-        """Wait until what the turns left behind is done: the memory's upkeep (of ``game_id``, or of every game)
-        and the embedding of what they stored, so that the next turn finds all of it (tests, benches)."""
+        """Wait until what the turns and joins left behind is done: the memory's upkeep (of ``game_id``, or of every
+        game), the embedding of what they stored, and the prompt read ahead of the next turn, so that the next turn
+        finds all of it (tests, benches)."""
         await self.memory.idle(game_id)
         await self.meaning.idle()
+        await self.warmups.idle(game_id)
 
     def hold_upkeep(self) -> None:
         """Keep the memory's upkeep after each turn back until :meth:`release_upkeep`: turns are then measured
