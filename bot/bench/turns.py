@@ -390,8 +390,7 @@ def run(
         for played in runs:
             key = "first_text_" + played.name.replace(" ", "_").replace(",", "")
             series[key] = [round(t.first_text, 2) for t in played.turns]
-    figures = report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out)
-    return figures | preemption_report(preempted, speeds, out)
+    return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out, preempted)
 
 
 def preemption_report(preempted: Preemption, speeds: Speeds, out: TextIO) -> dict:
@@ -405,7 +404,6 @@ def preemption_report(preempted: Preemption, speeds: Speeds, out: TextIO) -> dic
         f"waited {preempted.waited_reading:.2f}s for the model, first text {preempted.first_text_reading:.2f}s; "
         f"with the model idle: waited {preempted.waited_idle:.2f}s, first text {preempted.first_text_idle:.2f}s; "
         f"one step of an interruptible read ({INTERRUPTIBLE_CHUNK} tokens): {step:.2f}s\n"
-        f"read_ahead_wait={preempted.waited_reading:.3f} idle_wait={preempted.waited_idle:.3f} read_step={step:.3f}\n"
     )
     return {
         "read_ahead_wait": round(preempted.waited_reading, 3),
@@ -453,6 +451,7 @@ def report(
     turns: int,
     pause: float,
     out: TextIO,
+    preempted: Preemption | None = None,
 ) -> dict:
     on, *others = runs  # the live run, then (when compared) jobs held back, then words alone
     off, words = (others[0], others[1:]) if others else (None, [])
@@ -472,6 +471,8 @@ def report(
     for label, value in ROWS:
         w(f"{label:34}{value(on):>22}" + "".join(f"{value(r):>30}" for r in compared) + "\n")
     figures = _figures(on, off, words, speeds)
+    if preempted is not None:
+        figures |= preemption_report(preempted, speeds, out)
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
 
