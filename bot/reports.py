@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.engine.ledger import LoreListing
-from bot.engine.memory import ChapterReport, CompactionReport, SummaryInfo
-from bot.engine.status import LastTurn, MemoryStatus
+from bot.engine.upkeep.ledger import LoreListing
+from bot.engine.upkeep.memory import ChapterReport, CompactionReport, SummaryInfo
+from bot.engine.upkeep.status import LastTurn, MemoryStatus
 from bot.memory.layers import GM_ONLY_LAYERS, ContextTrace, LayerTrace
 from bot.store import Fact, PlayerMemory
 

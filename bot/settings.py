@@ -4,7 +4,7 @@ Every setting but the Discord token is read from a ``GM_``-prefixed
 variable: ``GM_MODEL_PATH``, ``GM_N_CTX``, ``GM_DATABASE`` and so on.
 They are not a game's own settings: a game's and a server's overrides of
 the memory's knobs and the reply length are kept in the store (see
-:class:`bot.engine.settings.GameSettings`), within the ceilings set here.
+:class:`bot.engine.table.settings.GameSettings`), within the ceilings set here.
 """
 
 from __future__ import annotations

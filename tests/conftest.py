@@ -29,7 +29,8 @@ def unhurried_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
     """Recall and the leak guard by meaning give a turn up to words alone after a few seconds, which a machine
     busy with other work can pass: a whisper told in other words then went unstopped in a test run beside the
     benches. A test of what they find gets the time it needs; a test of the deadline sets its own."""
-    from bot.engine import guard, meaning
+    from bot.engine.secrets import guard
+    from bot.engine.upkeep import meaning
 
     monkeypatch.setattr(guard, "MEANING_SECONDS", 600.0)
     monkeypatch.setattr(meaning, "TURN_SECONDS", 600.0)

@@ -253,7 +253,7 @@ async def test_an_import_of_too_many_entries_adds_none(engine: Engine, tmp_path:
 
 
 async def test_a_game_world_book_has_a_limit(engine: Engine):
-    from bot.engine.ledger import MAX_GAME_LORE
+    from bot.engine.upkeep.ledger import MAX_GAME_LORE
 
     game = (await engine.start_game("chan", "lighthouse")).game
     for n in range(MAX_GAME_LORE - 3):

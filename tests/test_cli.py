@@ -521,7 +521,7 @@ def test_debug_logging_shows_the_bots_lines_and_keeps_libraries_at_info(tmp_path
                      GM_LOG_LEVEL="DEBUG", **play_env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     log = (Path(play_env["GM_DATABASE"]).parent / "play.log").read_text()
-    assert "DEBUG bot.engine.prompt: Game 1 prompt:" in log, "the prompt is what DEBUG is for"
+    assert "DEBUG bot.engine.turn.prompt: Game 1 prompt:" in log, "the prompt is what DEBUG is for"
     assert "DEBUG aiosqlite" not in log, "not every SQL call around it"
 
 

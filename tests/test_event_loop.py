@@ -11,7 +11,7 @@ import yaml
 
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
-from bot.engine.servers import WORLD_PREFIX, Servers, server_scope
+from bot.engine.table.servers import WORLD_PREFIX, Servers, server_scope
 from bot.model import ModelWorker, ScriptedModel
 from bot.model.server import ServerModel
 from bot.store import Store

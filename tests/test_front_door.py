@@ -55,7 +55,7 @@ def test_cogs_and_the_terminal_use_the_engines_front_door_only():
 
 
 def past_the_door(source: str) -> list[str]:
-    """Each import of the engine's or the memory's modules themselves (``bot.engine.settings``,
+    """Each import of the engine's or the memory's modules themselves (``bot.engine.table.settings``,
     ``bot.memory.context``), as ``line: module``: a front end takes what it needs from ``bot.engine``."""
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -66,7 +66,7 @@ def past_the_door(source: str) -> list[str]:
 
 
 def test_the_front_ends_import_the_engine_and_not_its_modules():
-    sample = "from bot.engine import Engine\nfrom bot.engine.settings import x\nimport bot.memory.context"
-    assert past_the_door(sample) == ["2: bot.engine.settings", "3: bot.memory.context"]
+    sample = "from bot.engine import Engine\nfrom bot.engine.table.settings import x\nimport bot.memory.context"
+    assert past_the_door(sample) == ["2: bot.engine.table.settings", "3: bot.memory.context"]
     offenders = [f"{path.relative_to(PROJECT)}:{hit}" for path in FRONT_ENDS for hit in past_the_door(path.read_text())]
     assert offenders == []

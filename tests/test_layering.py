@@ -125,8 +125,8 @@ def _cycles(graph: dict[str, set[str]]) -> list[tuple[str, ...]]:
 
 
 def test_the_import_graph_holds_imports_at_module_level_and_in_functions():
-    assert "bot.memory.leaks" in IMPORTS["bot.engine.guard"]  # from bot.memory.leaks import (...)
-    assert "bot.store" in IMPORTS["bot.engine.guard"]  # from bot.store import Game, Store
+    assert "bot.memory.leaks" in IMPORTS["bot.engine.secrets.guard"]  # from bot.memory.leaks import (...)
+    assert "bot.store" in IMPORTS["bot.engine.secrets.guard"]  # from bot.store import Game, Store
     assert "bot.bench.turns" in IMPORTS["bot.bench.cli"]  # inside _turns()
     assert "bot.bench.cli" in IMPORTS["bot.__main__"]  # inside build_parser()
     assert "bot.model.llamacpp" in IMPORTS["bot.model.llama"]  # inside a method

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.engine import Engine, EngineConfig
-from bot.engine.status import MemoryStatus
+from bot.engine.upkeep.status import MemoryStatus
 from bot.memory.context import Budget, MemoryView, build_context, shared_prefix_share
 from bot.memory.layers import ContextTrace
 from bot.model.base import ChatMessage

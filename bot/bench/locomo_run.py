@@ -37,7 +37,7 @@ from bot.bench.locomo import (
     print_results,
 )
 from bot.engine import Engine, EngineConfig
-from bot.engine.ledger import MEANING_WEIGHT, recall_indexes
+from bot.engine.upkeep.ledger import MEANING_WEIGHT, recall_indexes
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget, MemoryView, build_context

@@ -97,7 +97,8 @@ FILLER = (
 )  # fmt: skip
 
 # The key is moved by a character of the world: a sentence in which the GM decides what a seated player does
-# ("Tom carried the key ...") is taken out of its reply (bot.engine.shaping), and the move never reaches the memory.
+# ("Tom carried the key ...") is taken out of its reply (bot.engine.turn.shaping), and the move never reaches the
+# memory.
 LOCATION_EARLY = (5, "The brass key lies on the desk in the study, beside a dry inkwell.")
 LOCATION_LATE = (150, "Wren Tally carried the brass key down to the cellar and left it on a barrel there.")
 LOCATION_QUESTION = "Where is the little metal key kept these days?"

@@ -10,7 +10,7 @@ is scored by rules that need no judge:
   feel (``Maya says``, ``Tom nods and``, ``Maya reaches for the cask``,
   ``You decide to leave`` to the acting player, ``"No," says Tom``)
   where the action said nothing of the kind (see
-  :class:`bot.engine.shaping.PlayerSubjects`);
+  :class:`bot.engine.turn.shaping.PlayerSubjects`);
 - ``first_person``: a sentence of narration, outside quotes, in the first
   person as a player would write it (``I enter the study``);
 - ``echo``: the reply opens by restating the action it answers (most of the
@@ -23,7 +23,7 @@ is scored by rules that need no judge:
   the players' characters, or the action it answers;
 - ``ignores_action``: none of the action's content words, nor a character
   the action refers to (``the housekeeper`` for Hester Crane), is in the reply;
-- ``thin``: fewer than :data:`bot.engine.answers.THIN_WORDS` content words
+- ``thin``: fewer than :data:`bot.engine.turn.answers.THIN_WORDS` content words
   that are not the action's own;
 - ``artefacts``: transcript forms in the public text: brackets, doubled
   braces, a ``GM:`` label, a copied join or roll line, ``(private)``;
@@ -44,7 +44,7 @@ beat's private clue; the clue must reach that player alone, by DM, and never
 the channel.
 
 The same script runs twice in one invocation with the same seed: with the
-rules of :mod:`bot.engine.shaping` switched off (what the model writes) and
+rules of :mod:`bot.engine.turn.shaping` switched off (what the model writes) and
 on (what players read), side by side.
 """
 
@@ -61,9 +61,9 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED, SCRIPTS, WORLDS
 from bot.engine import Engine, EngineConfig
-from bot.engine.answers import THIN_WORDS, ends_a_sentence, referents, restates
 from bot.engine.game import PRIVATE_ONLY, WITHHELD
-from bot.engine.shaping import (
+from bot.engine.turn.answers import THIN_WORDS, ends_a_sentence, referents, restates
+from bot.engine.turn.shaping import (
     ENGINE_NOTE,
     EXAMPLE_RUN,
     EXAMPLE_RUNS,

@@ -38,8 +38,8 @@ from bot.bench.long_game import (
     prompt_text,
 )
 from bot.engine import Engine, EngineConfig
-from bot.engine.ledger import Scene
-from bot.engine.meaning import MeaningIndex, Query
+from bot.engine.upkeep.ledger import Scene
+from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.model.embedding import Embedder
 from bot.model.worker import ModelWorker

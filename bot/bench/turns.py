@@ -10,7 +10,10 @@ wrote at writing speed. The whole script runs twice, with the background
 memory work on and with it held back until the end, so what the memory
 costs a player shows as a ratio measured side by side; and, with an
 embedding model, a third time recalling by words alone, so what recall by
-meaning costs a turn shows the same way.
+meaning costs a turn shows the same way. Last, one player acts while another
+game's prompt is being read ahead (F35), and once with the model idle: how
+long their turn waited for the model in each, beside what one step of an
+interruptible read takes.
 """
 
 from __future__ import annotations
@@ -278,6 +281,64 @@ async def play(
     return run
 
 
+@dataclass(frozen=True)
+class Preemption:
+    """A player's turn with the model idle and while another game's prompt is read ahead: what each waited for the
+    model before its call ran, and when its first text came."""
+
+    waited_idle: float
+    waited_reading: float
+    first_text_idle: float
+    first_text_reading: float
+    read_ahead_running: bool  # the other game's read-ahead was running when the player acted
+
+
+async def _timed_act(engine: Engine, game_id: int, who: str, action: str) -> tuple[float, float]:
+    """The seconds ``who``'s action waited for the model (its first call's queueing) and to its first text."""
+    shown: list[float] = []
+    began = time.perf_counter()
+    await engine.act(game_id, who, action, on_text=_stamp(shown))
+    ended = time.perf_counter()
+    slot = engine.sessions[game_id].slot
+    calls = [
+        r for r in engine.worker.records if r.label == slot and r.priority is Priority.PLAYER and r.queued_at >= began
+    ]
+    return (calls[0].waited if calls else 0.0), (shown[0] if shown else ended) - began
+
+
+async def preemption(model: LanguageModel, worlds_dir: Path, config: EngineConfig) -> Preemption:
+    """A game of Hollow Manor is played to its second turn; its third player acts with the model idle, its first
+    again while an Ember Road game just started has its world's prompt read ahead (about 1,200 tokens)."""
+    names, actions = SCRIPTS["hollow-manor"]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await Store.open(Path(tmp) / "bench.sqlite3")
+        try:
+            async with ModelWorker(model) as worker:
+                engine = Engine(store, worker, WorldLibrary(worlds_dir), config)
+                engine.hold_upkeep()  # the turns alone: no summary or facts call between them
+                game_id = (await engine.start_game("bench-turns:preempt", "hollow-manor")).game.id
+                for name in names:
+                    await engine.join(game_id, name.lower(), name)
+                await engine.settled(game_id)
+                await engine.act(game_id, names[0].lower(), actions[0])
+                await engine.act(game_id, names[1].lower(), actions[1])
+                waited_idle, first_idle = await _timed_act(engine, game_id, names[2].lower(), actions[2])
+                other = (await engine.start_game("bench-turns:preempt-other", "ember-road")).game.id
+                await engine.join(other, "rook", "Rook")
+                reading = False
+                for _ in range(2000):  # until the other game's prompt is being read (a few seconds at most)
+                    if any(priority is Priority.PREFILL for priority, _ in worker.running()):
+                        reading = True
+                        break
+                    await asyncio.sleep(0.005)
+                waited, first = await _timed_act(engine, game_id, names[0].lower(), actions[3])
+                engine.release_upkeep()
+                await engine.close()
+        finally:
+            await store.close()
+    return Preemption(waited_idle, waited, first_idle, first, reading)
+
+
 def _account(run: Run, records: list[JobRecord], interruptions: int) -> None:
     run.player_busy = sum(r.busy_seconds for r in records if r.priority is Priority.PLAYER)
     run.background_busy = sum(r.busy_seconds for r in records if r.priority is Priority.MAINTENANCE)
@@ -320,12 +381,36 @@ def run(
         for t in played.turns:
             t.floor = t.evaluated / speeds.read(t.prompt) + t.written / speeds.write(t.prompt)
         runs.append(played)
+    forget = getattr(model, "forget", None)
+    if forget is not None:
+        forget()
+    preempted = asyncio.run(preemption(model, settings.worlds_dir, config))
     meaning = f"recall by meaning with {embedder.name}" if embedder else "recall by words alone"
     if series is not None:
         for played in runs:
             key = "first_text_" + played.name.replace(" ", "_").replace(",", "")
             series[key] = [round(t.first_text, 2) for t in played.turns]
-    return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out)
+    return report(f"{model.name}, {meaning}", settings, speeds, runs, games, turns, pause, out, preempted)
+
+
+def preemption_report(preempted: Preemption, speeds: Speeds, out: TextIO) -> dict:
+    """What a read-ahead running when a player acts costs their turn, beside one step of an interruptible read."""
+    from bot.model.llamacpp import INTERRUPTIBLE_CHUNK  # loads llama.cpp: the in-process model's step
+
+    step = INTERRUPTIBLE_CHUNK / speeds.points[0][1]
+    out.write(
+        f"\na player acting while another game's prompt is read ahead"
+        f"{'' if preempted.read_ahead_running else ' (it had ended before the action: nothing to interrupt)'}: "
+        f"waited {preempted.waited_reading:.2f}s for the model, first text {preempted.first_text_reading:.2f}s; "
+        f"with the model idle: waited {preempted.waited_idle:.2f}s, first text {preempted.first_text_idle:.2f}s; "
+        f"one step of an interruptible read ({INTERRUPTIBLE_CHUNK} tokens): {step:.2f}s\n"
+    )
+    return {
+        "read_ahead_wait": round(preempted.waited_reading, 3),
+        "idle_wait": round(preempted.waited_idle, 3),
+        "read_step": round(step, 3),
+        "read_ahead_interrupted": int(preempted.read_ahead_running),
+    }
 
 
 # The table comparing the runs: a label, and how to read it off a run.
@@ -366,6 +451,7 @@ def report(
     turns: int,
     pause: float,
     out: TextIO,
+    preempted: Preemption | None = None,
 ) -> dict:
     on, *others = runs  # the live run, then (when compared) jobs held back, then words alone
     off, words = (others[0], others[1:]) if others else (None, [])
@@ -385,6 +471,8 @@ def report(
     for label, value in ROWS:
         w(f"{label:34}{value(on):>22}" + "".join(f"{value(r):>30}" for r in compared) + "\n")
     figures = _figures(on, off, words, speeds)
+    if preempted is not None:
+        figures |= preemption_report(preempted, speeds, out)
     w("\n" + " ".join(f"{k}={v}" for k, v in figures.items()) + "\n")
     return figures
 

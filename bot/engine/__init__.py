@@ -1,8 +1,10 @@
 """Games, players and turns: :class:`Engine` is the front door (see :mod:`bot.engine.game`)."""
 
-from bot.engine.config import EngineConfig
 from bot.engine.game import NO_GAME, Engine
-from bot.engine.results import (
+from bot.engine.table.config import EngineConfig
+from bot.engine.table.server_admin import ServerAdmin
+from bot.engine.table.settings import setting_names
+from bot.engine.turn.results import (
     MODEL_UNAVAILABLE,
     GameStarted,
     ModelDown,
@@ -11,8 +13,6 @@ from bot.engine.results import (
     RoundState,
     TurnResult,
 )
-from bot.engine.server_admin import ServerAdmin
-from bot.engine.settings import setting_names
 from bot.memory.context import GM_ONLY_LAYERS
 from bot.model.base import ModelUnavailable
 

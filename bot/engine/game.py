@@ -2,13 +2,13 @@
 
 Each method is something a player or an admin does, or something a front
 end shows; the work is done by the modules behind it, one job each:
-:mod:`~bot.engine.turns` (the turn pipeline, over :mod:`~bot.engine.prompt`,
-:mod:`~bot.engine.drafting`, :mod:`~bot.engine.narration` and
-:mod:`~bot.engine.clues`), :mod:`~bot.engine.rounds`, :mod:`~bot.engine.edits`
-(the game log's edits and retries), :mod:`~bot.engine.seats`,
-:mod:`~bot.engine.notes`, :mod:`~bot.engine.memory` (the memory's upkeep),
-:mod:`~bot.engine.ledger` (pins, facts, lore, glossary),
-:mod:`~bot.engine.settings` and :mod:`~bot.engine.servers`. It calls the
+:mod:`~bot.engine.turn.turns` (the turn pipeline, over :mod:`~bot.engine.turn.prompt`,
+:mod:`~bot.engine.turn.drafting`, :mod:`~bot.engine.turn.narration` and
+:mod:`~bot.engine.secrets.clues`), :mod:`~bot.engine.turn.rounds`, :mod:`~bot.engine.turn.edits`
+(the game log's edits and retries), :mod:`~bot.engine.table.seats`,
+:mod:`~bot.engine.table.notes`, :mod:`~bot.engine.upkeep.memory` (the memory's upkeep),
+:mod:`~bot.engine.upkeep.ledger` (pins, facts, lore, glossary),
+:mod:`~bot.engine.table.settings` and :mod:`~bot.engine.table.servers`. It calls the
 store, the memory policy and the model; it knows nothing of Discord.
 """
 
@@ -22,17 +22,21 @@ from datetime import UTC, datetime
 
 from bot import dice
 from bot.cleantext import clean_text
-from bot.engine.config import EngineConfig
-from bot.engine.drafting import REGENERATE, WITHHELD
-from bot.engine.edits import LogEdits
-from bot.engine.guard import LeakGuards
-from bot.engine.ledger import Ledger, LoreListing, PinResult
-from bot.engine.meaning import MeaningIndex
-from bot.engine.memory import ChapterReport, CompactionReport, MemoryKeeper
-from bot.engine.narration import Narrator
-from bot.engine.notes import PlayerNotes
-from bot.engine.prompt import Prompts
-from bot.engine.results import (
+from bot.engine.secrets.guard import LeakGuards
+from bot.engine.secrets.reveals import Reveals
+from bot.engine.secrets.reveals import shown as reveal_lines
+from bot.engine.table.config import EngineConfig
+from bot.engine.table.notes import PlayerNotes
+from bot.engine.table.seats import Seats
+from bot.engine.table.server_admin import ServerAdmin
+from bot.engine.table.servers import Servers
+from bot.engine.table.session import Sessions
+from bot.engine.table.settings import GameSettings
+from bot.engine.turn.drafting import REGENERATE, WITHHELD
+from bot.engine.turn.edits import LogEdits
+from bot.engine.turn.narration import Narrator
+from bot.engine.turn.prompt import Prompts
+from bot.engine.turn.results import (
     MODEL_FAILED,
     MODEL_UNAVAILABLE,
     GameStarted,
@@ -46,17 +50,13 @@ from bot.engine.results import (
     TurnResult,
     asks_the_model,
 )
-from bot.engine.reveals import Reveals
-from bot.engine.reveals import shown as reveal_lines
-from bot.engine.rounds import Rounds
-from bot.engine.seats import Seats
-from bot.engine.server_admin import ServerAdmin
-from bot.engine.servers import Servers
-from bot.engine.session import Sessions
-from bot.engine.settings import GameSettings
-from bot.engine.status import MemoryStatus, memory_status
-from bot.engine.turns import PRIVATE_ONLY, Turns, coming_actions
-from bot.engine.warmup import WarmUps
+from bot.engine.turn.rounds import Rounds
+from bot.engine.turn.turns import PRIVATE_ONLY, Turns, coming_actions
+from bot.engine.turn.warmup import WarmUps
+from bot.engine.upkeep.ledger import Ledger, LoreListing, PinResult
+from bot.engine.upkeep.meaning import MeaningIndex
+from bot.engine.upkeep.memory import ChapterReport, CompactionReport, MemoryKeeper
+from bot.engine.upkeep.status import MemoryStatus, memory_status
 from bot.errors import UserError
 from bot.memory.config import Buckets
 from bot.memory.context import Budget, Context, ContextTrace
@@ -573,10 +573,12 @@ class Engine:
         return name in self.worlds.worlds
 
     async def settled(self, game_id: int | None = None) -> None:
-        """Wait until what the turns left behind is done: the memory's upkeep (of ``game_id``, or of every game)
-        and the embedding of what they stored, so that the next turn finds all of it (tests, benches)."""
+        """Wait until what the turns and joins left behind is done: the memory's upkeep (of ``game_id``, or of every
+        game), the embedding of what they stored, and the prompt read ahead of the next turn, so that the next turn
+        finds all of it (tests, benches)."""
         await self.memory.idle(game_id)
         await self.meaning.idle()
+        await self.warmups.idle(game_id)
 
     def hold_upkeep(self) -> None:
         """Keep the memory's upkeep after each turn back until :meth:`release_upkeep`: turns are then measured

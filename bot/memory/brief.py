@@ -15,7 +15,7 @@ from bot.worlds import World
 # happens, not the action again; one private aside; an invitation to act. A model copies the example it is shown:
 # with one for every game, Qwen2.5 1.5B wrote its "cold air smells of earth and lamp oil" into games of another
 # world. So each game gets one of several (EXAMPLE_REPLIES[game % n]), of unlike places, and a sentence holding a
-# run of an example's words is taken out of a reply (see bot.engine.shaping).
+# run of an example's words is taken out of a reply (see bot.engine.turn.shaping).
 EXAMPLE_REPLIES = (
     "The cellar door gives with a groan, and the cold air smells of earth and lamp oil. Rows of dusty casks lean "
     "against the far wall; one has a fresh chalk mark. [[to Bo: Behind the casks you glimpse a boot print, still "

@@ -19,7 +19,7 @@ from bot.store.models import LogEntry, Player, TurnNote
 CountTokens = Callable[[str], int]
 
 # The front in the order the prompt cache loses least: a fold changes the front from the end of its summaries on
-# (see bot.engine.summaries.front_summaries), and the players' private memories only at a fold of something
+# (see bot.engine.upkeep.summaries.front_summaries), and the players' private memories only at a fold of something
 # private, so they come before the story. Measured with bench context at 4k over 120 turns: a turn after a fold
 # reused 69% of its prompt with the private memories after the summaries, 73% before them (89.4% to 90.4% of each
 # prompt over the game).

@@ -73,7 +73,7 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
             brief.append(pin)
     # A fact's newest value, for an action that names its subject ("where is the brass key?"), not one that only
     # shares a word of its value ("this study" with "the key, location: in the study").
-    # A fact the engine found the action asks about by meaning (see bot.engine.memory) is marked as a lead.
+    # A fact the engine found the action asks about by meaning (see bot.engine.upkeep.memory) is marked as a lead.
     newer = [
         item for item in recall
         if item.found_by == NEWER and (item.lead or wanted & set(query_terms(_subject(item.text))))

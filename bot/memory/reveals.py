@@ -13,7 +13,7 @@ Before that, the narrator gets what it needs to stay consistent and to steer
 without spoiling: each truth's hint, each NPC's behaviour and the hints of
 what they hide, each beat's steer.
 
-This module is the policy, on plain data: :mod:`bot.engine.reveals` reads the
+This module is the policy, on plain data: :mod:`bot.engine.secrets.reveals` reads the
 game, asks for the meaning scores and keeps the reveals.
 """
 

@@ -1,7 +1,7 @@
 """A game's vectors in memory (F31): each fragment's parts as rows of 8-bit integers with a scale each, searched
 with one matrix product; which fragments anyone may be shown; the public ones' mean, taken out of the scores.
 
-Pure numpy, no I/O: :class:`bot.engine.meaning.MeaningIndex` reads the rows from the store and keeps one of
+Pure numpy, no I/O: :class:`bot.engine.upkeep.meaning.MeaningIndex` reads the rows from the store and keeps one of
 these per game.
 """
 

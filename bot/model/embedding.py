@@ -167,7 +167,7 @@ class LlamaEmbedder(Embedder):
         return self._turns.take(query=query)
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        # A call is one batch of texts at most (see bot.engine.meaning): a query waits that long.
+        # A call is one batch of texts at most (see bot.engine.upkeep.meaning): a query waits that long.
         return np.asarray(self._llama.embed(list(texts), truncate=True), dtype=np.float32)
 
 

@@ -72,7 +72,7 @@ class ScriptedModel(LanguageModel):
         self.block.set()
         self._cached = ""
         self._slots: dict[str, str] = {}
-        self.prefilled: list[Call] = []  # prompts read ahead of a turn (see bot.engine.warmup)
+        self.prefilled: list[Call] = []  # prompts read ahead of a turn (see bot.engine.turn.warmup)
         self.dropped: list[str] = []  # slots whose state was dropped (their game ended)
 
     def last(self, kind: str = "stream") -> Call:

@@ -273,6 +273,10 @@ class ModelWorker:
         """Tokens of each text, counted in a thread: the loop never waits on a tokenizer."""
         return await asyncio.to_thread(lambda: [self.model.count_tokens(text) for text in texts])
 
+    def running(self) -> list[tuple[Priority, str]]:
+        """The priority and label of each job the model is running now (status, benches)."""
+        return [(Priority(job.priority), job.label) for job, _ in list(self._running.values())]
+
     def busy_seconds(self, priority: Priority | None = None) -> float:
         """Model time of the finished jobs kept in ``records`` (of one priority, if given)."""
         return sum(r.busy_seconds for r in self.records if priority is None or r.priority == priority)

@@ -130,7 +130,7 @@ class FrontSnapshot(BaseModel):
     compaction may keep the story shown, the glossary and (when nothing
     private was folded) the private memories as they were, and add its
     chunk summary after those shown: the front then changes only from
-    there (see ``bot.engine.summaries.front_summaries``).
+    there (see ``bot.engine.upkeep.summaries.front_summaries``).
     """
 
     model_config = ConfigDict(frozen=True)

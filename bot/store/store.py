@@ -228,7 +228,7 @@ class Store(PrivateStore):
                     )
                 if public:  # recall by words feeds prompts and reports; private messages stay out of it
                     await self.index(db, game_id, f"entry:{entry_id}", _line(entry), entry.turn)
-                else:  # by meaning, only for a turn whose answer goes to one who witnessed it (bot.engine.meaning)
+                else:  # by meaning, only for a turn whose answer goes to one who witnessed it (engine.upkeep.meaning)
                     await self.queue_vector(db, game_id, f"entry:{entry_id}", _line(entry), entry.turn,
                                             witnesses)  # fmt: skip
             if turn_done is not None:

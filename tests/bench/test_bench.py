@@ -152,6 +152,10 @@ def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path)
     numbers = figures(out)
     assert 0 < numbers["first_text_p50"] <= numbers["first_text_p95"] and "jobs_delay_ratio" not in numbers
     assert numbers["catch_up_s"] >= 0 and numbers["facts_lag_max"] >= 0
+    # A player's turn while another game's prompt is read ahead, and with the model idle, beside one read's step.
+    assert "a player acting while another game's prompt is read ahead" in out
+    assert numbers["read_ahead_wait"] >= 0 and numbers["idle_wait"] >= 0 and numbers["read_step"] > 0
+    assert numbers["read_ahead_interrupted"] in (0, 1)
 
 
 def test_bench_turns_refuses_nonsense(tmp_path: Path):

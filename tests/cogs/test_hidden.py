@@ -10,7 +10,7 @@ import pytest
 from bot.engine import Engine
 from bot.model import ChatMessage, ScriptedModel
 from tests.conftest import MANOR_CONTEXT, PROJECT
-from tests.engine.test_memory import scripted_memory
+from tests.engine.upkeep.test_memory import scripted_memory
 
 # How a private aside reads in a DM: which game it is about, then the text.
 DM = "🤫 Only you see this (Hollow Manor, game #1, Test Guild): "

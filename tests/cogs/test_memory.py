@@ -6,7 +6,7 @@ import pytest
 
 from bot.engine import Engine
 from bot.model import ScriptedModel
-from tests.engine.test_memory import scripted_memory
+from tests.engine.upkeep.test_memory import scripted_memory
 
 
 @pytest.fixture

@@ -92,7 +92,7 @@ async def test_a_stored_value_past_a_ceiling_the_host_lowered_is_capped_and_conf
     host_story = (await engine.game_settings(game.id))["budgets.story"]
     await engine.store.set_scope_value(f"game:{game.id}", "config", {"reply_tokens": 4000, "budgets.story": 8000})
     await engine.store.set_scope_value(f"server:{simcord_env.guild.id}", "config", {"recall_following": 2000})
-    caplog.set_level("WARNING", logger="bot.engine.settings")
+    caplog.set_level("WARNING", logger="bot.engine.table.settings")
     for action in ("I wait.", "I wait again."):
         await maya.slash(channel, "act", action=action)
     assert scripted.last().max_tokens <= host_reply, "the reply is no longer than the host allows"

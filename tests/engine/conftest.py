@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from bot.model import ScriptedModel
-from tests.engine.test_memory import scripted_memory
+from tests.engine.upkeep.test_memory import scripted_memory
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.model.base import ChatMessage
 from bot.store import EntryKind, Visibility
-from tests.engine.test_memory import scripted_memory, start
+from tests.engine.upkeep.test_memory import scripted_memory, start
 
 PROJECT = Path(__file__).parent.parent.parent
 
@@ -246,7 +246,7 @@ async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
 
 async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read_again(engine: Engine, memory_model):
     """A model given a note to write a reply again copies it into later replies if later prompts show it."""
-    from bot.engine.drafting import REGENERATE
+    from bot.engine.turn.drafting import REGENERATE
 
     game = (await engine.start_game("chan", "lighthouse")).game
     await engine.join(game.id, "maya", "Maya")

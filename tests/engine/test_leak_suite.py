@@ -12,8 +12,8 @@ import pytest
 from bot import reports
 from bot.bench.leaks import ATTEMPTS, MAYA_TELLS, LeakyModel, leaks, run_leak_bench, tells
 from bot.engine import Engine, EngineConfig
-from bot.engine.drafting import WITHHELD
-from bot.engine.guard import TurnGuard
+from bot.engine.secrets.guard import TurnGuard
+from bot.engine.turn.drafting import WITHHELD
 from bot.memory.leaks import Guard
 from bot.model import ModelWorker
 from bot.store import EntryKind, Store, Visibility

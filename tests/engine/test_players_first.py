@@ -8,7 +8,7 @@ from bot.engine import Engine, EngineConfig
 from bot.model import ModelWorker, ScriptedModel
 from bot.store import Store
 from bot.worlds import WorldLibrary
-from tests.engine.test_memory import scripted_memory, start
+from tests.engine.upkeep.test_memory import scripted_memory, start
 
 
 async def until(condition, tries: int = 2000) -> None:

@@ -20,7 +20,7 @@ from bot.store import StorageError, Store
 from bot.store.backup import back_up_every, backup_database, prune
 from bot.worlds import WorldLibrary
 from tests.conftest import bot_environment
-from tests.engine.test_memory import start
+from tests.engine.upkeep.test_memory import start
 from tests.test_cli import TIMEOUT, run_bot
 
 

@@ -1,0 +1,576 @@
+"""Pins, facts, lore, glossary and recall for each game: what survives summaries (F11 to F15, F20).
+
+Summaries are lossy; these keep the specific clue, the coined name and the
+promise made at turn 12. Pins and lore are set by people, facts and the
+glossary are written by background jobs after each GM turn, and recall
+searches everything the game has said before the GM writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from collections.abc import Callable, Sequence, Set
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from bot.cleantext import clean_text, clean_tree
+from bot.engine.table.settings import GameSettings
+from bot.engine.turn.shaping import RECENT_REPLIES
+from bot.engine.upkeep.meaning import MeaningIndex, Query
+from bot.errors import UserError
+from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in, said_anew
+from bot.memory.compaction import in_batches
+from bot.memory.config import MemoryConfig
+from bot.memory.context import MemoryItem
+from bot.memory.facts import (
+    Extraction,
+    changes_as_facts,
+    ends,
+    extraction_messages,
+    grounded,
+    merge,
+    same_thing,
+    sources_for,
+    to_new_fact,
+)
+from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
+from bot.memory.lore import LoreMatch, match_lore, scan_texts
+from bot.memory.recall import distinct, found_by, fragments, fuse, leads, meaning_leads, query_terms, recent_places
+from bot.model.worker import ModelWorker, Priority
+from bot.store import (
+    EntryKind,
+    Fact,
+    FactKind,
+    Game,
+    GlossaryTerm,
+    LogEntry,
+    NewFact,
+    Pin,
+    RecallHit,
+    Store,
+    Visibility,
+)
+from bot.worlds import LoreEntry, World, format_validation_error
+
+log = logging.getLogger(__name__)
+
+
+# Rankings by meaning in the fusion, beside the three by words (the action's words count twice): bench locomo
+# chooses among 1, 2 and 3 leaving one conversation out, and chose 2 for every conversation (MiniLM, 1,000 tokens).
+MEANING_WEIGHT = 2
+QUERY_WITH_SCENE = False  # the query by meaning: the action alone, or after the line before it
+MAX_GAME_LORE = 500  # entries in one game's world book, the world's and the game's own
+MAX_IMPORT_ENTRIES = 200  # entries one import may add
+
+
+class LedgerFailed(Exception):
+    """A background ledger job could not finish; nothing was written."""
+
+
+@dataclass(frozen=True)
+class PinResult:
+    pin: Pin
+    moved: Pin | None = None  # the oldest pin, moved to the facts library because of the cap
+
+
+@dataclass(frozen=True)
+class LoreListing:
+    entry: LoreEntry
+    source: str  # "world" or "game"
+
+
+@dataclass(frozen=True)
+class Scene:
+    """What the GM is about to answer: the new action and the turns just before it.
+
+    ``audience`` is the player a secret action's answer goes to alone: recall by meaning may then bring back
+    the private messages they witnessed. ``query`` is the scene embedded for recall by meaning.
+    """
+
+    action: str
+    recent: Sequence[str]
+    audience: int | None = None
+    query: Query | None = None
+
+    @property
+    def meaning(self) -> str:
+        """What is searched for by meaning: the action, after the line it answers (the GM's last reply, most
+        often: "I follow him" means nothing without it)."""
+        return "\n".join([*self.recent[-1:], self.action]) if QUERY_WITH_SCENE else self.action
+
+
+class RecallIndex:
+    """One way of finding past fragments; more than one can be fused (an embedding index, say)."""
+
+    name = "index"
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        raise NotImplementedError
+
+
+class FullTextRecall(RecallIndex):
+    """SQLite FTS5, ranked by BM25, over turns, summaries and facts."""
+
+    name = "bm25"
+
+    def __init__(self, store: Store):
+        self.store = store
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        return await self.store.search_recall(game_id, query_terms(scene.action, scene.recent), limit)
+
+
+class ActionRecall(FullTextRecall):
+    """The same index searched with the new action's words alone: what the player asks about now."""
+
+    name = "bm25-action"
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        return await self.store.search_recall(game_id, query_terms(scene.action), limit)
+
+
+class MeaningRecall(RecallIndex):
+    """The embedding index: fragments near the scene in meaning, whatever words they use (F31)."""
+
+    name = "meaning"
+
+    def __init__(self, meaning: MeaningIndex):
+        self.meaning = meaning
+
+    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
+        return await self.meaning.search(game_id, scene.query, limit, scene.audience)
+
+
+def recall_indexes(
+    store: Store, meaning: MeaningIndex | None, meaning_weight: int = MEANING_WEIGHT
+) -> list[RecallIndex]:
+    """The rankings recall fuses: the action's own words count twice (once alone, once with the scene around
+    it), its meaning ``meaning_weight`` times beside them."""
+    action = ActionRecall(store)
+    indexes: list[RecallIndex] = [action, action, FullTextRecall(store)]
+    if meaning is not None and meaning.on:
+        indexes += [MeaningRecall(meaning)] * meaning_weight
+    return indexes
+
+
+class Ledger:
+    def __init__(
+        self,
+        store: Store,
+        worker: ModelWorker,
+        world_of: Callable[[Game], World],
+        settings: GameSettings,
+        indexes: Sequence[RecallIndex] | None = None,
+        meaning: MeaningIndex | None = None,
+    ):
+        self.store = store
+        self.worker = worker
+        self.world_of = world_of
+        self.settings = settings
+        self.meaning = meaning
+        self.indexes = list(recall_indexes(store, meaning) if indexes is None else indexes)
+
+    # Pins (F11)
+
+    async def pin(self, game_id: int, text: str, author: str) -> PinResult:
+        text = " ".join(clean_text(text).split())
+        if not text:
+            raise UserError("Say what to pin.")
+        if len(text) > 300:
+            raise UserError("A pin is at most 300 characters.")
+        pins = await self.store.pins(game_id)
+        config = await self.settings.memory(game_id)
+        if any(p.text.casefold() == text.casefold() for p in pins):
+            raise UserError("That is pinned already.")
+        pin = await self.store.add_pin(game_id, text, author)
+        moved = None
+        if len(pins) + 1 > config.pin_cap:
+            moved = pins[0]
+            game = await self.store.game(game_id)
+            async with self.store.transaction() as db:
+                fact_id = await self.store.add_fact(
+                    db,
+                    game_id,
+                    NewFact(kind=FactKind.PINNED, subject="pin", attribute=f"pin {moved.id}", value=moved.text,
+                            turn=game.turn),
+                )  # fmt: skip
+            await self.store.remove_pin(moved.id, moved_to_fact=fact_id)
+        return PinResult(pin, moved)
+
+    async def unpin(self, game_id: int, which: str) -> Pin:
+        """Remove a pin named by its number in ``/pins`` or by the start of its text."""
+        pins = await self.store.pins(game_id)
+        which = which.strip()
+        chosen = None
+        if which.isdigit() and 1 <= int(which) <= len(pins):
+            chosen = pins[int(which) - 1]
+        else:
+            matches = [p for p in pins if p.text.casefold().startswith(which.casefold())] if which else []
+            if len(matches) > 1:
+                raise UserError(f"{len(matches)} pins start with that; give its number from /pins.")
+            chosen = matches[0] if matches else None
+        if chosen is None:
+            raise UserError("No pin matches that; /pins lists them.")
+        await self.store.remove_pin(chosen.id)
+        return chosen
+
+    # Facts (F12)
+
+    async def extract_facts(self, game_id: int) -> int:
+        """Record the facts in the entries since the last extraction; return how many were new."""
+        game = await self.store.game(game_id)
+        world = self.world_of(game)
+        written = 0
+        for entry_id in await self.store.facts_to_redo(game_id):
+            entry = await self.store.entry(entry_id)
+            turn_entries = [
+                e
+                for e in await self.store.log_between(game_id, 0)
+                if e.turn == entry.turn and e.visibility is Visibility.PUBLIC
+            ]
+            written += await self._extract(game_id, world, turn_entries, done_redo=[entry_id])
+        checked = await self.store.checked_through("facts_checked", game_id)
+        # Facts are public memory: what the GM told one player alone stays out of them.
+        fresh = [e for e in await self.store.log_between(game_id, checked) if e.visibility is Visibility.PUBLIC]
+        if not any(e.kind is EntryKind.GM for e in fresh):
+            return written
+        # Behind by several turns (a busy table), the backlog is read in as few calls as fit, all of it.
+        for batch in in_batches(fresh, await self.worker.count_many([e.line for e in fresh])):
+            written += await self._extract(game_id, world, batch, checked_through=batch[-1].id)
+        return written
+
+    async def _extract(
+        self,
+        game_id: int,
+        world: World,
+        entries: list[LogEntry],
+        *,
+        checked_through: int | None = None,
+        done_redo: list[int] | None = None,
+    ) -> int:
+        result = await self.worker.generate_object(
+            extraction_messages(world.title, entries),
+            Extraction,
+            fallback=Extraction(facts=[]),
+            max_tokens=400,
+            priority=Priority.MAINTENANCE,
+        )
+        if not result.ok:
+            raise LedgerFailed(f"no usable facts from the extractor: {'; '.join(result.errors)}")
+        turn = max((e.turn for e in entries), default=0)
+        kept = [f for f in result.value.facts if grounded(f, entries)]
+        if len(kept) < len(result.value.facts):
+            log.info("Game %d: %d extracted facts name nothing in the events; left out", game_id,
+                     len(result.value.facts) - len(kept))  # fmt: skip
+        new = [to_new_fact(f, sources_for(f, entries), turn) for f in kept] if entries else []
+        async with self.store.transaction() as db:
+            plan = merge(await self.store.facts(game_id), new)
+            await self._apply(db, game_id, plan)
+            if checked_through is not None:
+                await self.store.set_checked_through(db, "facts_checked", game_id, checked_through)
+            if done_redo:
+                await self.store.done_redo(db, game_id, done_redo)
+        added = sum(1 for step in plan if step.duplicate_of is None)
+        if added:
+            log.info("Game %d: %d facts recorded", game_id, added)
+        return added
+
+    async def record_changes(self, game_id: int, entries: Sequence[LogEntry]) -> int:
+        """What the turn's public entries say changed (a thing moved, handed over, a code, a side, an end), found in
+        their words (:mod:`bot.memory.changes`) as soon as they are stored, and recorded as facts superseding what
+        the memory held: a small model's facts job misses a move as often as not. Returns how many were new."""
+        public = [e for e in entries if e.visibility is Visibility.PUBLIC and not e.deleted]
+        if not public:
+            return 0
+        # A reply's answer to a question of its turn, or a sentence it says again, moves nothing.
+        questions = [e.content for e in public if e.kind is EntryKind.ACTION and "?" in e.content]
+        these = {e.id for e in public}
+        earlier = [e.content for e in await self.store.recent_log(game_id, 4 * RECENT_REPLIES)
+                   if e.kind is EntryKind.GM and e.id not in these][-RECENT_REPLIES:]  # fmt: skip
+        async with self.store.transaction() as db:
+            active = await self.store.facts(game_id)
+            known = [f.subject for f in active]
+            new = []
+            for entry in public:
+                found = changes_in(entry.content, known)
+                if entry.kind is EntryKind.GM:
+                    found = said_anew(beyond_the_questions(found, questions), earlier)
+                new += changes_as_facts(found, (entry.id,), entry.turn)
+                known += [c.subject for c in found]
+            if not new:
+                return 0
+            plan = merge(active, new)
+            added = await self._apply(db, game_id, plan)
+        for step in plan:
+            if step.adds:
+                log.info("Game %d: change found in play: %s", game_id, step.fact.text)
+        return added
+
+    async def _apply(self, db, game_id: int, plan: list) -> int:
+        """A merge plan written: facts added, superseding what they contradict, duplicates' sources merged."""
+        added: dict[int, int] = {}  # plan step -> the id of the fact it added
+        for index, step in enumerate(plan):
+            if step.duplicate_of is not None or step.duplicate_of_step is not None:
+                target = step.duplicate_of.id if step.duplicate_of else added[step.duplicate_of_step]
+                await self.store.merge_fact_sources(db, target, step.fact.sources)
+                continue
+            added[index] = fact_id = await self.store.add_fact(db, game_id, step.fact)
+            if step.supersedes is not None or step.supersedes_step is not None:
+                replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
+                await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
+            if ends(step.fact):  # a thing burned or used up is nowhere and held by no one any more
+                for fact in await self.store.facts(game_id):
+                    if fact.id != fact_id and same_thing(fact, step.fact) and fact.key[1] in ("location", "holder"):
+                        await self.store.supersede_fact(db, fact.id, fact_id, step.fact.turn)
+        return len(added)
+
+    async def value_history(self, game_id: int) -> ValueHistory:
+        """The game's facts as a history of values: which holds now in place of each superseded one, and what
+        each current one replaced (for the prompt: the latest value as current, older ones marked older)."""
+        return ValueHistory(await self.store.facts(game_id, active_only=False))
+
+    async def facts(self, game_id: int, *, include_superseded: bool = False) -> list[Fact]:
+        return await self.store.facts(game_id, active_only=not include_superseded)
+
+    # World book (F13)
+
+    async def lore(self, game_id: int) -> list[LoreListing]:
+        """The game's lore: the world's entries, with run-time additions and changes applied."""
+        game = await self.store.game(game_id)
+        changes = await self.store.game_lore(game_id)
+        listing = []
+        for entry in self.world_of(game).lore:
+            if entry.id in changes:
+                continue
+            listing.append(LoreListing(entry, "world"))
+        listing += [LoreListing(entry, "game") for entry in changes.values() if entry is not None]
+        return listing
+
+    async def lore_add(self, game_id: int, **fields) -> LoreEntry:
+        existing = {item.entry.id for item in await self.lore(game_id)}
+        _room_for(len(existing), 1)
+        if not fields.get("id"):
+            base = _slug(fields.get("keys", ["entry"])[0] if fields.get("keys") else "entry")
+            fields["id"] = _unique(base, existing)
+        elif fields["id"] in existing:
+            raise UserError(f"There is already a lore entry {fields['id']!r}; edit it instead.")
+        entry = _lore_entry(fields)
+        await self.store.put_lore(game_id, entry)
+        return entry
+
+    async def lore_edit(self, game_id: int, entry_id: str, **changes) -> LoreEntry:
+        current = {item.entry.id: item.entry for item in await self.lore(game_id)}
+        if entry_id not in current:
+            raise UserError(f"There is no lore entry {entry_id!r}.")
+        data = current[entry_id].model_dump()
+        data.update({k: v for k, v in changes.items() if v is not None})
+        entry = _lore_entry(data)
+        await self.store.put_lore(game_id, entry)
+        return entry
+
+    async def lore_remove(self, game_id: int, entry_id: str) -> LoreEntry:
+        current = {item.entry.id: item.entry for item in await self.lore(game_id)}
+        if entry_id not in current:
+            raise UserError(f"There is no lore entry {entry_id!r}.")
+        await self.store.put_lore(game_id, current[entry_id], removed=True)
+        return current[entry_id]
+
+    async def lore_import(self, game_id: int, entries: Sequence[LoreEntry]) -> list[LoreEntry]:
+        """Add imported entries to a game's world book, all of them or (past a limit) none."""
+        existing = {item.entry.id for item in await self.lore(game_id)}
+        if len(entries) > MAX_IMPORT_ENTRIES:
+            raise UserError(
+                f"That export has {len(entries)} entries; at most {MAX_IMPORT_ENTRIES} are imported at once. "
+                "Nothing was added: split the export."
+            )
+        _room_for(len(existing), len(entries))
+        added = []
+        for entry in entries:
+            entry = entry.model_copy(update={"id": _unique(entry.id, existing)})
+            existing.add(entry.id)
+            await self.store.put_lore(game_id, entry)
+            added.append(entry)
+        return added
+
+    # Glossary (F14)
+
+    async def define_terms(self, game_id: int) -> int:
+        """Define the new proper nouns and coined terms of the GM's latest replies; return how many."""
+        checked = await self.store.checked_through("glossary_checked", game_id)
+        fresh = [
+            e
+            for e in await self.store.log_between(game_id, checked)
+            if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC
+        ]
+        if not fresh:
+            return 0
+        game = await self.store.game(game_id)
+        world = self.world_of(game)
+        known = await self._known_terms(game_id, world)
+        config = await self.settings.memory(game_id)
+        text = "\n".join(e.content for e in fresh)
+        terms = candidate_terms(text, known, config.glossary_terms_per_turn)
+        added = 0
+        definitions: list[Definition] = []
+        if terms:
+            schema = definitions_schema(terms)
+            result = await self.worker.generate_object(
+                definition_messages(world.title, terms, text[-2000:]),
+                schema,
+                fallback=schema(definitions=[]),
+                max_tokens=60 * len(terms),
+                priority=Priority.MAINTENANCE,
+            )
+            if not result.ok:
+                raise LedgerFailed(f"no usable glossary definitions: {'; '.join(result.errors)}")
+            definitions = result.value.definitions
+        async with self.store.transaction() as db:
+            for item in definitions:
+                source = next((e.id for e in fresh if item.term in e.content), fresh[-1].id)
+                await self.store.add_glossary(db, game_id, item.term, " ".join(item.definition.split()), source)
+                added += 1
+            await self.store.set_checked_through(db, "glossary_checked", game_id, fresh[-1].id)
+        return added
+
+    async def _known_terms(self, game_id: int, world: World) -> set[str]:
+        known = {world.title, *(npc.name for npc in world.npcs), *(c.title for c in world.chapters)}
+        known |= {name for npc in world.npcs for name in npc.name.split()}
+        known |= {key for item in await self.lore(game_id) for key in item.entry.keys}
+        known |= {p.name for p in await self.store.players(game_id)}
+        known |= {t.term for t in await self.store.glossary(game_id)}
+        return known
+
+    async def glossary(self, game_id: int) -> list[GlossaryTerm]:
+        return await self.store.glossary(game_id)
+
+    async def glossary_edit(self, game_id: int, term: str, definition: str) -> None:
+        term, definition = " ".join(term.split()), " ".join(definition.split())
+        if not term or not definition:
+            raise UserError("Give a term and its definition.")
+        if len(term) > 60 or len(definition) > 200:
+            raise UserError("A term is at most 60 characters and a definition at most 200.")
+        await self.store.edit_glossary(game_id, term, definition)
+
+    async def glossary_remove(self, game_id: int, term: str) -> None:
+        if not await self.store.remove_glossary(game_id, term):
+            raise UserError(f"The glossary has no {term!r}.")
+
+    # What goes into the prompt
+
+    async def layers(
+        self,
+        game: Game,
+        scene: Scene,
+        exclude: set[str],
+        config: MemoryConfig,
+        *,
+        glossary_through: int | None = None,
+        recent: Set[str] = frozenset(),
+    ) -> tuple[list[MemoryItem], list[MemoryItem], list[MemoryItem], list[MemoryItem], list[tuple[str, MemoryItem]]]:
+        """Pins, glossary, triggered lore and recalled fragments for this turn, each bucket if switched on, and the
+        fragments of the ``recent`` turns (which ``exclude`` leaves out of recall: the prompt holds them) that
+        recall ranked, each with the ref of the recalled fragment it ranks before ("" for none), in case the
+        prompt's budget cuts their turn from the recent window.
+
+        ``glossary_through`` keeps to the terms the prompt's front was fixed with (see FrontSnapshot).
+        """
+        buckets = await self.settings.buckets(game.id)
+        pins = [MemoryItem(f"pin:{p.id}", p.text) for p in await self.store.pins(game.id)] if buckets.pins else []
+        terms = await self.store.glossary(game.id) if buckets.glossary else []
+        glossary = [
+            MemoryItem(f"glossary:{t.id}", f"{t.term}: {t.definition}")
+            for t in terms
+            if glossary_through is None or t.id <= glossary_through
+        ]
+        kinds = {"entry", "summary"} if buckets.recall else set()
+        if buckets.facts:
+            kinds.add("fact")
+        if self.meaning is not None and (kinds or buckets.lore):
+            scene = dataclasses.replace(scene, query=await self.meaning.query(scene.meaning))
+        lore = []
+        if buckets.lore:
+            entries = [item.entry for item in await self.lore(game.id)]
+            texts = scan_texts(scene.action, scene.recent, config.lore_scan_depth)
+            fired = match_lore([e for e in entries if e.match != "meaning"], texts)
+            fired += await self._lore_by_meaning([e for e in entries if e.match != "keys"], fired, scene.query)
+            lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
+        recall, placed = [], []
+        if kinds:
+            fused, named = await self._rankings(game.id, scene, kinds, config.recall_candidates)
+            hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
+            following = {}
+            if config.recall_following:
+                # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
+                lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
+                following = await self.store.following_entries(game.id, lead)
+            keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
+            recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
+            leading = leads(hits, named.get("meaning", ()))
+            recall = [dataclasses.replace(item, lead=True) if item.ref in leading else item for item in recall]
+            placed = recent_places(fused, exclude, recent, kinds, sources, keywords, words)
+        return pins, glossary, lore, recall, placed
+
+    async def ranked(
+        self, game_id: int, scene: Scene, kinds: set[str], exclude: set[str], limit: int
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]]]:
+        """Every index's ranking for ``scene`` by the index's name (``bm25-action``: the action's words,
+        ``bm25``: with the scene's, ``meaning``), and the fused one recall offers from, of ``kinds`` and leaving
+        out ``exclude``."""
+        fused, named = await self._rankings(game_id, scene, kinds, limit)
+        return meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ())), named
+
+    async def _rankings(
+        self, game_id: int, scene: Scene, kinds: set[str], limit: int
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]]]:
+        """The fused ranking of ``kinds``, whatever the prompt holds, and every index's by name."""
+        searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
+        for index in self.indexes:
+            if id(index) not in searched:
+                searched[id(index)] = distinct(await index.search(game_id, scene, limit))
+        rankings = [searched[id(index)] for index in self.indexes]
+        named = {index.name: searched[id(index)] for index in self.indexes}
+        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named
+
+    async def _lore_by_meaning(
+        self, entries: Sequence[LoreEntry], fired: Sequence[LoreMatch], query: Query | None
+    ) -> list[LoreMatch]:
+        """Entries that fire because the scene means what they are about (``match: meaning`` or ``both``)."""
+        if self.meaning is None or query is None or not entries:
+            return []
+        taken = {m.entry.id for m in fired}
+        candidates = [e for e in entries if e.id not in taken and not e.always_on]
+        scores = await self.meaning.lore_scores([e.content for e in candidates], query)
+        matches = [LoreMatch(e, None) for e, score in zip(candidates, scores, strict=True) if score >= e.threshold]
+        return sorted(matches, key=lambda match: -match.entry.priority)
+
+
+def _room_for(present: int, more: int) -> None:
+    """Refuse lore past the per-game limit: every entry is matched against every turn."""
+    if present + more > MAX_GAME_LORE:
+        raise UserError(
+            f"This game's world book has {present} entries; {more} more would pass the limit of {MAX_GAME_LORE}. "
+            "Nothing was added: remove some first."
+        )
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:40] or "entry"
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate = f"{base}-{n}"
+        n += 1
+    return candidate
+
+
+def _lore_entry(fields: dict) -> LoreEntry:
+    try:
+        return LoreEntry.model_validate(clean_tree(fields))
+    except ValidationError as exc:
+        problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
+        raise UserError("; ".join(problems)) from None
