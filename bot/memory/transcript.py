@@ -11,6 +11,9 @@ from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
 
 GAME_BEGINS = "(The game begins.)"
+# The GM's last replies a new one is read against: it may not say them again (the reply rules), and a change it says
+# again moves nothing again (the changes found in play).
+RECENT_REPLIES = 3
 
 
 def notes_text(notes: Sequence[TurnNote], layers: Sequence[str] = NOTES) -> str:

@@ -46,6 +46,7 @@ from bot.engine.turn.answers import ECHO_MIN_WORDS, ends_a_sentence, restates
 from bot.memory.brief import EXAMPLE_REPLIES
 from bot.memory.context import EXAMPLE_REPLY
 from bot.memory.layers import HEADERS
+from bot.memory.transcript import RECENT_REPLIES
 from bot.words import boundaries, content_words, runs, sentences, stems
 
 if TYPE_CHECKING:
@@ -66,7 +67,6 @@ TOLD_TO_YOU = frozenset(
     "should would may might must will won't do don't did didn't recognise recognize learn sense feel know realise "
     "realize remember need glimpse overhear discover taste understand".split()
 )
-RECENT_REPLIES = 3
 # A sentence holding this many content words in a row of one of the prompt's example replies copies it: taken out.
 # Its private asides count too: Qwen2.5 1.5B, stuck for an answer, wrote an example's aside into its public reply
 # ("sees a pale hand slip back under water").

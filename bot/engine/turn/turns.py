@@ -25,11 +25,11 @@ from bot.engine.turn.drafting import Drafted, Drafts, guard_note
 from bot.engine.turn.narration import Narration, Narrator, Request, Shaping
 from bot.engine.turn.prompt import Prompts
 from bot.engine.turn.results import OnText, PrivateMessage, TurnResult
-from bot.engine.turn.shaping import RECENT_REPLIES
 from bot.engine.upkeep.memory import MemoryKeeper
 from bot.errors import UserError
 from bot.memory.context import Context, ContextTrace
 from bot.memory.private import PrivateNote
+from bot.memory.transcript import RECENT_REPLIES
 from bot.model.base import ChatMessage
 from bot.store import EntryKind, Game, LogEntry, NewEntry, NewReveal, Player, Store, Visibility
 from bot.worlds import World

@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from bot.cleantext import clean_text, clean_tree
 from bot.engine.table.settings import GameSettings
-from bot.engine.turn.shaping import RECENT_REPLIES
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in, said_anew
@@ -39,6 +38,7 @@ from bot.memory.facts import (
 from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
 from bot.memory.recall import distinct, found_by, fragments, fuse, leads, meaning_leads, query_terms, recent_places
+from bot.memory.transcript import RECENT_REPLIES
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
     EntryKind,
