@@ -5,16 +5,35 @@ from __future__ import annotations
 import dataclasses
 import re
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
 from bot.engine.upkeep.meaning import MeaningStatus
 from bot.engine.upkeep.summaries import SummaryInfo
-from bot.store import Game, SummaryKind
+from bot.store import Game, Store, SummaryKind
 
 if TYPE_CHECKING:
-    from bot.engine.game import Engine
+    from bot.engine.table.settings import GameSettings
+    from bot.engine.upkeep.meaning import MeaningIndex
+    from bot.engine.upkeep.memory import MemoryKeeper
+    from bot.memory.context import ContextTrace
+    from bot.model.worker import ModelWorker
+    from bot.worlds import World
+
+
+class Sources(Protocol):
+    """What the status is read from: the engine, which holds these parts."""
+
+    store: Store
+    worker: ModelWorker
+    settings: GameSettings
+    meaning: MeaningIndex
+    memory: MemoryKeeper
+
+    def world_of(self, game: Game) -> World: ...
+
+    async def last_trace(self, game_id: int) -> ContextTrace | None: ...
 
 
 class LayerUse(BaseModel):
@@ -102,7 +121,7 @@ def _member_safe(meaning: MeaningStatus) -> MeaningStatus:
     return dataclasses.replace(meaning, problem=without_addresses(meaning.problem))
 
 
-async def memory_status(engine: Engine, game: Game) -> MemoryStatus:
+async def memory_status(engine: Sources, game: Game) -> MemoryStatus:
     store = engine.store
     world = engine.world_of(game)
     state = await store.memory_state(game.id)
