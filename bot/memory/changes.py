@@ -206,6 +206,18 @@ _PREPOSITION = re.compile(
 )
 
 
+# A time is no place: "a rider leaves the stables at midnight" moves nothing, and "left the lantern at the mill
+# last night" leaves it at the mill. Said at a value's end, so that "the morning room" stays a place.
+_TIME = (
+    r"(?:(?:at|before|after|by|until|till|in|on|during|since)\s+)?(?:(?:the|this|that|last|next|every|each|one)\s+)?"
+    r"(?:midnight|noon|midday|dawn|dusk|daybreak|sunrise|sunset|nightfall|first light|night|morning|evening|"
+    r"afternoon|tonight|today|yesterday|tomorrow|\d{1,2}(?::\d\d)?\s*(?:am|pm|o'clock)|(?:an?|one|\w+)\s+hours?\s+ago|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)"
+)
+_ONLY_TIME = re.compile(rf"^{_TIME}$", re.I)
+_TIME_AFTER = re.compile(rf"\s+{_TIME}$", re.I)
+
+
 def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[str]) -> Change | None:
     thing = _PREPOSITION.sub("", _trim(match.group("thing")))
     if attribute == "code" and match.groupdict().get("kind"):  # "the code of the cellar door": "cellar door code"
@@ -220,6 +232,10 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     else:
         value = groups.get("value") or ""
     value = _trim(value, keep_articles=True)
+    if attribute in ("location", "holder"):
+        if _ONLY_TIME.match(value):
+            return None
+        value = _TIME_AFTER.sub("", value)
     if attribute == "code" and not re.search(r"\d", value):
         return None  # "the code is now .": no code said
     if attribute == "location" and groups.get("prep") and value:

@@ -26,6 +26,7 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
         ("The letter is burned.", ("letter", "state", "burned")),
         ("She smashes the lamp, and the oil runs out.", ("lamp", "state", "smashed")),
         ("The rations are used up.", ("rations", "state", "used up")),
+        ("Wren left the lantern at the mill last night.", ("lantern", "location", "at the mill")),
     ],
 )  # fmt: skip
 def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
@@ -42,6 +43,11 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "The lantern hisses in the wind.",
         "We put our shoulders to the study door and force it open.",  # the body put to a task moves nothing
         "I put my ear to the red cask and listen.",
+        # a time is no place: leaving a place at an hour moves nothing (the long game's groom, read as "stables,
+        # location: at midnight")
+        "Pip the groom swears he saw a rider leave the stables at midnight.",
+        "They left the inn at dawn.",
+        "She sets the clock to noon.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):

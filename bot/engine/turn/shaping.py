@@ -91,7 +91,9 @@ ENGINE_NOTE = re.compile(
     r"lore that applies\b|from earlier in the game\b|characters know only\b|"
     r"the gm (?:answers privately|keeps that to)\b|"
     # a line of the notes, label and all: "[fact] telephone line, state: dead", "fact, now] brass key, location: ..."
-    r"fact(?:, now)?\]?\s+[^,.:\n]{1,60},\s*[a-z][a-z ]{1,20}:)",
+    r"fact(?:, now)?\]?\s+[^,.:\n]{1,60},\s*[a-z][a-z ]{1,20}:|"
+    # a line's label with its bracket left open: "[turn 263 Maya: I go on ...", "- [fact, now the oil is ..."
+    r"(?<=\[)(?:turn \d+|fact\b))",
     re.IGNORECASE,
 )
 # The engine's own words to the narrator (bot/engine/secrets/reveals.py), copied into a reply wherever they stand in the

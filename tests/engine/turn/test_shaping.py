@@ -209,6 +209,14 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     assert text == "The oars were sawn halfway through." and shaper.shaped.engine_notes
     text, _ = _shape("Turn 12 ends with the rain. The lamp gutters.")
     assert text == "The lamp gutters."
+    # A recalled turn's or fact's label with its bracket left open, as the 1.5B model went on after its answers in
+    # the memory test's long game: the notes' lines, copied, and everything after them more of the same.
+    said = "He doesn't see any signs of tampering."
+    for note in ("[turn 263 Maya: I go on carefully.\n- [fact, now the fuel is fresh.", "- [fact] oil, state: fresh"):
+        text, shaper = _shape(f"{said} {note}")
+        assert text == said and shaper.shaped.engine_notes, note
+    text, _ = _shape("The turn of the tide is near. Fact: the oil is fresh.")
+    assert text == "The turn of the tide is near. Fact: the oil is fresh.", "the words alone are no label"
     # The engine's words about a clue, copied at the reply's opening (bench secrets, the 1.5B model, Ember Road).
     copied = "Maya notices something only they see; the bot tells them privately. In public, say only that Maya "
     text, shaper = _shape(copied + 'noticed something, and nothing of what. Pell: "I keep my own pace."')
