@@ -99,7 +99,8 @@ ENGINE_NOTE = re.compile(
 # The engine's own words to the narrator (bot/engine/secrets/reveals.py), copied into a reply wherever they stand in the
 # sentence ("Maya notices something only they see; the bot tells them privately."): a note, taken out.
 ENGINE_WORDS = re.compile(
-    r"\bsomething only (?:they|he|she) sees?\b|\bthe bot tells (?:them|him|her)\b|\bin public, say only\b|"
+    r"\bsomething only (?:they|he|she) sees?\b|\bthe bot (?:tells|told|will tell) (?:them|him|her|me|us|you)\b|"
+    r"\bin public, say only\b|"
     r"\band nothing of what\b|\bgives way to \w+ and may now say\b|\bplay this out now\b|"
     r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with (?:it|that)\b",
     re.IGNORECASE,
@@ -204,7 +205,11 @@ class ReplyShaper:
         self.done = False  # the reply must end here: stop reading the model
         self.shaped = Shaped()
         self._players = speaker_line([*players, *GENERIC_SPEAKERS])
+        # A seated player's line run on after a sentence of the reply ("... by Silas's hand. Tom: I lean over the
+        # desk ..."): the transcript's next line as much as one on a line of its own (bench secrets, the default
+        # model, Hollow Manor).
         names = "|".join(re.escape(n) for n in sorted((p for p in players if p.strip()), key=len, reverse=True))
+        self._run_on = re.compile(rf"[ \t]*(?:\*\*)?(?:{names})(?:\*\*)?[ \t]*:[ \t]", re.I) if names else None
         # An aside in single brackets: "[To Maya: ...]", "[to Julian Ashby: ...]" (to nobody seated: it goes nowhere).
         someone = rf"(?:{names}|{_NAMED})" if names else _NAMED
         self._single_aside = re.compile(rf"(?<!\[)\[(?!\[)(\s*(?i:to|for)\s+{someone}\s*:)")
@@ -254,7 +259,12 @@ class ReplyShaper:
                 self.shaped.dropped.append(line.group(0).strip())
                 self._pending = self._pending[line.end() :].lstrip()
                 continue
-            speaker = line or self._players.search(self._pending, 1) or self._next_turn.search(self._pending, 1)
+            speaker = (
+                line
+                or self._players.search(self._pending, 1)
+                or self._next_turn.search(self._pending, 1)
+                or (self._run_on.match(self._pending) if self._run_on and self._started else None)
+            )
             if speaker is not None:
                 before = self._pending[: speaker.start()]
                 self.shaped.speaks_for_players = True
@@ -539,8 +549,10 @@ class PlayerSubjects:
         else:
             who = {w.casefold() for w in re.split(r"\s*(?:,|\band\b)\s*", found.group("who")) if w.strip()}
         if who and who <= self._actors:
-            rest = stems(sentence[found.end() :]) - stems(" ".join(self._names))
-            return not rest & self._acted  # the thing their action named: their action, told
+            # The thing their action named: their action, told. A name the action said is not its thing: "Who
+            # killed Silas Wren?" answered "Maya leans over the desk and smells the brandy glass by Silas's hand."
+            rest = stems(re.sub(r"\b[A-Z][\w'’-]*", " ", sentence[found.end() :])) - stems(" ".join(self._names))
+            return not rest & self._acted
         return True
 
     @staticmethod

@@ -23,6 +23,12 @@ def test_the_reply_ends_where_it_would_speak_for_a_player():
     text, shaper = _shape("The door creaks open. Dust falls.\nMaya: I step inside.\nThe hall is dark.")
     assert text == "The door creaks open. Dust falls."
     assert shaper.shaped.speaks_for_players and shaper.done
+    # Run on after a sentence, as the default model went on in bench secrets: the transcript's next line all the same.
+    said = "The brandy smells sharp."
+    text, shaper = _shape(f"{said} Maya: I lean over the desk and sniff the glass.")
+    assert text == said and shaper.shaped.speaks_for_players and shaper.done
+    text, _ = _shape(f'{said} Meg Wren: "I keep the key."', players=["Maya"])
+    assert text == f'{said} Meg Wren: "I keep the key."', "a character of the world speaks in the script form"
 
 
 def test_a_reply_in_the_transcripts_name_form_loses_the_label_and_an_echo():
@@ -218,6 +224,8 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     text, _ = _shape("The turn of the tide is near. Fact: the oil is fresh.")
     assert text == "The turn of the tide is near. Fact: the oil is fresh.", "the words alone are no label"
     # The engine's words about a clue, copied at the reply's opening (bench secrets, the 1.5B model, Ember Road).
+    text, shaper = _shape("The bot tells me something is wrong with the water wagon. The wagon creaks.")
+    assert text == "The wagon creaks." and shaper.shaped.engine_notes
     copied = "Maya notices something only they see; the bot tells them privately. In public, say only that Maya "
     text, shaper = _shape(copied + 'noticed something, and nothing of what. Pell: "I keep my own pace."')
     assert text == 'Pell: "I keep my own pace."' and shaper.shaped.engine_notes
@@ -382,6 +390,10 @@ def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_
     text, _ = _shape("Maya frowns. The brandy smells sharp.", players=["Maya", "Tom"],
                      actions=["I sniff the brandy glass."], actors=["Maya"])  # fmt: skip
     assert text == "The brandy smells sharp.", "a feeling their action never named"
+    # A name their action said is not what it did: "Who killed Silas Wren?" is no sniff of the glass by his hand.
+    text, _ = _shape("Maya leans over the desk and smells the brandy glass by Silas's hand. The fire crackles.",
+                     players=["Maya", "Tom"], actions=["Who killed Silas Wren, and how?"], actors=["Maya"])  # fmt: skip
+    assert text == "The fire crackles."
 
 
 def test_a_line_of_the_notes_copied_with_its_label_is_taken_out():
