@@ -57,7 +57,7 @@ from bot.model.base import (
     StreamCall,
     Written,
 )
-from bot.model.slots import Lease, SlotMap
+from bot.model.slots import Held, Lease, SlotMap
 from bot.model.wire import (
     BACKOFF,
     EXTRA_LINES,
@@ -213,55 +213,49 @@ class ServerModel(LanguageModel):
 
     def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
         messages, max_tokens, slot, stop, fresh = call.messages, call.max_tokens, call.slot, call.stop, call.fresh
-        with self._cut_short():
-            lease = self._lease(slot, messages)
+        with self._cut_short(), contextlib.ExitStack() as leases:
+            held = leases.enter_context(self._leased(slot, messages))
             began = time.perf_counter()
             reading = None
-            if lease is not None and self.slots is not None and max_tokens > 1 and self.slots.reads_new(lease.slot):
-                lease, reading = self._read_first(lease, slot, messages, fresh)
-            if lease is not None:
-                slot_id = lease.slot
+            if held is not None and self.slots is not None and max_tokens > 1 and self.slots.reads_new(held.lease.slot):
+                reading = self._read_first(held, messages, fresh)
+                leases.close()  # its slot kept for the reply, and for a game of its world to copy meanwhile
+                held = leases.enter_context(self._leased(slot, messages))  # its own slot (or its kin's copy first)
+            if held is not None:
+                slot_id: int | None = held.lease.slot
             elif self.slots is None:
                 slot_id = None
             else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
                 slot_id = self._spare if slot is None else -1
             before = time.perf_counter() - began
             pieces = self._stream(messages, max_tokens, slot_id, stop, fresh, written)
-            read = False  # the prompt read whole: a piece came, or the reply ended
             try:
                 for piece in pieces:
-                    read = True
+                    if held is not None:
+                        held.read = True  # the prompt read whole: a piece came, or the reply ended
                     yield piece
-                read = True
+                if held is not None:
+                    held.read = True
             finally:
                 pieces.close()
-                if lease is not None and self.slots is not None:
-                    self.slots.release(lease.slot, read=read)
                 if reading is not None and written.stats is not None:
                     written.stats = read_then_written(reading, written.stats, before)
 
-    def _read_first(
-        self, lease: Lease, label: str | None, messages: Messages, fresh: bool
-    ) -> tuple[Lease | None, CallStats | None]:
-        """Read a new game's prompt from nothing in a call of its own (a one-token reply, thrown away), then lease
-        the slot again for the reply: a game of its world waiting to copy the slot copies it in between, once it
-        is read, rather than after the whole reply is written as well (four tables started together through the
-        server on two cores: the second game of a world waited 11 s more for its kin's reply)."""
-        assert self.slots is not None
+    def _read_first(self, held: Held, messages: Messages, fresh: bool) -> CallStats | None:
+        """Read a new game's prompt from nothing in a call of its own (a one-token reply, thrown away); its lease
+        then ends kept for the reply, leased again at once: a game of its world waiting to copy the slot copies it
+        in between, once it is read, rather than after the whole reply is written as well (four tables started
+        together through the server on two cores: the second game of a world waited 11 s more for its kin's
+        reply)."""
         reading = Written()
-        pieces = self._stream(messages, 1, lease.slot, (), fresh, reading)
-        read = False
+        pieces = self._stream(messages, 1, held.lease.slot, (), fresh, reading)
         try:
             for _piece in pieces:
                 pass
-            read = True
+            held.read = held.kept = True
         finally:
             pieces.close()
-            if read:
-                self.slots.read(lease.slot)
-            else:
-                self.slots.release(lease.slot, read=False)
-        return self._lease(label, messages), reading.stats  # its own slot, kept for it (or its kin's copy first)
+        return reading.stats
 
     def _stream(
         self, messages: Messages, max_tokens: int, slot_id: int | None, stop: Sequence[str], fresh: bool, out: Written,
@@ -391,20 +385,17 @@ class ServerModel(LanguageModel):
         """The slot for work of no game (the memory's background calls): the one after the games'."""
         return None if self.slots is None else self.slots.slots
 
-    def _lease(self, label: str | None, messages: Messages) -> Lease | None:
+    @contextlib.contextmanager
+    def _leased(self, label: str | None, messages: Messages) -> Iterator[Held | None]:
         """The game's slot for one call, its holder's state saved and the game's own restored first (or, for a
-        game new to the slots, a copy of a slot whose prompt begins as its own)."""
+        game new to the slots, a copy of a slot whose prompt begins as its own); given back when the call ends."""
         if self.slots is None or label is None:
-            return None
-        lease = self.slots.acquire(label, messages[0].content if messages else None)
-        if lease is None:
-            return None
-        try:
-            self._ready(lease)
-        except BaseException:
-            self.slots.release(lease.slot, read=False)
-            raise
-        return lease
+            yield None
+            return
+        with self.slots.leased(label, messages[0].content if messages else None) as held:
+            if held is not None:
+                self._ready(held.lease)
+            yield held
 
     def _ready(self, lease: Lease) -> None:
         """Save the slot's holder's state, then restore the game's own (or copy its kin's) into the slot."""

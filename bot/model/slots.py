@@ -16,6 +16,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -46,6 +48,17 @@ class Lease:
     save: str | None = None
     restore: str | None = None
     copy_from: int | None = None
+
+
+@dataclass
+class Held:
+    """A :class:`Lease` held for one call, given back when the call ends: ``read`` once its prompt was read whole
+    (a piece came, or the reply ended); ``kept`` when it was a new game's prompt read in a call of its own, whose
+    slot is then kept for the call that writes the reply (see :meth:`SlotMap.read`)."""
+
+    lease: Lease
+    read: bool = False
+    kept: bool = False
 
 
 def file_name(label: str) -> str:
@@ -131,6 +144,24 @@ class SlotMap:
                     self._copy_wanted[slot] -= 1
                     if not self._copy_wanted[slot]:
                         del self._copy_wanted[slot]
+
+    @contextmanager
+    def leased(self, label: str, beginning: str | None = None) -> Iterator[Held | None]:
+        """:meth:`acquire` and its release in one: the slot is given back however the call ends (one left held
+        would keep its game, and any that wants a slot, waiting :attr:`wait` seconds). ``None`` where no slot
+        came in time."""
+        lease = self.acquire(label, beginning)
+        if lease is None:
+            yield None
+            return
+        held = Held(lease)
+        try:
+            yield held
+        finally:
+            if held.kept and held.read:
+                self.read(lease.slot)
+            else:
+                self.release(lease.slot, read=held.read)
 
     def _lease(self, label: str, beginning: str | None, claimed: list[int]) -> Lease | None:
         """:meth:`acquire`'s work, under the lock; the kin slots it waits to copy go into ``claimed``, held (their

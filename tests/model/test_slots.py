@@ -313,3 +313,25 @@ def test_a_lowered_budget_is_kept_from_the_start(tmp_path: Path):
     folder.close()
     smaller = SlotFolder(tmp_path / "slots", "model-a", 250)
     assert sorted(p.name for p in smaller.folder.glob("*.bin")) == ["game-2.bin", "game-3.bin"]
+
+
+def test_a_leased_slot_is_given_back_however_its_call_ends(tmp_path: Path):
+    """The lease as one block: a call that fails gives its slot back unread (a new game's slot stays cold), one
+    that read its prompt gives it back read, and a new game's reading kept for its reply keeps the slot for it."""
+    slots = SlotMap(1, _folder(tmp_path), wait=0.2)
+    try:
+        with slots.leased("game:1", MANOR + "Players: Maya.") as held:
+            assert held is not None and slots.reads_new(held.lease.slot)
+            raise RuntimeError("the server went down")
+    except RuntimeError:
+        pass
+    with slots.leased("game:1", MANOR + "Players: Maya.") as held:
+        assert held is not None and slots.reads_new(held.lease.slot), "still cold: nothing was read"
+        held.read = held.kept = True
+    with slots.leased("game:2") as other:
+        assert other is None, "the slot is kept for game 1's reply"
+    with slots.leased("game:1", MANOR + "Players: Maya.") as held:
+        assert held is not None and not slots.reads_new(held.lease.slot)
+        held.read = True
+    with slots.leased("game:2") as other:
+        assert other is not None and other.lease.save == file_name("game:1"), "given back: game 2 has it"
