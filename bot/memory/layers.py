@@ -80,6 +80,7 @@ class MemoryItem:
     priority: int = 0
     found_by: str = ""  # for a recalled fragment: "words", "meaning", "both", or "next" (the turn after one)
     lead: bool = False  # among the first fragments recall by meaning ranked: a best match wherever fusion put it
+    clear: bool = False  # first by meaning by a clear margin over the next (see bot.memory.recall.clear_by_meaning)
     score: float = 0.0  # for a recalled fragment: its fused rank score (see bot.memory.recall.fuse)
 
 

@@ -141,3 +141,26 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     assert memory_brief("Where did I hide the brass key?", [], [hid, other]) == [hid], "a player's line answers"
     searched = MemoryItem("entry:4", "[turn 4] Maya: I search the rock for a way down.", found_by="both", score=0.4)
     assert memory_brief("I search the rock again.", [], [searched, other]) == [], "a search is answered by the GM"
+    heron = MemoryItem("entry:12", "[turn 12] … A silver heron is engraved inside the lid of the captain's watch.",
+                       found_by="meaning", lead=True, clear=True, score=0.1)  # fmt: skip
+    asked = "What bird is etched in the old sailor's timepiece?"
+    assert memory_brief(asked, [], [gulls, chart, heron]) == [heron], "first by meaning by far: in other words"
+    assert memory_brief("I walk to the lighthouse.", [], [heron]) == [], "the action asks nothing"
+
+
+def test_a_fragment_is_clearly_first_by_meaning_only_where_no_other_comes_near_it_one_saying_the_same_too():
+    from bot.memory.recall import clear_by_meaning
+
+    def hit(turn: int, text: str, score: float) -> RecallHit:
+        return RecallHit(ref=f"entry:{turn}", text=f"GM: {text}", turn=turn, score=score)
+
+    heron = hit(12, "A silver heron is engraved inside the lid of the captain's pocket watch.", 0.65)
+    chart = hit(110, "An old chart of the coast hangs framed in the hall.", 0.456)
+    assert clear_by_meaning([heron, chart]) == "entry:12"
+    assert clear_by_meaning([heron, hit(110, "The captain's watch ticks loudly.", 0.55)]) is None, "no clear first"
+    lens = "The beacon's great lens is smeared with salt."
+    said = [hit(150, f"{lens} Wren Tally carried the brass key to the cellar.", 0.649), hit(120, lens, 0.551),
+            hit(58, lens, 0.549), hit(20, "The lamp oil has been watered down.", 0.445)]  # fmt: skip
+    assert clear_by_meaning(said) is None, "its sentence said at other turns: the next is that sentence, not the oil"
+    assert clear_by_meaning([heron]) is None, "nothing to stand out from"
+    assert clear_by_meaning([heron, hit(5, "Nothing alike.", -0.1)]) is None, "nothing near it at all"

@@ -37,7 +37,17 @@ from bot.memory.facts import (
 )
 from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
-from bot.memory.recall import distinct, found_by, fragments, fuse, leads, meaning_leads, query_terms, recent_places
+from bot.memory.recall import (
+    clear_by_meaning,
+    distinct,
+    found_by,
+    fragments,
+    fuse,
+    leads,
+    meaning_leads,
+    query_terms,
+    recent_places,
+)
 from bot.memory.transcript import RECENT_REPLIES
 from bot.model.worker import ModelWorker, Priority
 from bot.store import (
@@ -499,7 +509,7 @@ class Ledger:
             lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
         recall, placed = [], []
         if kinds:
-            fused, named = await self._rankings(game.id, scene, kinds, config.recall_candidates)
+            fused, named, clear = await self._rankings(game.id, scene, kinds, config.recall_candidates)
             hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
             following = {}
             if config.recall_following:
@@ -509,7 +519,12 @@ class Ledger:
             keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
             recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
             leading = leads(hits, named.get("meaning", ()))
-            recall = [dataclasses.replace(item, lead=True) if item.ref in leading else item for item in recall]
+            clear = clear if clear not in exclude else None  # the prompt holds it: the model reads it there
+            recall = [
+                dataclasses.replace(item, lead=item.ref in leading or item.lead, clear=item.ref == clear)
+                if item.ref in leading or item.ref == clear else item
+                for item in recall
+            ]  # fmt: skip
             placed = recent_places(fused, exclude, recent, kinds, sources, keywords, words)
         return pins, glossary, lore, recall, placed
 
@@ -519,20 +534,25 @@ class Ledger:
         """Every index's ranking for ``scene`` by the index's name (``bm25-action``: the action's words,
         ``bm25``: with the scene's, ``meaning``), and the fused one recall offers from, of ``kinds`` and leaving
         out ``exclude``."""
-        fused, named = await self._rankings(game_id, scene, kinds, limit)
+        fused, named, _ = await self._rankings(game_id, scene, kinds, limit)
         return meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ())), named
 
     async def _rankings(
         self, game_id: int, scene: Scene, kinds: set[str], limit: int
-    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]]]:
-        """The fused ranking of ``kinds``, whatever the prompt holds, and every index's by name."""
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]], str | None]:
+        """The fused ranking of ``kinds``, whatever the prompt holds, every index's by name, and the ref of the
+        fragment recall by meaning put first by far (see :func:`bot.memory.recall.clear_by_meaning`)."""
         searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
+        clear = None
         for index in self.indexes:
             if id(index) not in searched:
-                searched[id(index)] = distinct(await index.search(game_id, scene, limit))
+                found = await index.search(game_id, scene, limit)
+                searched[id(index)] = distinct(found)
+                if index.name == "meaning":  # measured against every fragment, one that repeats its sentence too
+                    clear = clear_by_meaning([h for h in found if h.ref.split(":")[0] in kinds])
         rankings = [searched[id(index)] for index in self.indexes]
         named = {index.name: searched[id(index)] for index in self.indexes}
-        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named
+        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named, clear
 
     async def _lore_by_meaning(
         self, entries: Sequence[LoreEntry], fired: Sequence[LoreMatch], query: Query | None
