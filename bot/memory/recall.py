@@ -101,15 +101,15 @@ def _answers(item: MemoryItem, action: str) -> bool:
 
 
 # A fragment recall by meaning put first with a cosine at least this many times the next one's is told as the
-# answer to a question though it shares no word with it (the fragments of the prompt's own turns taken out, as
-# recall does after counting: the first may not be one of them). "What bird is etched in the old sailor's
-# timepiece?" found "A silver heron is engraved inside the lid of the captain's pocket watch." first by meaning
-# (0.65 against 0.46 with MiniLM, centred; see bot.memory.vectors) and fifth fused, among turns about the same watch
-# and the same old chart; unbriefed, Qwen2.5 1.5B answered it with the chart (sampling seed 7) or with Tom looking
-# at the timepiece (seed 11). Set on the memory test's ten questions (tests/engine/test_instruct_model.py): the
-# right first fragments led by 1.43, 1.46 and 1.58 (1.26 and below not told), the two wrong ones by 1.18 and 1.23;
-# on the long game's six other questions, held out, 1.35 tells two right fragments (1.45, 1.49) and no wrong one
-# (the wrong firsts led by 1.01 and 1.27).
+# answer to a question though it shares no word with it (of the fragments the prompt does not hold, as recall: the
+# action itself is indexed by meaning as soon as it is logged, and came first). "What bird is etched in the old
+# sailor's timepiece?" found "A silver heron is engraved inside the lid of the captain's pocket watch." first by
+# meaning (0.65 against 0.46 with MiniLM, centred; see bot.memory.vectors) and fifth fused, among turns about the
+# same watch and the same old chart; unbriefed, Qwen2.5 1.5B answered it with the chart (sampling seed 7) or with
+# Tom looking at the timepiece (seed 11). Set on the memory test's ten questions (tests/engine/test_instruct_model.py):
+# the right first fragments led by 1.43, 1.46 and 1.58 (1.26 and below not told), the two wrong ones by 1.18 and
+# 1.23; on the long game's six other questions, held out, 1.35 tells two right fragments (1.45, 1.49) and no wrong
+# one (the wrong firsts led by 1.01 and 1.27).
 MEANING_CLEAR = 1.35
 
 

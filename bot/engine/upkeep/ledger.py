@@ -509,7 +509,7 @@ class Ledger:
             lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
         recall, placed = [], []
         if kinds:
-            fused, named, clear = await self._rankings(game.id, scene, kinds, config.recall_candidates)
+            fused, named, by_meaning = await self._rankings(game.id, scene, kinds, config.recall_candidates)
             hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
             following = {}
             if config.recall_following:
@@ -519,7 +519,8 @@ class Ledger:
             keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
             recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
             leading = leads(hits, named.get("meaning", ()))
-            clear = clear if clear not in exclude else None  # the prompt holds it: the model reads it there
+            # Of what the prompt does not hold: the action itself is indexed as soon as it is logged.
+            clear = clear_by_meaning([h for h in by_meaning if h.ref not in exclude])
             recall = [
                 dataclasses.replace(item, lead=item.ref in leading or item.lead, clear=item.ref == clear)
                 if item.ref in leading or item.ref == clear else item
@@ -539,20 +540,20 @@ class Ledger:
 
     async def _rankings(
         self, game_id: int, scene: Scene, kinds: set[str], limit: int
-    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]], str | None]:
-        """The fused ranking of ``kinds``, whatever the prompt holds, every index's by name, and the ref of the
-        fragment recall by meaning put first by far (see :func:`bot.memory.recall.clear_by_meaning`)."""
+    ) -> tuple[list[RecallHit], dict[str, list[RecallHit]], list[RecallHit]]:
+        """The fused ranking of ``kinds``, whatever the prompt holds, every index's by name, and the meaning
+        index's before :func:`bot.memory.recall.distinct` (a fragment saying what others say too, each there)."""
         searched: dict[int, list[RecallHit]] = {}  # an index listed twice counts twice, searched once
-        clear = None
+        every: list[RecallHit] = []
         for index in self.indexes:
             if id(index) not in searched:
                 found = await index.search(game_id, scene, limit)
                 searched[id(index)] = distinct(found)
-                if index.name == "meaning":  # measured against every fragment, one that repeats its sentence too
-                    clear = clear_by_meaning([h for h in found if h.ref.split(":")[0] in kinds])
+                if index.name == "meaning":
+                    every = [h for h in found if h.ref.split(":")[0] in kinds]
         rankings = [searched[id(index)] for index in self.indexes]
         named = {index.name: searched[id(index)] for index in self.indexes}
-        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named, clear
+        return [h for h in fuse(rankings) if h.ref.split(":")[0] in kinds], named, every
 
     async def _lore_by_meaning(
         self, entries: Sequence[LoreEntry], fired: Sequence[LoreMatch], query: Query | None

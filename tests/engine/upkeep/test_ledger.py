@@ -410,3 +410,45 @@ def _gm_calls(scripted: ScriptedModel, action: str) -> list:
     """The GM's calls that answered ``action`` (the memory's jobs read it too)."""
     return [c for c in scripted.calls if c.kind == "stream" and c.messages[-1].content.count(action)
             and c.messages[0].content.startswith("You are")]  # fmt: skip
+
+
+async def test_a_question_in_other_words_is_answered_in_the_brief_by_the_turn_first_by_meaning_by_far(
+    store: Store, worker: ModelWorker, worlds_dir, scripted: ScriptedModel
+):
+    """The turn recall by meaning puts far ahead of any other is told beside the question though it shares no word
+    with it (see bot.memory.recall.MEANING_CLEAR); the action itself, indexed by meaning as soon as it is logged and
+    nearest of all to itself, is not the fragment that stands out (the memory test, seed 42: no brief, and the
+    1.5B GM missed the heron)."""
+    from bot.engine.upkeep.ledger import RecallIndex
+    from bot.memory.layers import HEADERS
+    from bot.store.models import RecallHit
+
+    class Meaning(RecallIndex):
+        name = "meaning"
+
+        async def search(self, game_id, scene, limit):
+            log = await store.log(game_id)
+            asked = [e for e in log if e.content == scene.action]
+            clue = next((e for e in log if "heron" in e.content), None)
+            if clue is None or scene.action.startswith("Action"):  # the turns played between: nothing by meaning
+                return []
+            rest = [e for e in log if e.kind is EntryKind.GM and e.id != clue.id]
+            found = [(e, 1.2) for e in asked] + [(clue, 0.65)] + [(e, 0.46 - n / 1000) for n, e in enumerate(rest)]
+            return [RecallHit(ref=f"entry:{e.id}", text=e.content, turn=e.turn, score=s) for e, s in found]
+
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), EngineConfig(n_ctx=2048, reply_tokens=128))
+    engine.ledger.indexes.append(Meaning())
+    game = await start(engine)
+    scripted.enqueue("A silver heron is engraved inside the lid of the captain's pocket watch.")
+    await turn(engine, game.id, "I open the captain's watch.")
+    await play(engine, game.id, 40, start=2)
+    scripted.enqueue("A heron, in silver.")
+    result = await turn(engine, game.id, "What bird is etched in the old sailor's timepiece?")
+    brief = result.context.trace.layer("brief").items
+    clue = next(e for e in await store.log(game.id) if "heron" in e.content)
+    assert brief == [f"entry:{clue.id}"], brief
+    assert "A silver heron is engraved" in result.context.messages[-1].content
+
+    scripted.enqueue("The gulls cry.")
+    result = await turn(engine, game.id, "I walk along the gallery.")
+    assert HEADERS["brief"] not in result.context.messages[-1].content, "an action that asks nothing gets no brief"
