@@ -387,6 +387,13 @@ def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_
     text, _ = _shape(f"{said} Tom lifts his eyebrows.", players=["Maya", "Tom"], actions=["I sniff the brandy glass."],
                      actors=["Maya"])  # fmt: skip
     assert text == said, "another player's character is no actor of this turn"
+    said = ("The ledger is full of cramped figures. Maya realizes that this ledger is related to her father's "
+            "business dealings, and she starts to question if her father is involved in smuggling.")  # fmt: skip
+    text, shaper = _shape(said, players=["Maya", "Tom"], actions=["Where was the ledger bought?"], actors=["Maya"])
+    assert text == "The ledger is full of cramped figures.", "what she thinks is hers, whatever it names"
+    said = "Maya wonders whether the ledger lies. The ink is fresh."
+    text, _ = _shape(said, players=["Maya", "Tom"], actions=["I wonder if the ledger lies."], actors=["Maya"])
+    assert text == said, "what her player wrote she thinks"
     text, _ = _shape("Maya frowns. The brandy smells sharp.", players=["Maya", "Tom"],
                      actions=["I sniff the brandy glass."], actors=["Maya"])  # fmt: skip
     assert text == "The brandy smells sharp.", "a feeling their action never named"
