@@ -10,7 +10,7 @@ is scored by rules that need no judge:
   feel (``Maya says``, ``Tom nods and``, ``Maya reaches for the cask``,
   ``You decide to leave`` to the acting player, ``"No," says Tom``)
   where the action said nothing of the kind (see
-  :class:`bot.engine.turn.shaping.PlayerSubjects`);
+  :class:`bot.engine.turn.subjects.PlayerSubjects`);
 - ``first_person``: a sentence of narration, outside quotes, in the first
   person as a player would write it (``I enter the study``);
 - ``echo``: the reply opens by restating the action it answers (most of the
@@ -69,11 +69,11 @@ from bot.engine.turn.shaping import (
     EXAMPLE_RUNS,
     GENERIC_SPEAKERS,
     OWN_NAMES,
-    PlayerSubjects,
     normal_form,
     speaker_line,
     spoken,
 )  # fmt: skip
+from bot.engine.turn.subjects import PlayerSubjects
 from bot.model.base import LanguageModel
 from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings

@@ -1,0 +1,25 @@
+"""Who a reply's sentences of narration are about: what a seated player's character is made to do, say or think."""
+
+from __future__ import annotations
+
+from bot.engine.turn.subjects import PlayerSubjects
+
+
+def _decides(sentences: list[str], action: str, actor: str = "Maya") -> list[bool]:
+    subjects = PlayerSubjects(["Maya", "Tom"], [action], [actor])
+    return [subjects.decides(sentence) for sentence in sentences]
+
+
+def test_what_happens_to_a_character_is_told_and_what_it_does_unasked_is_decided():
+    told = ["Maya notices a faint smell of medicine.", "Tom is soaked to the skin.", "Maya forces the lock."]
+    assert _decides(told, "I force the lock.") == [False, False, False]
+    assert _decides(["Tom lifts his eyebrows."], "I sniff the brandy glass.") == [True], "another player's deed"
+    assert _decides(["Maya lifts the glass and breathes in."], "I sniff the brandy glass.") == [False], "told back"
+
+
+def test_what_a_character_thinks_or_sets_out_to_do_is_its_players_whatever_it_names():
+    asked = "Where was the ledger bought?"
+    thought = ["Maya realizes that this ledger is related to her father's business.", "She starts to question it."]
+    assert _decides(thought, asked) == [True, True], "a thought, then 'she' after a sentence about her"
+    assert _decides(["Maya wonders whether the ledger lies."], "I wonder if the ledger lies.") == [False]
+    assert _decides(["You realize the ledger is old."], asked) == [False], "told to 'you': what happens to them"
