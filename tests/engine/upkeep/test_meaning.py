@@ -124,7 +124,9 @@ async def test_a_private_message_is_recalled_by_meaning_only_in_its_witness_secr
         assert "heron" not in "\n".join(m.content for m in public.messages[1:]), "a public turn never recalls it"
         model.enqueue("You turn it over in your fingers.")
         answered = await engine.whisper(game.id, "maya", question)
-        recalled = answered.context.trace.layer("recall").items
+        # Recalled, or told as the answer beside the question (the brief), which recall then leaves out: a turn is
+        # shown once in a prompt.
+        recalled = answered.context.trace.layer("recall").items + answered.context.trace.layer("brief").items
         reply_to = next(
             e for e in await store.log(game.id) if e.content.startswith("GM: " + secret[:10]) or e.content == secret
         )
