@@ -8,6 +8,7 @@ its turn.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence, Set
 
@@ -100,28 +101,39 @@ def _answers(item: MemoryItem, action: str) -> bool:
     return "?" in action or not _PLAYERS_LINE.match(_unlabelled(item.text))
 
 
-# A fragment recall by meaning put first with a cosine at least this many times the next one's is told as the
-# answer to a question though it shares no word with it (of the fragments the prompt does not hold, as recall: the
-# action itself is indexed by meaning as soon as it is logged, and came first). "What bird is etched in the old
-# sailor's timepiece?" found "A silver heron is engraved inside the lid of the captain's pocket watch." first by
-# meaning (0.65 against 0.46 with MiniLM, centred; see bot.memory.vectors) and fifth fused, among turns about the
-# same watch and the same old chart; unbriefed, Qwen2.5 1.5B answered it with the chart (sampling seed 7) or with
-# Tom looking at the timepiece (seed 11). Set on the memory test's ten questions (tests/engine/test_instruct_model.py):
-# the right first fragments led by 1.43, 1.46 and 1.58 (1.26 and below not told), the two wrong ones by 1.18 and
-# 1.23; on the long game's six other questions, held out, 1.35 tells two right fragments (1.45, 1.49) and no wrong
-# one (the wrong firsts led by 1.01 and 1.27).
+# A fragment recall by meaning put first by far is told as the answer to a question though it shares no word with
+# it (of the fragments the prompt does not hold, as recall: the action itself is indexed by meaning as soon as it is
+# logged, and came first). Each distinct sentence counts by its cosine over one plus the log of the turns it was
+# found in, as words count by their rarity: a line the GM says every few turns ("The beacon's great lens is smeared
+# with salt." in twenty, "The captain coughs into his sleeve." in ten) is the scene's furniture, not a clue that
+# stands out, and a clue said once is the news. "What bird is etched in the old sailor's timepiece?" found "A silver
+# heron is engraved inside the lid of the captain's pocket watch." first by meaning (0.65 against 0.46 with MiniLM,
+# centred; see bot.memory.vectors) and fifth fused, among turns about the same watch and the same old chart;
+# unbriefed, Qwen2.5 1.5B answered it with the chart (sampling seed 7) or with Tom looking at the timepiece (seed
+# 11). Set on the memory test's ten questions (tests/engine/test_instruct_model.py): the right first fragments lead
+# by 1.39 to 3.29 so counted, the wrong ones by 1.23 and below (counted by cosine alone, without the turns, the
+# physician's clue led by 1.26, unbriefed, and seed 42 missed it); on the long game's six other questions, held
+# out, 1.35 tells three right fragments (1.46 to 1.55; two by cosine alone) and no wrong one (1.27 and 1.12).
 MEANING_CLEAR = 1.35
 
 
 def clear_by_meaning(by_meaning: Sequence[RecallHit]) -> str | None:
-    """The ref of the fragment ``by_meaning`` ranked first by a clear margin (:data:`MEANING_CLEAR`) over the next,
-    ``by_meaning`` being every fragment found, each by its closest part: one whose sentence other turns say too
-    ("The beacon's great lens is smeared with salt." in twenty) is no clue that stands out, whatever its rank
-    among distinct sentences."""
-    if len(by_meaning) < 2:
+    """The ref of the fragment ``by_meaning`` ranked first by a clear margin (:data:`MEANING_CLEAR`) over the next
+    distinct sentence, ``by_meaning`` being every fragment found, each by its closest part, and each sentence
+    counted by its cosine over one plus the log of the fragments found by it (see :data:`MEANING_CLEAR`)."""
+    said: dict[str, int] = {}
+    for hit in by_meaning:
+        said[found_sentence(hit)] = said.get(found_sentence(hit), 0) + 1
+    best: dict[str, tuple[float, str]] = {}
+    for hit in by_meaning:
+        found = found_sentence(hit)
+        if found not in best:  # its first place is its best
+            best[found] = (hit.score / (1 + math.log(said[found])), hit.ref)
+    ranked = sorted(best.values(), key=lambda scored: -scored[0])
+    if len(ranked) < 2:
         return None
-    first, second = by_meaning[0].score, by_meaning[1].score
-    return by_meaning[0].ref if second > 0 and first >= MEANING_CLEAR * second else None
+    (first, ref), (second, _) = ranked[0], ranked[1]
+    return ref if second > 0 and first >= MEANING_CLEAR * second else None
 
 
 def asks(action: str) -> bool:
@@ -369,6 +381,16 @@ def sentence_of(text: str, part: int) -> int:
 _SPEAKER = re.compile(r"^[^:\n]{1,40}:\s*")  # a fragment's "GM: " before its first sentence
 
 
+def found_sentence(hit: RecallHit) -> str:
+    """What ``hit`` was found by: for a hit by meaning, its closest part (a sentence, or a clause of one); else,
+    and for a turn of one sentence found by its whole, its text without its speaker."""
+    found = hit.text
+    if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
+        parts = passages(hit.text)
+        found = parts[hit.part] if hit.part < len(parts) else hit.text
+    return _SPEAKER.sub("", found, count=1)
+
+
 def distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
     """A ranking with what was found told again at another turn kept at its best place only (for a hit by
     meaning, the sentence it was found by): a line the GM says every few turns ("The beacon's great lens is
@@ -377,11 +399,7 @@ def distinct(ranking: Sequence[RecallHit]) -> list[RecallHit]:
     seen: set[str] = set()
     kept = []
     for hit in ranking:
-        found = hit.text
-        if hit.part > 0:  # only a hit by meaning names its sentence: split the text for it alone
-            parts = passages(hit.text)
-            found = parts[hit.part] if hit.part < len(parts) else hit.text
-        found = _SPEAKER.sub("", found, count=1)  # a turn of one sentence, found by its whole, says that sentence
+        found = found_sentence(hit)
         if found not in seen:
             seen.add(found)
             kept.append(hit)

@@ -148,19 +148,28 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     assert memory_brief("I walk to the lighthouse.", [], [heron]) == [], "the action asks nothing"
 
 
-def test_a_fragment_is_clearly_first_by_meaning_only_where_no_other_comes_near_it_one_saying_the_same_too():
+def test_a_fragment_is_clearly_first_by_meaning_only_where_no_other_comes_near_it_each_counted_by_its_rarity():
     from bot.memory.recall import clear_by_meaning
 
-    def hit(turn: int, text: str, score: float) -> RecallHit:
-        return RecallHit(ref=f"entry:{turn}", text=f"GM: {text}", turn=turn, score=score)
+    def hit(turn: int, text: str, score: float, part: int = 0) -> RecallHit:
+        return RecallHit(ref=f"entry:{turn}", text=f"GM: {text}", turn=turn, score=score, part=part)
 
     heron = hit(12, "A silver heron is engraved inside the lid of the captain's pocket watch.", 0.65)
     chart = hit(110, "An old chart of the coast hangs framed in the hall.", 0.456)
     assert clear_by_meaning([heron, chart]) == "entry:12"
     assert clear_by_meaning([heron, hit(110, "The captain's watch ticks loudly.", 0.55)]) is None, "no clear first"
-    lens = "The beacon's great lens is smeared with salt."
-    said = [hit(150, f"{lens} Wren Tally carried the brass key to the cellar.", 0.649), hit(120, lens, 0.551),
-            hit(58, lens, 0.549), hit(20, "The lamp oil has been watered down.", 0.445)]  # fmt: skip
-    assert clear_by_meaning(said) is None, "its sentence said at other turns: the next is that sentence, not the oil"
     assert clear_by_meaning([heron]) is None, "nothing to stand out from"
     assert clear_by_meaning([heron, hit(5, "Nothing alike.", -0.1)]) is None, "nothing near it at all"
+    # A line the GM says every few turns is furniture: the clue said once stands out from it (1.26 by cosine alone).
+    doctor = hit(28, "The watch ticks. Doctor Penhale from Brightwater treated the captain's fever.", 0.674, 2)
+    cough = [hit(turn, "Rain drums on the roof. The captain coughs into his sleeve.", 0.533 - (turn - 60) / 1000, 2)
+             for turn in range(60, 70)]  # fmt: skip
+    assert clear_by_meaning([doctor, *cough]) == "entry:28"
+    assert clear_by_meaning([doctor, cough[0]]) is None, "said once, the cough is as much news as the doctor"
+    # The lens, said in twenty turns, ranks below the once-said lamp oil; but the letter's clause comes as near.
+    lens = [hit(turn, "Gulls perch. The beacon's great lens is smeared with salt.", 0.649 - (turn - 100) / 1000, 2)
+            for turn in range(100, 120)]  # fmt: skip
+    oil = hit(20, "The lamp oil has been watered down; someone diluted it so the light would fail.", 0.445, 2)
+    letter = hit(36, "Wren burned a letter in the kitchen stove before dawn; only the seal survived.", 0.435, 3)
+    assert clear_by_meaning([*lens[:3], oil]) == "entry:20"
+    assert clear_by_meaning([*lens, oil, letter]) is None, "the oil and the letter are as near"

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
-from bot.words import stems
+from bot.words import sentences, stems
 
 if TYPE_CHECKING:
     from bot.worlds import World
@@ -103,24 +103,50 @@ _BRIEF_LABEL = re.compile(r"^\[[^\]]*\]\s*(?:…\s*)?(?:GM:\s*)?")
 _FACT_VALUE = re.compile(r"^[^,]*,[^:]*:\s*(.*?)\s*(?:\((?:before|was)\b[^)]*\))?$")
 
 
-def carries(text: str, brief: Sequence[str], actions: Sequence[str] = ()) -> bool:
+def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene: Sequence[str] = ()) -> bool:
     """Whether a reply says something of what the brief beside its action told (see
     :func:`bot.memory.recall.memory_brief`): a content word of a brief line's answer that the action did not say
-    itself ("Ashdown" or "chain" for "Which servant carries the key to the wine vault?"), and for a fact its
-    current value (see :func:`_says_value`). A reply that says none of it answered from elsewhere ("The captain
-    takes the key from the barrel."). With no brief, any reply does."""
+    itself ("heron" for "What bird is etched in the old sailor's timepiece?"), or of a line that names someone or
+    somewhere the action did not, a name (see :func:`names`: "Ashdown" for "Which servant carries the key to the
+    wine vault?"), and for a fact its current value (see :func:`_says_value`). A reply that says none of it
+    answered from elsewhere ("The captain takes the key from the barrel."). A word the ``scene`` (the last replies)
+    says too is the scene's, not the notes' news, unless the line has no other ("What bird is etched in the old
+    sailor's timepiece?", briefed "A silver heron is engraved inside the lid of the captain's pocket watch.", was
+    answered "The captain checks the watch again. The clock ticks, ticking away to 6 PM.", in a game whose every
+    turn spoke of the captain's watch). With no brief, any reply does."""
     if not brief:
         return True
     said = stems(text)
     asked = frozenset().union(*(stems(action) for action in actions))
+    known = asked | frozenset().union(*(stems(line) for line in scene))
     for line in brief:
         bare = _BRIEF_LABEL.sub("", line.strip())
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
         if value and _says_value(text, value.group(1)):
             return True
-        if not value and said & (stems(bare) - asked):
+        news = stems(bare) - known or stems(bare) - asked
+        if not value and said & (names(bare) - asked or news):
             return True
     return False
+
+
+# Words that stand before a name ("Doctor Penhale", "Mrs Ashdown"): capitalised there, and no name themselves.
+TITLES = frozenset("mr mrs ms miss dr doctor captain lady lord sir father mother sister brother saint st".split())
+_NAME = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def names(text: str) -> frozenset[str]:
+    """The stems of the names ``text`` says: its capitalised words past each sentence's first, titles aside.
+
+    Where a brief's line names someone or somewhere the action did not, that name is what a reply that carries it
+    says ("Which physician looked after the skipper?" briefed "Doctor Penhale from Brightwater treated the
+    captain's fever last winter.", and answered "The doctor looks over the skipper": a doctor, not which one)."""
+    found: set[str] = set()
+    for sentence in sentences(text):
+        for word in _NAME.findall(sentence)[1:]:
+            if word[0].isupper() and word.lower() not in TITLES and word != "I":
+                found |= stems(word)
+    return frozenset(found)
 
 
 def _says_value(text: str, value: str) -> bool:

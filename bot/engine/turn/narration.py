@@ -227,7 +227,7 @@ class Narrator:
         twice does not take it from the table. The brief of a public action holds only what the whole table may
         read, and the leak guard checks the line as it checks the rest."""
         shaping = request.shaping
-        if not shaping.public or carries(narration.text, shaping.brief, shaping.actions):
+        if not shaping.public or carries(narration.text, shaping.brief, shaping.actions, shaping.recent):
             return narration
         answer = notes_answer(shaping.brief)
         if not answer:
@@ -374,7 +374,7 @@ class _Try:
         answers whatever it says."""
         actions = self.shaping.actions
         touched = not actions or touches(text, actions, self.shaping.referents)
-        return touched and carries(text, self.shaping.brief, actions)
+        return touched and carries(text, self.shaping.brief, actions, self.shaping.recent)
 
     def ignores_action(self, rest: str) -> bool:
         """Whether the reply, held back for the channel until it said something of its action, said enough to stand
@@ -394,7 +394,11 @@ class _Try:
         however short: the engine knows what it must carry (the small model answered "Where is the brass key now?"
         with the key's first place, its latest told right after the question)."""
         brief, actions = self.shaping.brief, self.shaping.actions
-        return self.short is not None and bool(brief) and not carries(self.text + rest, brief, actions)
+        return (
+            self.short is not None
+            and bool(brief)
+            and not carries(self.text + rest, brief, actions, self.shaping.recent)
+        )
 
     def only_restates(self, rest: str) -> bool:
         """Whether the reply, held back for the channel as too short, only restates its action in other words."""

@@ -39,3 +39,38 @@ def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_sa
     code = ["[fact, now] strongbox combination, code: 5-5-0 (before: 2-9-4 until turn 249)"]
     assert carries("The dial stops at 5, 5 and 0.", code, ["What is the combination?"]), "a code by its digits"
     assert not carries("It opens to 2-9-4.", code, ["What is the combination?"]), "its old digits are not it"
+
+
+def test_a_brief_that_names_someone_or_somewhere_is_carried_by_the_name():
+    """Seed 42 of the memory test: "Which physician looked after the skipper when he was sick?", briefed "Doctor
+    Penhale from Brightwater treated the captain's fever last winter.", answered "The captain coughs into his sleeve.
+    The doctor looks over the skipper, ...": a doctor and a captain, not who. A name the brief says and the action
+    did not is its answer; a title beside it ("Doctor", "Mrs") is not."""
+    asked = ["Which physician looked after the skipper when he was sick?"]
+    doctor = ["[turn 28] … GM: Doctor Penhale from Brightwater treated the captain's fever last winter."]
+    vague = "The captain coughs into his sleeve. The doctor looks over the skipper, who is covered in salt."
+    assert not carries(vague, doctor, asked), "a doctor, not which"
+    assert carries("It was Penhale, the Brightwater man.", doctor, asked)
+    assert carries("A doctor from Brightwater saw to him.", doctor, asked)
+    ledger = ["[turn 16] … GM: The ledger was bought from a merchant in Saltmere at the autumn fair."]
+    assert not carries("A merchant sold it at a fair.", ledger, ["Where was the ledger bought?"])
+    assert carries("At the fair in Saltmere.", ledger, ["Where was the ledger bought?"])
+    servant = ["[turn 9] … GM: Mrs Ashdown wears the cellar key on a chain around her neck, day and night."]
+    assert not carries("A servant keeps it on a chain.", servant, ["Who has the cellar key?"])
+    told = ["[turn 3] … GM: Pip the groom swears he saw a rider leave the stables at midnight."]
+    assert carries("A rider left at midnight.", told, ["What did Pip see?"]), "a name the action said is not asked"
+    heron = ["[turn 12] … GM: A silver heron is engraved inside the lid of the captain's pocket watch."]
+    assert carries("A heron, in silver.", heron, ["What bird is on the watch?"]), "no name: any word of it"
+
+
+def test_what_the_scene_already_says_is_not_the_notes_news():
+    """Seed 23 of the memory test: the brief told the heron, the reply told the watch the last replies spoke of."""
+    asked = ["What bird is etched in the old sailor's timepiece?"]
+    heron = ["[turn 12] … GM: A silver heron is engraved inside the lid of the captain's pocket watch."]
+    scene = ["The captain's watch ticks loudly in the quiet.", "The captain checks his pocket watch and frowns."]
+    ticking = "The captain checks the watch again. The clock ticks, ticking away to 6 PM."
+    assert carries(ticking, heron, asked), "without the scene, the watch and the captain are the brief's words"
+    assert not carries(ticking, heron, asked, scene), "the scene's own words are not what the notes added"
+    assert carries("A heron, etched in silver.", heron, asked, scene)
+    said = ["A silver heron is engraved inside the lid of the captain's pocket watch."]
+    assert carries("The captain's watch has a heron on it.", heron, asked, said), "all of it said: any word of it"
