@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from bot.engine import Engine, EngineConfig
+from bot.engine.turn.results import NOTHING_TO_SAY, ModelFailed, OnText, TurnResult
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.embedding import Embedder
 from bot.model.worker import JobRecord, ModelWorker, Priority
@@ -141,6 +142,7 @@ class Run:
     catch_up: float = 0.0  # from the last reply until the background work was done
     interruptions: int = 0
     state_restores: int = 0
+    retried: int = 0  # turns the GM had nothing to say for at first: its player pressed Retry
     wall: float = 0.0
 
     def pct(self, attribute: str, q: float, *, later: bool = False) -> float:
@@ -201,6 +203,22 @@ def _stamp(shown: list[float]):
     return lambda _piece: shown.append(time.perf_counter())
 
 
+async def played(
+    engine: Engine, game_id: int, who: str, action: str, on_text: OnText | None = None, run: Run | None = None
+) -> TurnResult:
+    """``who``'s action, as a player plays it: where the GM had nothing to say ("... Try again."), the player
+    presses Retry, once. The bundled 135M model, asked twice, now and then writes only the players' own lines,
+    which the reply rules take out; a player would try again, and a bench of turns' speed goes on."""
+    try:
+        return await engine.act(game_id, who, action, on_text=on_text)
+    except ModelFailed as failed:
+        if str(failed) != NOTHING_TO_SAY:
+            raise
+        if run is not None:
+            run.retried += 1
+        return await engine.retry(game_id, on_text=on_text, user_key=who)
+
+
 async def _play_game(engine: Engine, index: int, world_id: str, turns: int, pause: float, run: Run) -> None:
     names, actions = SCRIPTS[world_id]
     if index > len(WORLDS):
@@ -216,7 +234,7 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
         who = names[n % len(names)].lower()
         shown: list[float] = []
         began = time.perf_counter()
-        result = await engine.act(game_id, who, actions[n % len(actions)], on_text=_stamp(shown))
+        result = await played(engine, game_id, who, actions[n % len(actions)], _stamp(shown), run)
         ended = time.perf_counter()
         records = [
             r
@@ -297,7 +315,7 @@ async def _timed_act(engine: Engine, game_id: int, who: str, action: str) -> tup
     """The seconds ``who``'s action waited for the model (its first call's queueing) and to its first text."""
     shown: list[float] = []
     began = time.perf_counter()
-    await engine.act(game_id, who, action, on_text=_stamp(shown))
+    await played(engine, game_id, who, action, _stamp(shown))
     ended = time.perf_counter()
     slot = engine.sessions[game_id].slot
     calls = [
@@ -320,8 +338,8 @@ async def preemption(model: LanguageModel, worlds_dir: Path, config: EngineConfi
                 for name in names:
                     await engine.join(game_id, name.lower(), name)
                 await engine.settled(game_id)
-                await engine.act(game_id, names[0].lower(), actions[0])
-                await engine.act(game_id, names[1].lower(), actions[1])
+                await played(engine, game_id, names[0].lower(), actions[0])
+                await played(engine, game_id, names[1].lower(), actions[1])
                 waited_idle, first_idle = await _timed_act(engine, game_id, names[2].lower(), actions[2])
                 other = (await engine.start_game("bench-turns:preempt-other", "ember-road")).game.id
                 await engine.join(other, "rook", "Rook")
@@ -425,6 +443,7 @@ ROWS = [
     ("model run / floor p50", lambda r: f"{r.pct('run_ratio', 0.5):.2f}"),
     ("prompt reused from cache", lambda r: f"{r.live_reuse:.1%}"),
     ("game states restored", lambda r: f"{r.state_restores}"),
+    ("turns retried (nothing to say)", lambda r: f"{r.retried}"),
     ("model busy: player turns (s)", lambda r: f"{r.player_busy:.1f}"),
     ("model busy: background (s)", lambda r: f"{r.background_busy:.1f}"),
     ("background calls per turn", lambda r: f"{r.calls_per_turn:.2f}"),
@@ -509,6 +528,7 @@ def _figures(on: Run, off: Run | None, words: list[Run], speeds: Speeds) -> dict
         "engine_share": round(on.engine_share, 4),
         "calls_per_turn": round(on.calls_per_turn, 3),
         "interruptions": on.interruptions,
+        "retried": on.retried,
         "facts_lag_p50": _percentile(on.facts_behind, 0.5),
         "facts_lag_max": max(on.facts_behind, default=0),
         "summary_waiting_share": round(_share(on.fold_waiting), 3),
