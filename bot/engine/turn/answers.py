@@ -104,16 +104,15 @@ _FACT_VALUE = re.compile(r"^[^,]*,[^:]*:\s*(.*?)\s*(?:\((?:before|was)\b[^)]*\))
 
 
 def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene: Sequence[str] = ()) -> bool:
-    """Whether a reply says something of what the brief beside its action told (see
-    :func:`bot.memory.recall.memory_brief`): a content word of a brief line's answer that the action did not say
-    itself ("heron" for "What bird is etched in the old sailor's timepiece?"), or of a line that names someone or
-    somewhere the action did not, a name (see :func:`names`: "Ashdown" for "Which servant carries the key to the
-    wine vault?"), and for a fact its current value (see :func:`_says_value`). A reply that says none of it
-    answered from elsewhere ("The captain takes the key from the barrel."). A word the ``scene`` (the last replies)
-    says too is the scene's, not the notes' news, unless the line has no other ("What bird is etched in the old
-    sailor's timepiece?", briefed "A silver heron is engraved inside the lid of the captain's pocket watch.", was
-    answered "The captain checks the watch again. The clock ticks, ticking away to 6 PM.", in a game whose every
-    turn spoke of the captain's watch). With no brief, any reply does."""
+    """Whether a reply says what the brief beside its action told (see :func:`bot.memory.recall.memory_brief`):
+    for a fact, its current value (see :func:`_says_value`); for a line that names someone or somewhere the action
+    did not, a name (see :func:`names`: "Ashdown" for "Which servant carries the key to the wine vault?"); for any
+    other, :data:`BRIEF_NEWS_WORDS` words of its news ("silver heron" for "What bird is etched in the old sailor's
+    timepiece?"), all of them for a line of fewer. Its news: its content words that neither the action nor the
+    ``scene`` (the last replies) said, or that the action did not, where the scene said them all ("The captain checks
+    the watch again." told nothing of "A silver heron is engraved inside the lid of the captain's pocket watch." in a
+    game whose every turn spoke of the captain's watch). A reply that says none of it answered from elsewhere ("The
+    captain takes the key from the barrel."). With no brief, any reply does."""
     if not brief:
         return True
     said = stems(text)
@@ -124,10 +123,23 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene:
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
         if value and _says_value(text, value.group(1)):
             return True
+        if value:
+            continue
+        named = names(bare) - asked
+        if named:
+            if said & named:
+                return True
+            continue
         news = stems(bare) - known or stems(bare) - asked
-        if not value and said & (names(bare) - asked or news):
+        if len(said & news) >= min(BRIEF_NEWS_WORDS, len(news)):
             return True
     return False
+
+
+# The words of a brief line's news a reply must say to carry it (all of them, for a line of fewer): one was a word of
+# the place it looked at, not of what is there ("He looks at the etched mark on the lid." for a heron engraved
+# inside the lid of the captain's watch; memory test, seed 7).
+BRIEF_NEWS_WORDS = 2
 
 
 # Words that stand before a name ("Doctor Penhale", "Mrs Ashdown"): capitalised there, and no name themselves.

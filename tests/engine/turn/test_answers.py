@@ -74,3 +74,17 @@ def test_what_the_scene_already_says_is_not_the_notes_news():
     assert carries("A heron, etched in silver.", heron, asked, scene)
     said = ["A silver heron is engraved inside the lid of the captain's pocket watch."]
     assert carries("The captain's watch has a heron on it.", heron, asked, said), "all of it said: any word of it"
+
+
+def test_one_word_of_a_brief_is_not_its_news():
+    """Seed 7 of the memory test: the brief told the heron, the reply looked at the lid it is inside."""
+    asked = ["What bird is etched in the old sailor's timepiece?"]
+    heron = ["[turn 12] … GM: A silver heron is engraved inside the lid of the captain's pocket watch."]
+    scene = ["The captain's watch ticks loudly in the quiet."]
+    lid = "The captain holds the watch in his hand. He looks at the etched mark on the lid."
+    assert not carries(lid, heron, asked, scene), "the lid alone"
+    assert carries("A silver heron, engraved on the inside.", heron, asked, scene)
+    told = ["[turn 40] … GM: The oars are sawn."]
+    assert carries("Sawn through, near the blades.", told, ["I look at the oars. What is wrong with them?"]), (
+        "a line of one word of news: that word"
+    )
