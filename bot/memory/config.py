@@ -76,13 +76,6 @@ REFERENCE_CONTEXT = 8192
 # it through every fold, and the front changed every fourth turn (bench context, 4k, 120 turns: 86.8% of each
 # prompt reused with a tail of four messages, 89.1% with two, the last exchange).
 SCALED = {"short_words": 20, "story_words": 50, "protected_tail": 2}
-# Each turn's recalled fragments are kept with its action and read again on every turn until the next fold, so in a
-# smaller context, where the recent turns' room shrinks faster than the context (the front does not shrink with
-# it), the recall layer takes this share of its scaled budget: the room lasts more turns between folds. Bench
-# context at 4k, 500 turns, recall 200 tokens against 150: 89.9% of each prompt reused against 90.1% (Hollow
-# Manor), 89.6% against 90.1% on Ember Road (held out); the long game's clues in a 4k prompt at turn 300 the same
-# (10 of 10 in the topical game, 9 of 10 in the plain one, both budgets; 100 tokens lost one: 91.6% reused).
-RECALL_SHARE = 0.75
 
 
 def fitted(config: MemoryConfig, n_ctx: int) -> MemoryConfig:
@@ -104,10 +97,6 @@ def fitted(config: MemoryConfig, n_ctx: int) -> MemoryConfig:
     }
     chosen = config.budgets.model_fields_set | {"secrets"} if "budgets" in config.model_fields_set else {"secrets"}
     update["budgets"] = config.budgets.model_copy(
-        update={
-            name: int(value * factor * (RECALL_SHARE if name == "recall" else 1))
-            for name, value in config.budgets.model_dump().items()
-            if name not in chosen
-        }
+        update={name: int(value * factor) for name, value in config.budgets.model_dump().items() if name not in chosen}
     )
     return config.model_copy(update=update)
