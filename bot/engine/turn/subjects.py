@@ -19,13 +19,15 @@ TOLD_VERBS = frozenset(
 # What a character thinks, wants or sets out to do: the player's to say, never their action told back, whatever it
 # names. The default model answered "Where was the ledger bought?" with "Maya realizes that this ledger is related
 # to her father's business dealings, and she starts to question if her father is involved in smuggling." (memory
-# test, sampling seed 42), let through as Maya's question told back because it named the ledger.
+# test, sampling seed 42), let through as Maya's question told back because it named the ledger; seed 7 "Tom feels a
+# thrill of excitement and admiration as he realizes that this is the mark of an important timepiece." for "What
+# bird is etched in the old sailor's timepiece?".
 MIND_VERBS = frozenset(
     "realizes realises realized realised decides decided wonders wondered thinks thought believes believed "
     "suspects suspected understands understood remembers remembered fears feared hopes hoped wants wanted "
     "starts started begins began questions questioned worries worried concludes concluded guesses guessed "
     "figures figured assumes assumed agrees agreed refuses refused chooses chose resolves resolved vows vowed "
-    "doubts doubted trusts trusted".split()
+    "doubts doubted trusts trusted feels felt".split()
 )
 # The same, said to "you": what happens to the players ("You see a shadow", "You feel a draught", "You can't").
 TOLD_TO_YOU = frozenset(

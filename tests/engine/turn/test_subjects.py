@@ -23,3 +23,15 @@ def test_what_a_character_thinks_or_sets_out_to_do_is_its_players_whatever_it_na
     assert _decides(thought, asked) == [True, True], "a thought, then 'she' after a sentence about her"
     assert _decides(["Maya wonders whether the ledger lies."], "I wonder if the ledger lies.") == [False]
     assert _decides(["You realize the ledger is old."], asked) == [False], "told to 'you': what happens to them"
+
+
+def test_what_a_character_feels_is_its_players_whatever_it_names():
+    """Seed 7 of the memory test, at 86caa20: "What bird is etched in the old sailor's timepiece?" answered with the
+    heron, then "Tom feels a thrill of excitement and admiration as he realizes that this is the mark of an important
+    timepiece.", let through as Tom's question told back because it named the timepiece."""
+    asked = "What bird is etched in the old sailor's timepiece?"
+    felt = "Tom feels a thrill of excitement as he realizes that this is the mark of an important timepiece."
+    assert _decides([felt], asked, "Tom") == [True]
+    assert _decides(["Maya felt the cold of the timepiece."], "I hold the timepiece.") == [True]
+    assert _decides(["Maya feels for the latch in the dark."], "I feel for the latch.") == [False], "her action said it"
+    assert _decides(["You feel a draught."], asked) == [False], "told to 'you': what happens to them"
