@@ -13,12 +13,14 @@ from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.store import EntryKind
 
+LAMP = "The lamp catches with a soft whump, and yellow light climbs the spiral stair of the tower."
+
 
 async def _a_held_turn(engine: Engine, scripted: ScriptedModel):
     game = (await engine.start_game("term:1", "lighthouse")).game
     await engine.join(game.id, "u:maya", "Maya")
     scripted.block.clear()
-    scripted.enqueue("The lamp catches.")
+    scripted.enqueue(LAMP)
     turn = asyncio.create_task(engine.act(game.id, "u:maya", "I light the lamp."))
     while not (engine.sessions[game.id].turn_running and scripted.started):
         await asyncio.sleep(0.01)
@@ -35,12 +37,12 @@ async def test_stopping_lets_the_running_reply_finish_and_takes_no_new_turn(engi
     with pytest.raises(UserError, match="restarting"):
         await engine.act(game.id, "u:maya", "I climb the stair.")
     scripted.block.set()
-    assert (await turn).text == "The lamp catches."
+    assert (await turn).text == LAMP
     assert await draining is True
     log = await engine.history(game.id, 2)
     assert [(e.kind, e.content) for e in log] == [
         (EntryKind.ACTION, "I light the lamp."),
-        (EntryKind.GM, "The lamp catches."),
+        (EntryKind.GM, LAMP),
     ]
 
 

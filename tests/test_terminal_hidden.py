@@ -17,6 +17,10 @@ MAYA_CLUE = "Under the brandy the glass smells sharp and bitter, like medicine; 
 TOM_CLUE = "At his elbow you see Dr. Pike slip a small brown glass bottle off the desk and into his waistcoat."
 WHISPER = "I pocket the cufflink I found."
 WHISPER_ANSWER = "Nobody sees the heron cufflink vanish into your coat."
+# The GM's second draft, once the guard stopped its first.
+PANELS = (
+    "The panels are solid oak, and cold; your knuckles knock dull on every one, and dust sifts down from the cornice."
+)
 # A distinctive part of each private message, and the one player who may see it.
 SECRETS = {
     "sharp and bitter": "Maya",
@@ -128,10 +132,14 @@ async def test_two_players_through_the_hidden_clues_of_chapter_one(manor: Table)
 async def test_a_reply_with_an_aside_inside_is_printed_once(manor: Table):
     """Nothing leaked, so the reply as streamed is the one that stands: no "GM (again)" repeat."""
     shown = await manor.line(
-        "Maya: I sniff the brandy glass.", f"Maya lifts the glass. [[to Maya: {MAYA_CLUE}]] Who moves next?"
+        "Maya: I sniff the brandy glass.",
+        "Maya lifts the glass to the lamplight and breathes in slowly, her face unreadable. "
+        f"[[to Maya: {MAYA_CLUE}]] Who moves next?",
     )
     assert await manor.engine.store.leak_hits(manor.terminal.game.id) == []
-    assert [line for line in tidy(shown) if line.startswith("GM")] == ["GM: Maya lifts the glass. Who moves next?"]
+    assert [line for line in tidy(shown) if line.startswith("GM")] == [
+        "GM: Maya lifts the glass to the lamplight and breathes in slowly, her face unreadable. Who moves next?"
+    ]
 
 
 async def test_every_line_of_a_long_private_answer_is_marked(manor: Table):
@@ -143,7 +151,8 @@ async def test_every_line_of_a_long_private_answer_is_marked(manor: Table):
 
 
 async def test_the_resume_recap_marks_every_private_line_as_the_live_game_did(manor: Table):
-    await manor.line("Maya: I sniff the brandy glass.", f"Rain taps at the window. [[to Maya: {MAYA_CLUE}]]")
+    rain = "Rain taps at the window as Maya bends over the glass, and the fire settles low in the grate."
+    await manor.line("Maya: I sniff the brandy glass.", f"{rain} [[to Maya: {MAYA_CLUE}]]")
     await manor.line(f"Tom: /whisper {WHISPER}", WHISPER_ANSWER)
     await manor.line("Tom: /roll secret 1d20")
     recap = io.StringIO()
@@ -156,7 +165,7 @@ async def test_the_resume_recap_marks_every_private_line_as_the_live_game_did(ma
             continue  # not played in this test
         assert showing, secret
         assert all(line.startswith(f"  (only {owner} sees) ") for line in showing), (secret, showing)
-    assert "GM: Rain taps at the window." in tidy(recap.getvalue())
+    assert f"GM: {rain}" in tidy(recap.getvalue())
 
 
 async def test_edit_and_delete_of_a_whisper_do_not_repeat_it_in_public(manor: Table):
@@ -172,10 +181,10 @@ async def test_a_reply_the_guard_stopped_shows_as_a_notice_and_what_it_caught_st
     shown = await manor.line(
         "Maya: I tap the wall panels.",
         "The panel swings open on the hidden stair behind the library.",
-        "The panels are solid oak, and cold.",
+        PANELS,
     )
     lines = tidy(shown)
     assert "(The GM rewrote its reply: the first draft gave away something secret.)" in lines
-    assert "GM: The panels are solid oak, and cold." in lines
+    assert f"GM: {PANELS}" in lines
     assert "hidden stair" not in shown, "nothing the guard caught reaches the shared screen"
     assert any("hidden stair" in record.getMessage() for record in caplog.records), "it is in the log"

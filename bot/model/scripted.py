@@ -42,6 +42,10 @@ class Call:
         return "\n".join(m.content for m in self.messages)
 
 
+# What the GM says when no reply is queued: enough to stand as a reply (the rules ask a shorter one again).
+DEFAULT_REPLY = "The GM nods; rain drums on the slate roof, and the lamps gutter low in the draught."
+
+
 class ScriptedModel(LanguageModel):
     """Replies come from :meth:`enqueue` in order, then from ``default``.
 
@@ -60,7 +64,7 @@ class ScriptedModel(LanguageModel):
     name = "scripted"
     placement = "in the test harness (no real model)"
 
-    def __init__(self, default: Reply = "The GM nods.", *, chunk_chars: int = 8):
+    def __init__(self, default: Reply = DEFAULT_REPLY, *, chunk_chars: int = 8):
         self.default = default
         self.chunk_chars = chunk_chars
         self.calls: list[Call] = []

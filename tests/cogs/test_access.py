@@ -149,7 +149,10 @@ async def test_a_banned_player_loses_their_seat_gets_no_more_secrets_and_cannot_
     await simcord_env.settle()
     assert [p.name for p in await engine.players(game.id)] == ["Maya"]
     assert "**Tom**'s seat is free: their player was banned from the server." in channel.last_message.content
-    scripted.enqueue("Fog. [[to Tom: The keeper's key is under the mat.]]")
+    scripted.enqueue(
+        "Fog rolls in off the sea and beads on the rail; somewhere below, a loose shutter bangs twice. "
+        "[[to Tom: The keeper's key is under the mat.]]"
+    )
     await maya.slash(channel, "act", action="I listen.")
     assert not any("keeper's key" in m.content for m in tom.user.dm_channel.history()), "no secret reaches Tom"
     await tom.user.send_dm("I sneak into the lamp room.")
@@ -181,7 +184,10 @@ async def test_an_aside_for_a_player_who_left_is_not_sent_and_frees_their_seat(s
     simcord_env.guild.remove_member(tom)
     await simcord_env.settle()
     assert [p.name for p in await engine.players(game.id)] == ["Maya", "Tom"], "nothing heard of it yet"
-    scripted.enqueue("Fog. [[to Tom: The keeper's key is under the mat.]]")
+    scripted.enqueue(
+        "Fog rolls in off the sea and beads on the rail; somewhere below, a loose shutter bangs twice. "
+        "[[to Tom: The keeper's key is under the mat.]]"
+    )
     await maya.slash(channel, "act", action="I listen.")
     dms = tom.user.dm_channel.history() if tom.user.dm_channel else []
     assert not any("keeper's key" in m.content for m in dms), "no secret reaches Tom after he left"
@@ -198,10 +204,11 @@ async def test_a_round_does_not_wait_for_a_player_who_left(simcord_env, table, e
     await admin.slash(channel, "config set", setting="round_seconds", value="600")
     simcord_env.guild.remove_member(tom)
     await simcord_env.settle()
-    scripted.enqueue("The lamp flickers for Maya alone.")
+    alone = "The lamp flickers for Maya alone, throwing her shadow long across the wet stones of the gallery."
+    scripted.enqueue(alone)
     acted = await maya.slash(channel, "act", action="I climb.")
     assert not any("answers when" in m.content for m in acted.followups), "the round waits for nobody"
-    assert channel.last_message.content == "The lamp flickers for Maya alone."
+    assert channel.last_message.content == alone
     game = await engine.current_game(f"discord:{channel.id}")
     assert game.turn == 1 and [p.name for p in await engine.players(game.id)] == ["Maya"]
 

@@ -54,19 +54,21 @@ async def test_a_retry_button_whose_turn_was_answered_changes_nothing(
     failed = await maya.slash(channel, "act", action="I climb the stair.")
     notice = failed.followups[-1].message
     await engine.memory.idle()
-    scripted.enqueue("The stair winds up into fog.")
+    fog = "The stair winds up into fog; each iron step rings under your boots, and far above a gull cries once."
+    scripted.enqueue(fog)
     await maya.slash(channel, "retry")  # the turn is answered another way; the button stays on the notice
-    scripted.enqueue("The fog lifts.")
+    lifts = "The fog lifts from the gallery rail, and for a moment the whole grey sweep of the bay lies open below you."
+    scripted.enqueue(lifts)
     await maya.slash(channel, "act", action="I wait at the top.")
     await engine.memory.idle()
     calls = len(scripted.calls)
     pressed = await maya.click(notice, label="Retry")
     assert pressed.ephemeral and "belongs to an earlier turn; nothing was changed" in pressed.response.content
-    assert channel.last_message.content == "The fog lifts.", "the latest reply is not rewritten"
+    assert channel.last_message.content == lifts, "the latest reply is not rewritten"
     assert len(scripted.calls) == calls
     game = await engine.current_game(f"discord:{channel.id}")
     replies = [e.content for e in await engine.history(game.id, 20) if e.author == "GM" and e.turn]
-    assert replies == ["The stair winds up into fog.", "The fog lifts."]
+    assert replies == [fog, lifts]
 
 
 async def test_buttons_posted_before_ids_named_their_game_say_to_use_the_command(

@@ -61,9 +61,12 @@ async def test_a_game_plays_in_a_thread_as_in_a_channel(simcord_env, table, engi
     thread = ChannelHandle(simcord_env, simcord_env.guild, made)
     await maya.slash(thread, "game start", world="lighthouse")
     await maya.slash(thread, "join", name="Maya")
-    scripted.enqueue("The lamp catches.")
+    catches = (
+        "The lamp catches with a soft whump; yellow light climbs the spiral stair and the gulls outside fall silent."
+    )
+    scripted.enqueue(catches)
     await maya.slash(thread, "act", action="I light the lamp.")
-    assert thread.last_message.content == "The lamp catches."
+    assert thread.last_message.content == catches
     assert not [m for m in channel.history() if "lamp" in m.content], "nothing spills into the parent channel"
     game = await engine.current_game(f"discord:{thread.id}")
     assert [e.kind for e in await engine.history(game.id, 2)] == [EntryKind.ACTION, EntryKind.GM]

@@ -32,9 +32,12 @@ async def test_a_game_starts_players_join_act_and_the_reply_lands_in_the_log(
 
     await maya.slash(channel, "join", name="Maya", description="a diver")
     await tom.slash(channel, "join", name="Tom")
-    scripted.enqueue("The door groans open onto a stair of wet stone.")
+    groans = (
+        "The door groans open onto a stair of wet stone, and a cold breath of salt air rolls down from the lamp room."
+    )
+    scripted.enqueue(groans)
     await maya.slash(channel, "act", action="I open the door.")
-    assert channel.last_message.content == "The door groans open onto a stair of wet stone."
+    assert channel.last_message.content == groans
 
     game = await engine.current_game(f"discord:{channel.id}")
     log = await engine.history(game.id, 20)

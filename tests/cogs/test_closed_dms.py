@@ -41,7 +41,10 @@ async def test_an_aside_to_another_player_with_closed_dms_is_a_mention_without_t
     channel, maya, tom, _admin = table
     await _seated(channel, maya, tom)
     _close_dms(simcord_env, tom)
-    scripted.enqueue("The lamp flares. [[to Tom: You glimpse a second boat in the fog.]]")
+    scripted.enqueue(
+        "The lamp flares with a hiss, and its beam sweeps out across the grey water toward the rocks. "
+        "[[to Tom: You glimpse a second boat in the fog.]]"
+    )
     await maya.slash(channel, "act", action="I light the lamp.")
     contents = [m.content for m in channel.history()]
     assert not [c for c in contents if "second boat" in c], "nothing private is posted"

@@ -124,12 +124,13 @@ async def test_long_answers_are_paged_not_refused_by_discord(simcord_env, table,
     assert (await engine.history(game.id, 5))[0].content, "the opening was posted and stored"
 
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("Fog. [[to Maya: " + "The ledger lists every ship that passed. " * 60 + "]]")
+    fog = "Fog presses against the window as you turn the brittle pages under the lamp, one by one."
+    scripted.enqueue(fog + " [[to Maya: " + "The ledger lists every ship that passed. " * 60 + "]]")
     await maya.slash(channel, "act", action="I read the ledger.")
     dms = [m.content for m in maya.user.dm_channel.history()]
     assert len(dms) >= 2 and all(len(d) <= 2000 for d in dms), "the aside arrives whole, in pieces"
     assert "".join(dms).count("The ledger lists every ship that passed.") == 60
-    assert channel.last_message.content == "Fog.", "the reply is the last word: no notice to open DMs"
+    assert channel.last_message.content == fog, "the reply is the last word: no notice to open DMs"
     assert not any("direct messages" in m.content for m in channel.history())
 
 

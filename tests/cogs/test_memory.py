@@ -84,12 +84,13 @@ async def test_retry_posts_a_new_reply_and_the_old_one_leaves_the_log(playing, e
     channel, maya, _, _ = playing
     await maya.slash(channel, "act", action="I light the lamp.")
     await engine.memory.idle()
-    scripted.enqueue("The wick catches at last.")
+    wick = "The wick catches at last, and a warm yellow glow spreads up the brass and over the salt-streaked glass."
+    scripted.enqueue(wick)
     result = await maya.slash(channel, "retry")
     assert result.ephemeral
-    assert channel.last_message.content == "The wick catches at last."
+    assert channel.last_message.content == wick
     game = await engine.current_game(f"discord:{channel.id}")
-    assert (await engine.history(game.id, 1))[0].content == "The wick catches at last."
+    assert (await engine.history(game.id, 1))[0].content == wick
 
 
 async def test_chapter_next_needs_an_admin(playing, engine: Engine):

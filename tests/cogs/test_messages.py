@@ -17,13 +17,17 @@ def simcord_bot(engine: Engine):
     return GameMasterBot(engine, ProcessSettings(discord_token="simulated", message_content=True))
 
 
+SCATTER = "The gulls scatter with harsh cries, wheeling out over the grey water before settling on the far rocks."
+FLARES = "The lamp flares bright and steady; the door gives with a shriek of rusted hinges onto the wet gallery."
+
+
 async def test_plain_messages_are_actions_and_ooc_lines_are_not(simcord_env, table, engine, scripted: ScriptedModel):
     channel, maya, tom, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The gulls scatter.")
+    scripted.enqueue(SCATTER)
     await maya.send(channel, "I wave my lantern at the gulls.")
-    assert channel.last_message.content == "The gulls scatter."
+    assert channel.last_message.content == SCATTER
     await maya.send(channel, "(( brb, making tea")
     await tom.send(channel, "I am not playing.")
     game = await engine.current_game(f"discord:{channel.id}")
@@ -41,7 +45,7 @@ async def test_plain_messages_under_the_round_policy_are_gathered_and_answered_o
     await maya.slash(channel, "join", name="Maya")
     await tom.slash(channel, "join", name="Tom")
     await admin.slash(channel, "config set", setting="turn_policy", value="round")
-    scripted.enqueue("The lamp flares; the door gives.")
+    scripted.enqueue(FLARES)
     first = await maya.send(channel, "I trim the lamp's wick.")
     assert not [c for c in scripted.calls if c.kind == "stream"], "the GM waits for Tom"
     assert channel.last_message.id == first.id
@@ -49,7 +53,7 @@ async def test_plain_messages_under_the_round_policy_are_gathered_and_answered_o
     streams = [c for c in scripted.calls if c.kind == "stream"]
     assert len(streams) == 1 and "I trim the lamp's wick." in streams[0].prompt_text
     assert "I push the door." in streams[0].prompt_text
-    assert channel.last_message.content == "The lamp flares; the door gives."
+    assert channel.last_message.content == FLARES
 
 
 async def test_edits_and_deletes_of_messages_reach_the_turn_log(simcord_env, table, engine, scripted):
@@ -92,10 +96,10 @@ async def test_a_refused_reply_to_a_round_is_told_in_the_channel_and_kept(
     await maya.slash(channel, "join", name="Maya")
     await tom.slash(channel, "join", name="Tom")
     await admin.slash(channel, "config set", setting="turn_policy", value="round")
-    scripted.enqueue("The lamp flares; the door gives.")
+    scripted.enqueue(FLARES)
     await maya.send(channel, "I trim the lamp's wick.")
     simcord_env.inject_error("POST", "/channels/*/messages", times=1)  # the round's reply
     await tom.send(channel, "I push the door.")
     assert "use /retry" in channel.last_message.content
     game = await engine.current_game(f"discord:{channel.id}")
-    assert (await engine.history(game.id, 1))[-1].content == "The lamp flares; the door gives."
+    assert (await engine.history(game.id, 1))[-1].content == FLARES

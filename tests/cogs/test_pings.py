@@ -24,7 +24,10 @@ async def test_neither_the_gm_nor_a_player_nor_a_name_can_ping(simcord_env, tabl
     ) else None
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue(f"@everyone, hear this! <@{tom.id}> and <@&{everyone.id}> come running. @here")
+    scripted.enqueue(
+        f"@everyone, hear this! <@{tom.id}> and <@&{everyone.id}> come running up the spiral stair, boots ringing "
+        "on the iron. @here"
+    )
     await maya.slash(channel, "act", action=f"I shout @everyone and <@{tom.id}> and <@&{everyone.id}>!")
     await maya.slash(channel, "pin", fact=f"<@{tom.id}> owes @everyone money")
     await maya.slash(channel, "roll", dice="1d20")

@@ -15,10 +15,16 @@ async def test_an_aside_goes_to_mayas_dms_only(simcord_env, table, engine: Engin
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
     await tom.slash(channel, "join", name="Tom")
-    scripted.enqueue("The log book is soaked. [[to Maya: A page names the ship Grey Heron.]] Rain beats on the window.")
+    scripted.enqueue(
+        "The log book is soaked through, its ink run to blue clouds. [[to Maya: A page names the ship Grey Heron.]] "
+        "Rain beats on the window and the stove ticks as it cools."
+    )
     await maya.slash(channel, "act", action="I read the log book.")
 
-    assert channel.last_message.content == "The log book is soaked. Rain beats on the window."
+    assert channel.last_message.content == (
+        "The log book is soaked through, its ink run to blue clouds. Rain beats on the window and the stove ticks as "
+        "it cools."
+    )
     assert not any("Grey Heron" in m.content for m in channel.history())
     dms = [m.content for m in maya.user.dm_channel.history()]
     assert dms == [f"{DM}A page names the ship Grey Heron."]

@@ -13,6 +13,15 @@ from bot.worlds import WorldLibrary
 from cogs.game import OPENING_REFUSED, REFUSED
 from tests.conftest import bundled_model
 
+FLARES = "The lamp flares with a hiss, and its beam sweeps out across the grey water toward the rocks."
+BRIGHTER = "The lamp flares, brighter now; the beam reaches the far reef and picks out a mast among the breakers."
+
+
+def _echo(messages) -> str:
+    """The GM's reply shows the action it answered (the prompt's last line), in one sentence long enough to stand."""
+    line = messages[-1].content.splitlines()[-1].rstrip(".")
+    return f"Echo: {line}, and the wind drops, the sea hushes, and the tower's old lamp flickers in answer."
+
 
 async def test_a_game_survives_a_restart_of_the_bot(simcord_env, table, engine: Engine, worlds_dir):
     channel, maya, _, _ = table
@@ -42,7 +51,7 @@ async def test_a_refused_reply_is_told_kept_and_retried(simcord_env, table, engi
     channel, maya, _, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The lamp flares.")
+    scripted.enqueue(FLARES)
     simcord_env.inject_error("POST", "/channels/*/messages", times=None)
     result = await maya.slash(channel, "act", action="I light the lamp.")
     assert result.followups and result.followups[0].ephemeral
@@ -51,14 +60,14 @@ async def test_a_refused_reply_is_told_kept_and_retried(simcord_env, table, engi
     log = await engine.history(game.id, 20)
     assert [(e.kind, e.content) for e in log[-2:]] == [
         (EntryKind.ACTION, "I light the lamp."),
-        (EntryKind.GM, "The lamp flares."),
+        (EntryKind.GM, FLARES),
     ]
 
     simcord_env.backend.faults.clear()
     await engine.memory.idle()
-    scripted.enqueue("The lamp flares, brighter now.")
+    scripted.enqueue(BRIGHTER)
     await maya.slash(channel, "retry")
-    assert channel.last_message.content == "The lamp flares, brighter now."
+    assert channel.last_message.content == BRIGHTER
 
 
 async def test_a_refused_reply_after_the_interaction_expired_is_told_in_the_channel(
@@ -69,7 +78,7 @@ async def test_a_refused_reply_after_the_interaction_expired_is_told_in_the_chan
     channel, maya, _, _ = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The lamp flares.")
+    scripted.enqueue(FLARES)
     simcord_env.inject_error("POST", "/webhooks/*", status=401, code=50027, message="Invalid Webhook Token",
                              times=None)  # fmt: skip
     simcord_env.inject_error("POST", "/channels/*/messages", status=403, code=50013, message="Missing Access", times=2)
@@ -77,7 +86,7 @@ async def test_a_refused_reply_after_the_interaction_expired_is_told_in_the_chan
     assert channel.last_message.content == REFUSED
     assert not result.followups and not any("went wrong" in m.content for m in channel.history())
     game = await engine.current_game(f"discord:{channel.id}")
-    assert [e.content for e in await engine.history(game.id, 2)] == ["I light the lamp.", "The lamp flares."]
+    assert [e.content for e in await engine.history(game.id, 2)] == ["I light the lamp.", FLARES]
 
 
 async def test_an_opening_discord_refuses_is_told_and_the_game_is_kept(simcord_env, table, engine: Engine):
@@ -94,7 +103,7 @@ async def test_an_opening_discord_refuses_is_told_and_the_game_is_kept(simcord_e
 async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engine: Engine, scripted: ScriptedModel):
     channel, maya, tom, _ = table
     other = simcord_env.guild.create_text_channel("cellar")
-    scripted.default = lambda messages: "Echo: " + messages[-1].content.splitlines()[-1]
+    scripted.default = _echo
     await maya.slash(channel, "game start", world="lighthouse")
     await tom.slash(other, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
@@ -103,8 +112,9 @@ async def test_two_channels_play_at_once_without_mixing(simcord_env, table, engi
     for n in range(3):
         await maya.slash(channel, "act", action=f"I climb up {n}.")
         await tom.slash(other, "act", action=f"I dig down {n}.")
-    assert channel.last_message.content == "Echo: Maya: I climb up 2."
-    assert other.last_message.content == "Echo: Tom: I dig down 2."
+    calm = "the wind drops, the sea hushes, and the tower's old lamp flickers in answer."
+    assert channel.last_message.content == f"Echo: Maya: I climb up 2, and {calm}"
+    assert other.last_message.content == f"Echo: Tom: I dig down 2, and {calm}"
     up = await engine.current_game(f"discord:{channel.id}")
     down = await engine.current_game(f"discord:{other.id}")
     assert up.id != down.id

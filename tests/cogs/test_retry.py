@@ -11,12 +11,18 @@ from bot.settings import ProcessSettings
 from bot.store import EntryKind, NewEntry, Store
 from bot.worlds import WorldLibrary
 
+OPENS = "The door swings open onto a narrow stair that spirals up into the dark, smelling of salt and old paraffin."
+CREAKS = "The door creaks open on rusted hinges, and a cold draught sighs down from the lamp room far above."
+FOG = "The stair winds up into fog; each iron step rings under your boots, and far above a gull cries once."
+LEDGER = "Tom finds a ledger in the keeper's desk, its pages swollen with damp and the last entry smudged."
+CALM = "the wind drops, the sea hushes, and the tower's old lamp flickers in answer."
+
 
 async def _a_failed_turn(channel, maya, engine: Engine, scripted: ScriptedModel):
     """Turn 1 answered, then the model fails on turn 2's action."""
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The door opens onto a stair.")
+    scripted.enqueue(OPENS)
     await maya.slash(channel, "act", action="I open the door.")
     await engine.memory.idle()
     scripted.enqueue(RuntimeError("the model fell over"))
@@ -29,9 +35,9 @@ def _turns(log) -> list[tuple[EntryKind, int, str]]:
 
 ANSWERED = [
     (EntryKind.ACTION, 1, "I open the door."),
-    (EntryKind.GM, 1, "The door opens onto a stair."),
+    (EntryKind.GM, 1, OPENS),
     (EntryKind.ACTION, 2, "I climb the stair."),
-    (EntryKind.GM, 2, "The stair winds up into fog."),
+    (EntryKind.GM, 2, FOG),
 ]
 
 
@@ -44,13 +50,13 @@ async def test_retry_after_a_failed_turn_answers_the_unanswered_action(
     assert not notice.ephemeral and "could not answer **Maya**'s action" in notice.content
     assert any(c["custom_id"] == "gm:retry:1:2" for row in notice.components for c in row["components"])
     await engine.memory.idle()
-    scripted.enqueue("The stair winds up into fog.")
+    scripted.enqueue(FOG)
     await maya.slash(channel, "retry")
-    assert channel.last_message.content == "The stair winds up into fog."
+    assert channel.last_message.content == FOG
     game = await engine.current_game(f"discord:{channel.id}")
     assert game.turn == 2
     assert _turns(await engine.history(game.id, 20)) == ANSWERED, "turn 1's reply stays; turn 2 is answered"
-    assert "I climb the stair." in scripted.last().prompt_text.split("The door opens onto a stair.")[-1]
+    assert "I climb the stair." in scripted.last().prompt_text.split(OPENS)[-1]
 
 
 async def test_a_failed_turn_after_the_interaction_expired_still_gets_its_notice_and_retry_button(
@@ -75,10 +81,10 @@ async def test_the_retry_button_answers_it_and_goes_away(simcord_env, table, eng
     await engine.memory.idle()
     refused = await tom.click(failed.followups[-1].message, label="Retry")
     assert refused.ephemeral and "seated" in refused.response.content, "a non-player may not press it"
-    scripted.enqueue("The stair winds up into fog.")
+    scripted.enqueue(FOG)
     pressed = await maya.click(failed.followups[-1].message, label="Retry")
     assert pressed.acknowledged
-    assert channel.last_message.content == "The stair winds up into fog."
+    assert channel.last_message.content == FOG
     game = await engine.current_game(f"discord:{channel.id}")
     assert _turns(await engine.history(game.id, 20)) == ANSWERED
     notice = next(m for m in channel.history() if m.id == failed.followups[-1].id)
@@ -91,15 +97,15 @@ async def test_retry_with_nothing_unanswered_still_writes_the_last_reply_again(
     channel, maya, _tom, _admin = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The door opens.")
+    scripted.enqueue(OPENS)
     await maya.slash(channel, "act", action="I open the door.")
     await engine.memory.idle()
-    scripted.enqueue("The door creaks open.")
+    scripted.enqueue(CREAKS)
     await maya.slash(channel, "retry")
     game = await engine.current_game(f"discord:{channel.id}")
     assert _turns(await engine.history(game.id, 20)) == [
         (EntryKind.ACTION, 1, "I open the door."),
-        (EntryKind.GM, 1, "The door creaks open."),
+        (EntryKind.GM, 1, CREAKS),
     ]
 
 
@@ -109,16 +115,16 @@ async def test_the_reply_a_retry_replaced_says_so_in_the_channel(
     channel, maya, _tom, _admin = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The door opens.")
+    scripted.enqueue(OPENS)
     await maya.slash(channel, "act", action="I open the door.")
     first = channel.last_message
     await engine.memory.idle()
-    scripted.enqueue("The door creaks open.")
+    scripted.enqueue(CREAKS)
     await maya.slash(channel, "retry")
     old = next(m for m in channel.history() if m.id == first.id)
-    assert "The door opens." not in old.content, "the replaced answer no longer reads as the story"
+    assert OPENS not in old.content, "the replaced answer no longer reads as the story"
     assert "written again" in old.content
-    assert channel.last_message.content == "The door creaks open."
+    assert channel.last_message.content == CREAKS
 
 
 async def _restart(simcord_env, engine: Engine, worlds_dir, model: ScriptedModel, stack):
@@ -137,7 +143,7 @@ async def test_after_a_restart_an_unanswered_action_is_offered_again(
     channel, maya, _tom, _admin = table
     await maya.slash(channel, "game start", world="lighthouse")
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("The door opens onto a stair.")
+    scripted.enqueue(OPENS)
     await maya.slash(channel, "act", action="I open the door.")
     await engine.memory.idle()
     game = await engine.current_game(f"discord:{channel.id}")
@@ -148,13 +154,18 @@ async def test_after_a_restart_an_unanswered_action_is_offered_again(
         NewEntry(turn=2, kind=EntryKind.ACTION, author="Maya", player_id=player.id, content="I climb the stair."),
     )
     async with AsyncExitStack() as stack:
-        model = ScriptedModel("The stair winds up into fog.")
+        model = ScriptedModel(FOG)
         fresh = await _restart(simcord_env, engine, worlds_dir, model, stack)
         notice = channel.last_message
         assert "could not answer **Maya**'s action" in notice.content
         await maya.click(notice, label="Retry")
-        assert channel.last_message.content == "The stair winds up into fog."
+        assert channel.last_message.content == FOG
         assert _turns(await fresh.history(game.id, 20)) == ANSWERED
+
+
+def _round_closed(messages) -> str:
+    """The GM's reply shows the round it answered (the prompt's last line), in one sentence long enough to stand."""
+    return f"Round closed: {messages[-1].content.splitlines()[-1].rstrip('.')}, and {CALM}"
 
 
 async def test_after_a_restart_an_open_round_keeps_its_window(
@@ -168,13 +179,13 @@ async def test_after_a_restart_an_open_round_keeps_its_window(
     await admin.slash(channel, "config set", setting="round_seconds", value="60")
     await maya.slash(channel, "act", action="I climb.")
     async with AsyncExitStack() as stack:
-        model = ScriptedModel(lambda messages: "Round closed: " + messages[-1].content.splitlines()[-1])
+        model = ScriptedModel(_round_closed)
         fresh = await _restart(simcord_env, engine, worlds_dir, model, stack)
         game = await fresh.current_game(f"discord:{channel.id}")
         assert fresh.sessions[game.id].round_open, "the window runs again after the restart"
         assert not [c for c in model.calls if c.kind == "stream"], "and the GM still waits for Tom"
         await simcord_env.advance_time(61)
-        assert channel.last_message.content == "Round closed: Maya: I climb."
+        assert channel.last_message.content == f"Round closed: Maya: I climb, and {CALM}"
         assert (await fresh.current_game(f"discord:{channel.id}")).turn == 1
 
 
@@ -194,7 +205,7 @@ async def test_a_failed_turn_that_waited_behind_another_gets_the_button_of_its_o
     def answer(messages):
         if messages[-1].content.rstrip().endswith("I search the keeper's desk."):
             raise RuntimeError("the model fell over")
-        return "The GM nods."
+        return "The GM nods; rain drums on the slate roof, and the lamps gutter low in the draught."
 
     scripted.default = answer
     scripted.block.clear()
@@ -212,8 +223,8 @@ async def test_a_failed_turn_that_waited_behind_another_gets_the_button_of_its_o
     ids = [c["custom_id"] for row in notice.components for c in row["components"]]
     assert ids == [f"gm:retry:{game.id}:2"], "bound to turn 2, where Tom's action is stored"
     await engine.memory.idle()
-    scripted.default = "Tom finds a ledger."
+    scripted.default = LEDGER
     pressed = await tom.click(notice.message, label="Retry")
     assert pressed.acknowledged and not (pressed.ephemeral and "earlier turn" in pressed.response.content)
-    assert channel.last_message.content == "Tom finds a ledger."
+    assert channel.last_message.content == LEDGER
     assert (await engine.current_game(f"discord:{channel.id}")).turn == 2

@@ -172,9 +172,10 @@ async def test_a_world_uploaded_in_one_server_is_played_there_only(
     restarted = Engine(engine.store, engine.worker, engine.worlds, engine.config)
     await simcord_env.restart_bot(GameMasterBot(restarted, ProcessSettings(discord_token="simulated")))
     await maya.slash(channel, "join", name="Maya")
-    scripted.enqueue("Waves on the rocks.")
+    waves = "Waves on the rocks below, slow and heavy, and under them the far clang of a bell buoy out in the fog."
+    scripted.enqueue(waves)
     await maya.slash(channel, "act", action="I listen.")
-    assert channel.last_message.content == "Waves on the rocks."
+    assert channel.last_message.content == waves
 
     removing = await admin.slash(channel, "world remove", world="cove")
     assert "/game end them first" in removing.response.content

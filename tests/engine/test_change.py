@@ -7,6 +7,9 @@ from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.model.scripted import found_nothing
 
+# What the GM says once the queue is spent: enough to stand as a reply.
+WIND = "The wind rises and moans around the lantern gallery; somewhere below, a loose shutter bangs. What do you do?"
+
 
 def _gm(scripted: ScriptedModel, *replies: str) -> None:
     """The GM says these, in order; the background jobs find nothing (no fact from the facts job)."""
@@ -20,7 +23,7 @@ def _gm(scripted: ScriptedModel, *replies: str) -> None:
             return '{"summary": "They look around.", "facts": []}'
         if system.startswith("You keep the memory"):
             return "The players looked around; nothing was settled."
-        return queue.pop(0) if queue else "The wind rises. What do you do?"
+        return queue.pop(0) if queue else WIND
 
     scripted.default = answer
 
@@ -34,8 +37,11 @@ async def _start(engine: Engine):
 
 async def test_a_move_found_in_play_is_current_and_the_old_place_is_marked_older(engine: Engine, scripted):
     game = await _start(engine)
-    _gm(scripted, "The gulls wheel overhead, crying. What now?", "The gulls cry.",
-        "Tom carries the brass key down to the cellar. The door creaks.")  # fmt: skip
+    _gm(scripted, "The gulls wheel overhead, crying, as Maya kneels on the wet step; the doormat is heavy with salt "
+        "spray, and nobody sees the key go. What now?",
+        "The gulls cry and quarrel over a fish head on the rocks below, their voices thin against the surf.",
+        "Tom carries the brass key down to the cellar. The door creaks shut behind him, and his lamplight fades on "
+        "the stairs.")  # fmt: skip
     await engine.act(game.id, "maya", "I hide the brass key under the doormat.")
     await engine.act(game.id, "maya", "I listen to the gulls.")
     await engine.act(game.id, "maya", "I watch Tom.")
@@ -52,13 +58,16 @@ async def test_a_move_found_in_play_is_current_and_the_old_place_is_marked_older
 
 async def test_an_edit_or_a_retry_takes_the_change_back(engine: Engine, scripted):
     game = await _start(engine)
-    _gm(scripted, "The key is now in the cellar.", "The key is now in the well.", "The rain falls.")
+    rain = "The rain falls harder, drumming on the lamp-room glass, and the gulls huddle together on the gallery rail."
+    _gm(scripted, "The key is now in the cellar, hung on a rusty nail above the coal chute where the damp has crept up "
+        "the wall.", "The key is now in the well, glinting on a ledge just above the black water and far out of reach.",
+        rain)  # fmt: skip
     await engine.act(game.id, "maya", "I look for the key.")
     moved = await engine.act(game.id, "maya", "I look again.")
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "key"]
     assert fact.value == "in the well"
     retried = await engine.retry(game.id, user_key="maya")  # the GM writes the turn again: nothing moves
-    assert retried.text == "The rain falls."
+    assert retried.text == rain
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "key"]
     assert fact.value == "in the cellar", "the value before the retried reply holds again"
     await engine.edit_entry(game.id, moved.action.id, "I put the key in the drawer.", user_key="maya")
@@ -68,8 +77,9 @@ async def test_an_edit_or_a_retry_takes_the_change_back(engine: Engine, scripted
 
 async def test_a_summary_is_told_the_values_that_changed(engine: Engine, scripted):
     game = await _start(engine)
-    _gm(scripted, "The swan candlestick now stands on the chapel altar.",
-        "Pip carries the swan candlestick into the vestry.")  # fmt: skip
+    _gm(scripted, "The swan candlestick now stands on the chapel altar, its wax dripping onto the cracked stone while "
+        "the flame shivers.", "Pip carries the swan candlestick into the vestry. He glances back once, then pulls the "
+        "narrow oak door shut behind him.")  # fmt: skip
     await engine.act(game.id, "maya", "I look at the altar.")
     await engine.act(game.id, "maya", "I follow Pip.")
     for n in range(4):  # the protected tail: the turns above are the ones folded
@@ -88,8 +98,13 @@ async def test_an_answer_that_gives_a_questions_own_place_back_moves_nothing(eng
     not name is a move, question or not. (The question names a key, so the brief beside it tells the brass key's
     place; the answer says nothing of it and is asked for once more, and says the same again.)"""
     game = await _start(engine)
-    premise = "Wren Tally carries the key to the wine vault."
-    _gm(scripted, "The gulls cry.", premise, premise, "Wren carries the brass key to the boathouse.")
+    premise = (
+        "Wren Tally carries the key to the wine vault. He is the only servant trusted below stairs, and he wears it "
+        "on a cord around his neck."
+    )
+    _gm(scripted, "The gulls cry overhead as you stoop; the doormat settles back over the brass key, and nobody on the "
+        "cliff path looks your way.", premise, premise, "Wren carries the brass key to the boathouse. Through the "
+        "salt-streaked window you see his lantern bob along the jetty.")  # fmt: skip
     await engine.act(game.id, "maya", "I hide the brass key under the doormat.")
     await engine.act(game.id, "maya", "Which servant carries the key to the wine vault?")
     [fact] = [f for f in await engine.facts(game.id) if f.subject == "brass key"]
@@ -103,8 +118,12 @@ async def test_a_reply_said_again_moves_nothing_again(engine: Engine, scripted):
     """The 1.5B GM, asked about a bird etched in a watch, repeated its last reply ("Wren Tally carries the key to
     the wine vault."), and the key moved there in the memory."""
     game = await _start(engine)
-    again = "Wren carries the brass key to the boathouse."
-    _gm(scripted, again, "Wren puts the brass key in the drawer.", again, again)  # asked again, it says it again
+    again = (
+        "Wren carries the brass key to the boathouse. Through the salt-streaked window you see his lantern bob along "
+        "the jetty."
+    )
+    drawer = "Wren puts the brass key in the drawer. The lock clicks shut, and he glances at the window before he goes."
+    _gm(scripted, again, drawer, again, again)  # asked again, it says it again
     for action in ("I watch Wren.", "I follow Wren.", "What bird is etched in the watch?"):
         result = await engine.act(game.id, "maya", action)
     assert result.text == again
@@ -126,8 +145,14 @@ async def test_a_question_in_other_words_is_told_the_current_value_of_the_thing_
     try:
         game = await _start(engine)
         _gm(
-            scripted, "The ferryman works for Ashby, everyone says.", "The gulls cry.",
-            "The ferryman now works for the Crown.", "Wren burns the captain's letter in the kitchen stove.",
+            scripted,
+            "The ferryman works for Ashby, everyone says. He rows out at dawn in all weathers, and nobody in the "
+            "village crosses him.",
+            "The gulls cry over the rocks, and far below the tide sucks and booms against the landing stage.",
+            "The ferryman now works for the Crown. A grey revenue cutter rides at anchor past the reef, and his skiff "
+            "is tied alongside.",
+            "Wren burns the captain's letter in the kitchen stove. The paper curls black, and he will not meet your "
+            "eyes.",
         )  # fmt: skip
         for action in ("I ask about the ferry.", "I listen.", "I watch the water.", "I go to the kitchen."):
             await engine.act(game.id, "maya", action)

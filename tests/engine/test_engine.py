@@ -9,6 +9,14 @@ from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.store import EntryKind, Store
 
+# A reply that says back the action it answers (the prompt's last line), in as many words as a GM's reply: a
+# shorter one is asked for again.
+ECHO = "The wind drops, the gulls settle along the gallery rail, and the sea falls quiet in reply to"
+
+
+def _echo(messages) -> str:
+    return f"{ECHO} {messages[-1].content.splitlines()[-1]}"
+
 
 async def _game_with(engine: Engine, channel: str = "chan", *names: str):
     started = await engine.start_game(channel, "lighthouse")
@@ -42,6 +50,10 @@ async def test_a_turn_stores_action_and_reply_and_returns_them(engine: Engine, s
 
 async def test_the_prompt_holds_rules_world_history_and_the_action(engine: Engine, scripted: ScriptedModel):
     game = await _game_with(engine)
+    scripted.enqueue(
+        'Wren Tally stops coiling his rope and squints up at the dark tower. "The keeper? Kept to himself, mostly," '
+        "he mutters, suddenly busy with a knot."
+    )
     await engine.act(game.id, "maya", "I ask Wren about the keeper.")
     messages = scripted.last().messages
     assert messages[0].role == "system"
@@ -52,7 +64,7 @@ async def test_the_prompt_holds_rules_world_history_and_the_action(engine: Engin
 
 
 async def test_turns_within_a_game_keep_their_order(engine: Engine, scripted: ScriptedModel):
-    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
+    scripted.default = _echo
     game = await _game_with(engine, "chan", "Maya", "Tom")
     actions = [("maya", "I climb."), ("tom", "I wait."), ("maya", "I knock."), ("tom", "I shout.")]
     results = await asyncio.gather(*(engine.act(game.id, who, text) for who, text in actions))
@@ -63,12 +75,12 @@ async def test_turns_within_a_game_keep_their_order(engine: Engine, scripted: Sc
     for action, reply in zip(log[::2], log[1::2], strict=True):
         assert action.kind is EntryKind.ACTION and reply.kind is EntryKind.GM
         assert action.turn == reply.turn
-        assert reply.content == f"reply to {action.author}: {action.content}"
+        assert reply.content == f"{ECHO} {action.author}: {action.content}"
     assert [e.turn for e in log] == [1, 1, 2, 2, 3, 3, 4, 4]
 
 
 async def test_two_games_play_at_once_without_mixing(engine: Engine, scripted: ScriptedModel):
-    scripted.default = lambda messages: "reply to " + messages[-1].content.splitlines()[-1]
+    scripted.default = _echo
     one = await _game_with(engine, "one", "Maya")
     two = await _game_with(engine, "two", "Tom")
 
@@ -83,7 +95,7 @@ async def test_two_games_play_at_once_without_mixing(engine: Engine, scripted: S
         assert [e.content for e in actions] == [f"{who} move {i}" for i in range(5)]
         assert all(e.author == name for e in actions)
         replies = [e.content for e in log if e.kind is EntryKind.GM][1:]
-        assert replies == [f"reply to {name}: {who} move {i}" for i in range(5)]
+        assert replies == [f"{ECHO} {name}: {who} move {i}" for i in range(5)]
     # Neither game's prompt ever held the other's turns.
     for call in scripted.calls:
         text = call.prompt_text
@@ -165,12 +177,14 @@ async def test_a_reply_that_only_echoes_the_action_is_asked_for_again_and_the_tu
     assert result.model.seconds >= result.model.first_token_seconds > 0
 
 
-async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_short_one_as_meant_is_kept(
+async def test_a_reply_too_short_to_stand_is_asked_for_again_as_the_rules_cut_it_or_as_the_model_meant_it(
     engine: Engine, scripted: ScriptedModel
 ):
     """What Qwen2.5 1.5B wrote: one line for a character, then the player's own line, which the rules take out;
-    what is left says too little to stand as a reply. A reply the model meant short is shown as it is, but not a
-    short one that says only that nothing is there, and nothing of its action."""
+    what is left says too little to stand as a reply. A reply the model meant short is asked for once more too, for
+    more of it (bench quality counted two such replies in 24 thin, against an aim of .05; it showed them as the
+    model meant them), and a short one that says only that nothing is there, and nothing of its action, to answer
+    it. The second try stands as it is."""
     game = await _game_with(engine, "chan", "Maya", "Rook")
     cut = 'Ada: "You\'re late." She points at the boat.\nRook: I climb aboard and ask Ada how far it is.'
     answer = "Ada laughs and unties the rope; the boat drifts toward the dark rock while gulls wheel over the tower."
@@ -181,11 +195,13 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     assert "do it (climb, aboard, ask, Ada, far), in new words" in scripted.last().prompt_text
 
     await engine.memory.idle()
-    scripted.enqueue("The fire crackles.")
+    scripted.enqueue("The fire crackles.", "It crackles.")
     shown.clear()
     short = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
-    assert short.text == "The fire crackles." and "".join(shown) == "The fire crackles."
-    assert "Your last reply" not in scripted.last().prompt_text, "a reply the model meant short is not asked again"
+    assert short.text == "It crackles." and "".join(shown) == "It crackles.", "the second try stands, however short"
+    assert "Your last reply to Maya said too little. Write more of what happens when they do it (warm, hands)" in (
+        scripted.last().prompt_text
+    )
 
     await engine.memory.idle()
     scripted.enqueue("You hear nothing.", "The handle turns a little, then sticks: the study door is locked.")
@@ -194,6 +210,22 @@ async def test_a_reply_the_rules_cut_to_too_little_is_asked_for_again_and_a_shor
     assert tried.text == "The handle turns a little, then sticks: the study door is locked."
     assert "".join(shown) == tried.text, "the short reply of nothing never reached the screen"
     assert "did not answer Maya's action (try, handle, study, door)" in scripted.last().prompt_text
+
+
+async def test_a_short_public_part_beside_a_private_aside_stands_as_the_model_meant_it(
+    engine: Engine, scripted: ScriptedModel
+):
+    """What a player's sniff of the glass finds may be told to that player alone: the public line is short, the
+    aside is the answer, and asking again would lose it."""
+    game = await _game_with(engine, "chan", "Maya", "Tom")
+    scripted.enqueue("The glass is cold. [[to Maya: Under the brandy, something bitter, like almonds.]]")
+    shown: list[str] = []
+    result = await engine.act(game.id, "maya", "I sniff the brandy glass.", on_text=shown.append)
+    assert result.text == "The glass is cold." and "".join(shown).strip() == "The glass is cold."
+    assert [(note.player.name, note.entry.content) for note in result.private] == [
+        ("Maya", "Under the brandy, something bitter, like almonds.")
+    ]
+    assert "Your last reply" not in scripted.last().prompt_text and len(scripted.calls) == 1, "asked once"
 
 
 async def _only_the_second_try_is_shown(
@@ -240,7 +272,11 @@ async def test_a_reply_answers_its_action_by_a_character_it_refers_to_an_aside_o
     game = await _game_with(engine, "chan", "Maya")
     for action, reply in (
         ("I ask the boatman what he saw last night.", "Wren Tally spits over the rail and shrugs, rubbing his hands."),
-        ("I run a thumb along the lamp's brass rim.", "The tower groans. [[to Maya: Soot, fresh, and a fingerprint.]]"),
+        (
+            "I run a thumb along the lamp's brass rim.",
+            "The tower groans in the wind, and somewhere below a shutter bangs against the whitewashed wall. "
+            "[[to Maya: Soot on the brass rim, fresh, and a fingerprint.]]",
+        ),
         ("I wait.", "An hour passes. Fog rolls in from the east and swallows the cottage whole."),
     ):
         scripted.enqueue(reply)
@@ -277,7 +313,9 @@ async def test_a_new_config_takes_effect_whole_with_the_next_turn(engine: Engine
     config = EngineConfig(n_ctx=8192, reply_tokens=64, memory=MemoryConfig(pin_cap=3), vectors_bytes=1 << 20,
                           server_worlds_bytes=1 << 16)  # fmt: skip
     engine.config = config
-    scripted.enqueue("The lamp gutters.")
+    scripted.enqueue(
+        "The lamp gutters, then steadies as the charred wick falls away; clean yellow light fills the lamp room again."
+    )
     await engine.act(game.id, "maya", "I trim the lamp.")
 
     assert scripted.last("stream").max_tokens <= 64
@@ -337,6 +375,9 @@ async def test_a_roll_lands_in_the_log_and_the_next_prompt(engine: Engine, scrip
     rolled = await engine.roll(game.id, "maya", "1d20+5")
     assert 6 <= rolled.roll.total <= 25
     assert rolled.entry.kind is EntryKind.ROLL and rolled.entry.turn == 1 and rolled.entry.author == "Maya"
+    scripted.enqueue(
+        "The wet stair is slick under your boots; halfway up, a gust of spray soaks your sleeve and the rail rattles."
+    )
     await engine.act(game.id, "maya", "I climb the wet stair.")
     assert f"\nMaya rolls 1d20+5: {rolled.roll.detail}.\n" in scripted.last().prompt_text, "a plain sentence"
 
@@ -430,6 +471,10 @@ async def test_a_world_too_big_for_the_context_is_reported_and_the_turn_still_pl
     small = Engine(store, worker, WorldLibrary(worlds), EngineConfig(n_ctx=600, reply_tokens=64))
     started = await small.start_game("chan", "hollow-manor")
     await small.join(started.game.id, "maya", "Maya")
+    scripted.enqueue(
+        "Your knock echoes down the panelled hall; after a long moment the study door opens a crack and Hester Crane "
+        "peers out."
+    )
     result = await small.act(started.game.id, "maya", "I knock on the study door.")
     await small.close()
     trace = result.context.trace
@@ -480,10 +525,11 @@ async def test_a_round_closing_while_the_process_stops_calls_no_model(engine: En
 
 async def test_a_private_aside_is_stored_for_its_player_and_kept_out_of_the_public_reply(engine: Engine, scripted):
     game = await _game_with(engine, "chan", "Maya", "Tom")
-    scripted.enqueue("Fog. [[to Tom: You hear oars below.]] [[to Maya: Your lantern flickers blue.")
+    fog = "Fog rolls in off the water and muffles the surf, and the lighthouse beam turns to a pale smear."
+    scripted.enqueue(f"{fog} [[to Tom: You hear oars below.]] [[to Maya: Your lantern flickers blue.")
     shown: list[str] = []
     result = await engine.act(game.id, "maya", "I listen.", on_text=shown.append)
-    assert result.text == "Fog." and "oars" not in "".join(shown) and "blue" not in "".join(shown)
+    assert result.text == fog and "oars" not in "".join(shown) and "blue" not in "".join(shown)
     assert [(p.player.name, p.entry.content) for p in result.private] == [
         ("Tom", "You hear oars below."),
         ("Maya", "Your lantern flickers blue."),

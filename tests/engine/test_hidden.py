@@ -61,7 +61,8 @@ async def test_each_update_reads_only_what_that_player_witnessed(engine: Engine,
             await engine.roll(game.id, actor.lower(), "1d20", secret=True)
         else:
             target = rng.choice(sorted(seated))
-            memory_model.enqueue(f"REPLY{step}P in public. [[to {target}: ASIDE{step}X for {target}]]")
+            public = f"REPLY{step}P in public: the lamp gutters, gulls wheel past the gallery and the surf booms below."
+            memory_model.enqueue(f"{public} [[to {target}: ASIDE{step}X for {target}]]")
             await engine.act(game.id, actor.lower(), f"ACTION{step}P openly")
         await engine.memory.idle(game.id)
 
@@ -96,7 +97,10 @@ async def test_a_private_memory_is_bounded_and_shown_to_the_gm_as_gm_only(engine
         return scripted_memory(messages)
 
     memory_model.default = wordy
-    memory_model.enqueue("The wind howls. [[to Maya: The lamp glass is cracked.]]")
+    memory_model.enqueue(
+        "The wind howls around the gallery and rattles every pane as you climb, and the iron stair shudders underfoot. "
+        "[[to Maya: The lamp glass is cracked.]]"
+    )
     await engine.act(game.id, "maya", "I climb the tower.")
     await engine.memory.idle(game.id)
     player, memory = await engine.private_memory(game.id, "maya")
@@ -155,7 +159,10 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
     engine.config = EngineConfig(n_ctx=8192, reply_tokens=128)  # room for the manor's whole GM-only material
     game = (await engine.start_game("chan", "hollow-manor")).game
     await engine.join(game.id, "maya", "Maya")
-    memory_model.enqueue("Mrs. Crane unlocks the study and gasps.")
+    memory_model.enqueue(
+        "Mrs. Crane unlocks the study and gasps. Lamplight spills across the hall carpet while forty clocks tick on "
+        "behind you."
+    )
     await engine.act(game.id, "maya", "I ask the housekeeper to open the study.")
     memory_model.enqueue("Nobody sees you.")
     await engine.whisper(game.id, "maya", "I pocket the key while Mrs. Crane weeps.")
@@ -167,7 +174,10 @@ async def test_npcs_witness_public_scenes_they_are_in_and_the_gm_is_told(engine:
     assert "hester-crane" in action.npcs and "hester-crane" in reply.npcs
     assert secret.npcs == () and answer.npcs == (), "no NPC witnesses a private exchange"
 
-    memory_model.enqueue("She nods.")
+    memory_model.enqueue(
+        "Mrs. Crane folds her hands and says she was in the kitchen, setting bread to rise; Tobias stares at the floor "
+        "and says nothing."
+    )
     await engine.act(game.id, "maya", "I ask Mrs. Crane and Tobias where they were.")
     # Hester missed the secret turn, so she gets a new note; Tobias enters. Both go into this turn's message.
     prompt = memory_model.last().messages[-1].content
@@ -189,7 +199,8 @@ async def test_a_rebuild_from_far_back_reads_everything_since_in_several_calls(e
     game = await start(engine, "Maya")
     first = None
     for i in range(1, 26):  # 25 turns of long replies: more than one call reads (calls are bounded in tokens)
-        memory_model.enqueue(f"REPLY{i}Z {'and the tide runs cold ' * 12}. [[to Maya: ASIDE{i}Z]]")
+        tide = "and the tide runs cold " * 12
+        memory_model.enqueue(f"REPLY{i}Z {tide}while the gulls huddle on the gallery rail. [[to Maya: ASIDE{i}Z]]")
         result = await engine.act(game.id, "maya", f"ACTION{i}Z")
         first = first or result.action
         await engine.memory.idle(game.id)
@@ -220,18 +231,26 @@ async def test_retry_after_a_whisper_answers_that_player_alone_and_only_they_may
 
 async def test_retry_takes_the_old_asides_with_the_old_reply(engine: Engine, memory_model):
     game = await start(engine, "Maya")
-    memory_model.enqueue("The door creaks. [[to Maya: OLDASIDE]]")
+    memory_model.enqueue(
+        "The door creaks open onto the lamp-room stair, and cold salt air pours down from the gallery above. "
+        "[[to Maya: OLDASIDE]]"
+    )
     await engine.act(game.id, "maya", "I open the door.")
     await engine.memory.idle(game.id)
-    memory_model.enqueue("The door sticks. [[to Maya: NEWASIDE]]")
+    sticks = (
+        "The door sticks fast in its swollen frame; you shoulder it twice before it shudders open onto the dark stair."
+    )
+    memory_model.enqueue(f"{sticks} [[to Maya: NEWASIDE]]")
     result = await engine.retry(game.id)
     live = [e.content for e in await engine.store.log(game.id) if e.turn == result.turn and e.kind is EntryKind.GM]
-    assert live == ["The door sticks.", "NEWASIDE"]
+    assert live == [sticks, "NEWASIDE"]
 
 
 async def test_a_recap_reads_public_messages_only(engine: Engine, memory_model):
     game = await start(engine, "Maya")
-    memory_model.enqueue("The rock is cold.")
+    memory_model.enqueue(
+        "The rock is cold and slick with weed, and the surf sucks at your boots as the boat pulls away."
+    )
     await engine.act(game.id, "maya", "I land on the rock.")
     memory_model.enqueue("Nobody sees you.")
     await engine.whisper(game.id, "maya", "I hide the WHISPERED log book.")
@@ -251,14 +270,18 @@ async def test_a_correction_note_is_on_the_one_call_that_needs_it_and_never_read
     game = (await engine.start_game("chan", "lighthouse")).game
     await engine.join(game.id, "maya", "Maya")
     memory_model.enqueue(
-        "The lamp gutters. Between us, the keeper is alive and hiding below. What now?",  # a leak: written again
-        "The lamp gutters and the wind moans through the tower. What now?",
+        # a leak: written again
+        "The gulls only scream back at you, and the lamp gutters. Between us, the keeper is alive and hiding below. "
+        "What now?",
+        "The lamp gutters and the wind moans through the tower; the gulls wheel off into the dark without a cry. "
+        "What now?",
     )
     first = await engine.act(game.id, "maya", "I ask the gulls where the keeper went.")
     await engine.memory.idle(game.id)
     assert first.draft is not None and any(REGENERATE in c.messages[-1].content for c in memory_model.calls)
     memory_model.enqueue(
-        "The lamp gutters and the wind moans through the tower.",  # nothing new: asked once more
+        # nothing new: asked once more
+        "The lamp gutters and the wind moans through the tower; the gulls wheel off into the dark without a cry.",
         "Rain streaks the window glass while the tide climbs the black rocks. Now?",
     )
     second = await engine.act(game.id, "maya", "I wait by the window.")

@@ -28,7 +28,9 @@ async def test_a_turn_arriving_during_background_work_starts_before_it_ends_and_
 ):
     game = await start(engine, "Maya")
     memory_model.block.clear()  # every call waits: the first turn's background work will hold the model
-    memory_model.enqueue("FIRSTREPLY The fog rolls in.")
+    memory_model.enqueue(
+        "FIRSTREPLY The fog rolls in off the sea and beads on the lamp-room glass as the wick takes the flame."
+    )
     first = asyncio.create_task(engine.act(game.id, "maya", "FIRSTACTION I light the lamp."))
     await until(lambda: any(c.kind == "stream" for c in memory_model.started))
     memory_model.block.set()
@@ -37,14 +39,17 @@ async def test_a_turn_arriving_during_background_work_starts_before_it_ends_and_
     await until(lambda: any(c.kind == "json" for c in memory_model.started))  # upkeep holds the model now
     held = len(memory_model.started)
 
-    memory_model.enqueue("SECONDREPLY The lamp catches.")
+    second_reply = (
+        "SECONDREPLY The lamp catches at last, and its beam sweeps out across the grey water toward the mainland."
+    )
+    memory_model.enqueue(second_reply)
     second = asyncio.create_task(engine.act(game.id, "maya", "SECONDACTION I wait."))
     # The turn's call starts while the background call is still held: it gave way.
     await until(lambda: any(c.kind == "stream" for c in memory_model.started[held:]))
     assert memory_model.interrupted >= 1 and not second.done()
     memory_model.block.set()
     result = await second
-    assert result.reply.content == "SECONDREPLY The lamp catches."
+    assert result.reply.content == second_reply
     await engine.memory.idle(game.id)
 
     # The interrupted update ran again: Maya's memory took in every entry of both turns, nothing was lost.

@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from bot.model import ChatMessage, ModelWorker, Priority, ScriptedModel
+from bot.model.scripted import DEFAULT_REPLY
 
 HELLO = [ChatMessage(role="user", content="hello")]
 
@@ -55,7 +56,7 @@ async def test_stream_raises_what_the_model_raised():
             async for _ in worker.stream(HELLO, max_tokens=32):
                 pass
         # The worker survives a failed job.
-        assert await worker.generate(HELLO, max_tokens=8) == "The GM nods."
+        assert await worker.generate(HELLO, max_tokens=8) == DEFAULT_REPLY
 
 
 async def test_a_models_calls_never_wait_for_the_loops_shared_threads():
@@ -88,7 +89,7 @@ async def test_the_event_loop_keeps_running_while_the_model_works():
             ticks += 1
         assert ticks == 5 and not job.done()
         model.block.set()
-        assert await job == "The GM nods."
+        assert await job == DEFAULT_REPLY
 
 
 async def test_jobs_waiting_at_close_are_cancelled():

@@ -165,7 +165,10 @@ async def test_lore_added_edited_removed_and_imported_at_run_time(engine: Engine
 async def test_the_glossary_defines_new_names_and_can_be_edited(engine: Engine, extractor, scripted):
     game = await start(engine)
     extractor.definitions = {"Saltmere": "The harbour town where the supply boat is based."}
-    scripted.enqueue("Wren spits. 'The boat came from Saltmere, the harbour over the water.'")
+    scripted.enqueue(
+        "Wren spits over the rail. 'The boat came from Saltmere, the harbour town across the grey water, with salt "
+        "cod and letters.'"
+    )
     await turn(engine, game.id, "I ask Wren where the boat came from.")
     [term] = await engine.glossary(game.id)
     assert term.term == "Saltmere" and term.source_entry_id is not None
@@ -205,7 +208,10 @@ async def test_switched_off_buckets_leave_the_prompt_and_keep_their_data(engine:
     game = await start(engine)
     extractor.facts = [[key_fact("under the mat")]]
     extractor.definitions = {"Saltmere": "The harbour town."}
-    scripted.enqueue("The boat came from Saltmere.")
+    scripted.enqueue(
+        "The brass key slips under the mat just as the supply boat from Saltmere rounds the point, its sail dark with "
+        "rain."
+    )
     await turn(engine, game.id, "I hide the brass key under the mat.")
     await engine.pin(game.id, "The lamp needs oil.", "Maya")
     for n in range(12):
@@ -288,12 +294,13 @@ async def test_a_reply_that_says_nothing_of_what_the_notes_told_is_asked_for_aga
     assert result.text == answer and "".join(shown) == answer, "the try that missed never reached the screen"
     assert "did not say what the notes from earlier in the game say" in again
 
-    scripted.enqueue("Under the mat, still.")
+    told = "The brass key is still under the mat by the door, where Maya left it, cold and beaded with sea spray."
+    scripted.enqueue(told)
     result = await engine.act(game.id, "tom", "Where did Maya put the brass key?")
     await engine.memory.idle(game.id)
-    assert result.text == "Under the mat, still."
+    assert result.text == told
     asked = _gm_calls(scripted, "Where did Maya put")
-    assert len(asked) == 1, "short, and it says them: kept as it is"
+    assert len(asked) == 1, "it says them: kept as it is"
 
 
 async def test_a_reply_that_misses_the_notes_twice_is_followed_by_what_they_told(

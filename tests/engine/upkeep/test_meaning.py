@@ -153,7 +153,7 @@ async def test_an_embedding_model_that_fails_or_will_not_load_leaves_the_game_on
         await engine.join(game.id, "maya", "Maya")
         with caplog.at_level(logging.WARNING, logger="bot.engine.upkeep.meaning"):
             result = await engine.act(game.id, "maya", "I climb the stair.")
-        assert result.text == "The GM answers in 4 words' time." or result.text
+        assert result.text == "The GM answers in 4 words' time, while rain drums on the slate roof." or result.text
         assert "recalls by words alone" in caplog.text
         await engine.close()
 
@@ -413,15 +413,16 @@ async def test_an_aside_that_only_says_again_what_the_channel_was_told_guards_no
     public reply saying it in other words is no leak (with Qwen2.5 1.5B as GM, "Where is the brass key now?" was
     answered "(The GM keeps that to themselves.)" after such an aside). A real whisper stays guarded."""
     told = "The keeper's logbook lies open on the desk beside the lamp."
+    public = f"{told} Its last page is blotted with rain, and the ink of the final entry is still wet."
     again = "Wind rattles the shutters. The keeper's logbook still lies open there on the desk, by the lamp."
     whisper = "I pry up the loose floorboard under my bunk and hide the keeper's brass telescope there."
     leak = "Maya has tucked the keeper's brass spyglass beneath a loose plank under her bed."
     async with ModelWorker(model) as worker:
         engine = await _engine(store, worker, worlds_dir, real_embedder)
         game = await _maya_and_tom(engine)
-        model.enqueue(f"{told} [[to Maya: {told}]]")
+        model.enqueue(f"{public} [[to Maya: {told}]]")
         first = await engine.act(game.id, "maya", "I look over the keeper's desk.")
-        assert first.text.strip() == told and [m.entry.content for m in first.private] == [told]
+        assert first.text.strip() == public and [m.entry.content for m in first.private] == [told]
         await engine.memory.idle(game.id)
         await engine.meaning.idle()
 
@@ -531,7 +532,10 @@ async def test_embedding_gives_the_model_up_to_a_players_turn_and_carries_on_aft
         status = await engine.memory_status(game.id)
         assert status.meaning.waiting > 0 and f"{status.meaning.waiting} waiting" in reports.status_text(status)
 
-        model.enqueue("Gulls wheel over the rocks as the tide turns. What now?")
+        model.enqueue(
+            "Gulls wheel over the rocks as the tide turns, and the wet stone of each step is cold under your hand. "
+            "What now?"
+        )
         turn = asyncio.create_task(engine.act(game.id, "maya", "I climb the stair."))
         await asyncio.sleep(0.2)
         assert not turn.done(), "the fragment being embedded is finished first"
@@ -604,7 +608,10 @@ async def test_a_fragment_that_embeds_to_nan_is_never_stored_and_the_backlog_goe
         engine = await _engine(store, worker, worlds_dir, PoisonedEmbedder())
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
-        for reply in (f"The lamp flares and dies: an {POISON} of oil.", "Gulls wheel above the rocks."):
+        for reply in (
+            f"The lamp flares and dies: an {POISON} of oil spills across the sill and drips onto the floorboards.",
+            "Gulls wheel above the rocks, crying into the wind as the grey tide climbs the stones.",
+        ):
             model.enqueue(reply)
             await engine.act(game.id, "maya", "I look around.")
             await engine.memory.idle(game.id)
@@ -659,7 +666,11 @@ async def test_a_damaged_row_in_the_embedding_queue_is_dropped_and_logged_and_th
         engine.meaning.notify = lambda: None  # a backlog first
         game = (await engine.start_game("chan", "lighthouse")).game
         await engine.join(game.id, "maya", "Maya")
-        for reply in ("Gulls wheel above the rocks.", "Rain drums on the slate roof.", "The stairs creak."):
+        for reply in (
+            "Gulls wheel above the rocks, crying into the wind as the grey tide climbs the stones.",
+            "Rain drums on the slate roof, and water seeps under the door into the cold kitchen.",
+            "The stairs creak underfoot, and a cold draught whistles down from the gallery above the landing.",
+        ):
             model.enqueue(reply)
             await engine.act(game.id, "maya", "I look around.")
             await engine.memory.idle(game.id)

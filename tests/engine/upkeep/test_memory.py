@@ -36,7 +36,7 @@ def scripted_memory(messages: list[ChatMessage]) -> str:
         return "Recap: the chapter ended."
     if system.startswith("You keep the memory"):
         return "Story after the chapter."
-    return f"The GM answers in {len(user.split())} words' time."
+    return f"The GM answers in {len(user.split())} words' time, while rain drums on the slate roof."
 
 
 def scripted_private_memory(user: str) -> str:
@@ -251,13 +251,14 @@ async def test_retry_replaces_the_last_reply(engine: Engine, memory_model: Scrip
     game = await start(engine)
     await engine.act(game.id, "maya", "I open the hatch.")
     await engine.memory.idle(game.id)
-    memory_model.enqueue("A better answer.")
+    better = "The hatch swings up on rusted hinges, and cold air smelling of tar and rope rises from the hold below."
+    memory_model.enqueue(better)
     result = await engine.retry(game.id)
-    assert result.turn == 1 and result.text == "A better answer."
+    assert result.turn == 1 and result.text == better
     replies = [e for e in await engine.store.log(game.id, include_deleted=True) if e.kind is EntryKind.GM and e.turn]
     assert [(r.content, r.deleted) for r in replies] == [
         (replies[0].content, True),
-        ("A better answer.", False),
+        (better, False),
     ]
     assert "Maya: I open the hatch." in memory_model.last().prompt_text
     assert replies[0].content.startswith("The GM answers")
@@ -430,7 +431,10 @@ async def test_a_fold_of_a_whisper_brings_the_private_memories_up_to_date(engine
     await play(engine, game.id, 3)
     await engine.compact(game.id)
     before = await _turn(engine, game.id, "maya", "Action 4: I look at the sea.")
-    memory_model.enqueue("Fog rolls in. [[to Maya: A rowboat is tied under the pier.]]")
+    memory_model.enqueue(
+        "Fog rolls in over the black water, and the lamp's beam fades to a grey smear above the breakers. "
+        "[[to Maya: A rowboat is tied under the pier.]]"
+    )
     await _turn(engine, game.id, "maya", "Action 5: I look down at the water.")
     whisper = (await engine.store.log(game.id))[-1]
     assert whisper.visibility is Visibility.PRIVATE and "rowboat" in whisper.content
