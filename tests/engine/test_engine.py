@@ -184,7 +184,7 @@ async def test_a_reply_too_short_to_stand_is_asked_for_again_as_the_rules_cut_it
     what is left says too little to stand as a reply. A reply the model meant short is asked for once more too, for
     more of it (bench quality counted two such replies in 24 thin, against an aim of .05; it showed them as the
     model meant them), and a short one that says only that nothing is there, and nothing of its action, to answer
-    it. The second try stands as it is."""
+    it. A second try that says more stands; one that says less than a short first try that answered does not."""
     game = await _game_with(engine, "chan", "Maya", "Rook")
     cut = 'Ada: "You\'re late." She points at the boat.\nRook: I climb aboard and ask Ada how far it is.'
     answer = "Ada laughs and unties the rope; the boat drifts toward the dark rock while gulls wheel over the tower."
@@ -195,13 +195,23 @@ async def test_a_reply_too_short_to_stand_is_asked_for_again_as_the_rules_cut_it
     assert "do it (climb, aboard, ask, Ada, far), in new words" in scripted.last().prompt_text
 
     await engine.memory.idle()
-    scripted.enqueue("The fire crackles.", "It crackles.")
+    scripted.enqueue("The fire crackles.", "The fire crackles and spits; warmth creeps back into Maya's fingers.")
     shown.clear()
-    short = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
-    assert short.text == "It crackles." and "".join(shown) == "It crackles.", "the second try stands, however short"
+    more = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
+    assert more.text == "The fire crackles and spits; warmth creeps back into Maya's fingers."
+    assert "".join(shown) == more.text, "the short first try never reached the screen"
     assert "Your last reply to Maya said too little. Write more of what happens when they do it (warm, hands)" in (
         scripted.last().prompt_text
     )
+
+    # A second try that says less than the first, or only what the rules take out, does not replace it.
+    for first, second in (("The embers glow red.", "It glows."), ("Sparks drift upward.", "Maya: I warm my hands.")):
+        await engine.memory.idle()
+        scripted.enqueue(first, second)
+        shown.clear()
+        short = await engine.act(game.id, "maya", "I warm my hands.", on_text=shown.append)
+        assert short.text == first and "".join(shown) == first, second
+        assert "said too little" in scripted.last().prompt_text
 
     await engine.memory.idle()
     scripted.enqueue("You hear nothing.", "The handle turns a little, then sticks: the study door is locked.")

@@ -221,15 +221,40 @@ class Narrator:
             note = await asyncio.to_thread(  # counting may wait on a model server's tokenizer
                 answer_the_action, shaping.actors, shaping.actions, shaping.names, self.worker.count_tokens, template
             )
+        # A short first try answered its action: the second is held too, and stands only where it says more.
+        held = first.too_short
         try:
-            again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
+            again = await self._try(request.with_note(note), on_text, guard, hold_back=held, fresh=repeated)
         except ModelFailed as failed:  # nothing to say twice: what the notes told still answers a question
             if str(failed) != NOTHING_TO_SAY or not (request.shaping.public and notes_answer(request.shaping.brief)):
                 raise
             again = Narration("", 0.0, None)
+        if held:
+            again = await self._longer(request, first, again, on_text, guard)
         again = await self._told_from_notes(request, again, on_text, guard)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
+
+    async def _longer(
+        self, request: Request, first: Narration, again: Narration, on_text: OnText | None, guard: TurnGuard | None
+    ) -> Narration:
+        """Of a short first try that answered its action and the held second try, the one that says more, shown
+        whole: a second try that said too little again, or nothing new, or nothing of the action, or all of it in
+        asides the rules took out, does not replace an answer (bench quality, Ember Road: asked for more of
+        "I look back toward Brinewell to see if anyone follows us.", the default model wrote only lines the rules
+        take out, and the table read "(The GM answers privately.)")."""
+        if not again.nothing_new:
+            return again  # it said enough: shown as it came
+        names, actions = request.shaping.names, request.shaping.actions
+        said = [len(stems(split_reply(n.text, names)[0]) - stems(" ".join(actions))) for n in (first, again)]
+        kept = again if again.too_short and said[1] > said[0] else first
+        log.info("Game %d turn %d: the %s try stands, short", *request.where, "second" if kept is again else "first")
+        screen = _Screen(on_text, guard)
+        public = split_reply(kept.text, names)[0].strip()
+        if public:
+            await screen.show(public)
+            await screen.finish()
+        return dataclasses.replace(kept, nothing_new=False, too_short=False)
 
     async def _told_from_notes(
         self, request: Request, narration: Narration, on_text: OnText | None, guard: TurnGuard | None
