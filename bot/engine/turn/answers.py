@@ -54,9 +54,9 @@ def restates(sentence: AbstractSet[str], action: AbstractSet[str]) -> bool:
 def only_restates(text: str, actions: Sequence[str], names: Sequence[str] = ()) -> bool:
     """Whether a whole reply only says an action again in other words ("Maya leans close and smells the
     candles." for "I lean close and sniff the candles."): it adds at most one word of its own to the action's
-    and holds most of them, the players' names left aside. Such a reply is asked for again, as an echo is, to say
-    something new; a short reply that answers ("The door is locked." for "I try the door.") is asked for again
-    too, to say more of it (see :class:`bot.engine.turn.narration.Narrator`)."""
+    and holds most of them, the players' names left aside. Such a reply is asked for again, as an echo is; a short
+    reply that answers ("The door is locked." for "I try the door.", "The log book is soaked. Tom shivers." for
+    "I read the log book.") stands."""
     if says_enough(text, actions):
         return False
     named = set().union(*(stems(name) for name in names)) if names else set()

@@ -2,9 +2,8 @@
 
 :meth:`Narrator.narrate` is the whole of it: a first try, and when that try
 said nothing new (only the action again, or an earlier reply, or nothing
-before a player's line), or it says too little to stand as a reply, as the
-rules left it or as the model meant it (see :func:`bot.engine.turn.answers.says_enough`;
-a short public part beside a private aside stands), or it said nothing of its
+before a player's line), or the rules left too little of it to stand as a
+reply (see :func:`bot.engine.turn.answers.says_enough`), or it said nothing of its
 action or of what the notes told beside it (see :func:`bot.engine.turn.answers.carries`),
 one more try with a note to say so. Each try is one model call, read by :class:`_Try`.
 """
@@ -51,13 +50,6 @@ ANSWER_THE_ACTION = (
     "(Your last reply did not answer {who}'s action ({words}). Write what happens when they do it and what they "
     "find, as the GM, for everyone at the table.)"
 )
-# A reply that answered its action but said too little to stand as a GM's answer ("The fire crackles." for "I warm my
-# hands."; bench quality counts it thin): asked for once more, named with the action's words. Kept as the model
-# meant it, it stood in two of bench quality's 24 replies on the default model (thin .083; aim .05).
-SAY_MORE = (
-    "(Your last reply to {who} said too little. Write more of what happens when they do it ({words}) and what they "
-    "find, as the GM, for everyone at the table.)"
-)
 # A short reply with one of these says that nothing is there (see _Try.ignores_action).
 _DENIAL = re.compile(r"\b(?:no|not|nothing|none|nobody|never)\b|n't\b", re.IGNORECASE)
 NOTE_WORDS = 6  # at most, the action's words the note names
@@ -86,7 +78,6 @@ def room_for_notes(count_tokens: Callable[[str], int]) -> int:
         count_tokens(ANSWER_WITH_THE_NOTES),
         _note_bound(ANSWER_THE_ACTION, count_tokens),
         _note_bound(SAY_WHAT_HAPPENS, count_tokens),
-        _note_bound(SAY_MORE, count_tokens),
     )
     return count_tokens(REGENERATE) + longest + 2 * NOTE_JOIN_TOKENS
 
@@ -174,7 +165,6 @@ class Narration:
     ignored_action: bool = False  # held back too: it said nothing of the action it answers
     missed_brief: bool = False  # held back too: it said nothing of what the notes told beside the action
     told_from_notes: bool = False  # it said nothing of the brief on either try: the notes' answer follows it
-    too_short: bool = False  # held back too: it answered its action, in too few words to stand
 
 
 class Narrator:
@@ -190,9 +180,8 @@ class Narrator:
         """The model's whole reply; ``on_text`` sees its public part as it comes, a sentence at a time if guarded.
 
         With shaping on, the first try shows nothing until it has said enough and something of its action and of
-        the notes' brief; one that said nothing new or too little, or nothing of its action or of the brief, is
-        held back and tried once more, with a note to say something new or more, to answer the action or to answer
-        with the notes.
+        the notes' brief; one that said nothing new, or nothing of its action or of the brief, is held back and
+        tried once more, with a note to say something new, to answer the action or to answer with the notes.
         """
         if not request.shaping.enabled:
             return await self._try(request, on_text, guard, hold_back=False)
@@ -203,8 +192,6 @@ class Narrator:
         why = "said nothing new, or too little"
         if first.ignored_action:
             why = "said nothing of what the notes told" if first.missed_brief else "said nothing of the action"
-        elif first.too_short:
-            why = "said too little"
         log.info("Game %d turn %d: the reply %s; asked again", *request.where, why)
         waited = time.perf_counter() - began
         # A reply that said again what earlier replies said is asked for with the model kept from repeating its
@@ -217,44 +204,19 @@ class Narrator:
         elif not shaping.actions:
             note = SAY_SOMETHING_NEW
         else:
-            template = ANSWER_THE_ACTION if first.ignored_action else SAY_MORE if first.too_short else SAY_WHAT_HAPPENS
+            template = ANSWER_THE_ACTION if first.ignored_action else SAY_WHAT_HAPPENS
             note = await asyncio.to_thread(  # counting may wait on a model server's tokenizer
                 answer_the_action, shaping.actors, shaping.actions, shaping.names, self.worker.count_tokens, template
             )
-        # A short first try answered its action: the second is held too, and stands only where it says more.
-        held = first.too_short
         try:
-            again = await self._try(request.with_note(note), on_text, guard, hold_back=held, fresh=repeated)
+            again = await self._try(request.with_note(note), on_text, guard, hold_back=False, fresh=repeated)
         except ModelFailed as failed:  # nothing to say twice: what the notes told still answers a question
             if str(failed) != NOTHING_TO_SAY or not (request.shaping.public and notes_answer(request.shaping.brief)):
                 raise
             again = Narration("", 0.0, None)
-        if held:
-            again = await self._longer(request, first, again, on_text, guard)
         again = await self._told_from_notes(request, again, on_text, guard)
         stats = first.stats.then(again.stats) if first.stats is not None else again.stats
         return dataclasses.replace(again, first_text=again.first_text + waited, stats=stats)
-
-    async def _longer(
-        self, request: Request, first: Narration, again: Narration, on_text: OnText | None, guard: TurnGuard | None
-    ) -> Narration:
-        """Of a short first try that answered its action and the held second try, the one that says more, shown
-        whole: a second try that said too little again, or nothing new, or nothing of the action, or all of it in
-        asides the rules took out, does not replace an answer (bench quality, Ember Road: asked for more of
-        "I look back toward Brinewell to see if anyone follows us.", the default model wrote only lines the rules
-        take out, and the table read "(The GM answers privately.)")."""
-        if not again.nothing_new:
-            return again  # it said enough: shown as it came
-        names, actions = request.shaping.names, request.shaping.actions
-        said = [len(stems(split_reply(n.text, names)[0]) - stems(" ".join(actions))) for n in (first, again)]
-        kept = again if again.too_short and said[1] > said[0] else first
-        log.info("Game %d turn %d: the %s try stands, short", *request.where, "second" if kept is again else "first")
-        screen = _Screen(on_text, guard)
-        public = split_reply(kept.text, names)[0].strip()
-        if public:
-            await screen.show(public)
-            await screen.finish()
-        return dataclasses.replace(kept, nothing_new=False, too_short=False)
 
     async def _told_from_notes(
         self, request: Request, narration: Narration, on_text: OnText | None, guard: TurnGuard | None
@@ -315,10 +277,8 @@ class Narrator:
                     missed_brief=reading.misses_brief(rest),
                 )  # fmt: skip
             await reading.take(rest)
-            if reading.short is not None and (shaper.shaped.dropped or not reading.has_asides()):
-                # too little to stand, as the rules left it or as the model meant it: once more
-                too_short = not shaper.shaped.dropped
-                return Narration(reading.text, 0.0, stream.stats, shaper.shaped, nothing_new=True, too_short=too_short)
+            if reading.short is not None and shaper.shaped.dropped:  # the rules left too little of it: once more
+                return Narration(reading.text, 0.0, stream.stats, shaper.shaped, nothing_new=True)
             await reading.show_short()
         except Exception as exc:
             log.exception("Game %d turn %d: the model failed", *request.where)
@@ -418,10 +378,10 @@ class _Try:
 
     def ignores_action(self, rest: str) -> bool:
         """Whether the reply, held back for the channel until it said something of its action, said enough to stand
-        as a reply but nothing of the action, or said only that nothing is there (a short reply that answers it is
-        asked for once more, for more of it; a short denial of nothing, to answer it). The default model answered
-        "I try the handle of the study door." with "You hear nothing." and the keyhole with "You see no key.", and
-        went on so on the turns after (bench quality: thin .42)."""
+        as a reply but nothing of the action, or said only that nothing is there: a short reply stands as the model
+        meant it, but not a short denial of nothing of its action. The default model answered "I try the handle of
+        the study door." with "You hear nothing." and the keyhole with "You see no key.", and went on so on the
+        turns after (bench quality: thin .42)."""
         if self.short is None:
             return False
         public = self.short + split_reply(rest, self.shaping.names)[0]
@@ -440,20 +400,15 @@ class _Try:
             and not carries(self.text + rest, brief, actions, self.shaping.recent)
         )
 
-    def has_asides(self) -> bool:
-        """Whether the reply told someone something in private: its short public part stands beside what the aside
-        answers (what a player's sniff of the glass finds may be told to that player alone)."""
-        return bool(split_reply(self.text, self.shaping.names)[1])
-
-    async def show_short(self) -> None:
-        """A short public part beside a private aside, as the model meant it: shown whole, once the call is done."""
-        if self.short:
-            self.first_text = time.perf_counter() - self.started
-            await self.screen.show(self.short)
-
     def only_restates(self, rest: str) -> bool:
         """Whether the reply, held back for the channel as too short, only restates its action in other words."""
         return self.short is not None and only_restates(self.short + rest, self.shaping.actions, self.shaping.names)
+
+    async def show_short(self) -> None:
+        """A short reply as the model meant it: shown whole, once the call is done."""
+        if self.short:
+            self.first_text = time.perf_counter() - self.started
+            await self.screen.show(self.short)
 
 
 async def _show(on_text: OnText, piece: str) -> bool:
