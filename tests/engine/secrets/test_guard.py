@@ -18,8 +18,7 @@ from bot.memory.leaks import Guard
 from bot.model import ModelWorker
 from bot.store import EntryKind, Store, Visibility
 from bot.worlds import WorldLibrary
-
-PROJECT = Path(__file__).parent.parent.parent
+from tests.conftest import PROJECT
 
 
 async def _engine_on(tmp_path: Path, world: str):
