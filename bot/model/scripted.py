@@ -42,7 +42,7 @@ class Call:
         return "\n".join(m.content for m in self.messages)
 
 
-# What the GM says when no reply is queued: enough to stand as a reply (the rules ask a shorter one again).
+# What the GM says when no reply is queued: as many words as a GM's reply (bench quality counts a shorter one thin).
 DEFAULT_REPLY = "The GM nods; rain drums on the slate roof, and the lamps gutter low in the draught."
 
 

@@ -9,8 +9,7 @@ from bot.errors import UserError
 from bot.model import ScriptedModel
 from bot.store import EntryKind, Store
 
-# A reply that says back the action it answers (the prompt's last line), in as many words as a GM's reply: a
-# shorter one is asked for again.
+# A reply that says back the action it answers (the prompt's last line), in as many words as a GM's reply.
 ECHO = "The wind drops, the gulls settle along the gallery rail, and the sea falls quiet in reply to"
 
 
@@ -212,7 +211,7 @@ async def test_a_short_public_part_beside_a_private_aside_stands_as_the_model_me
     engine: Engine, scripted: ScriptedModel
 ):
     """What a player's sniff of the glass finds may be told to that player alone: the public line is short, the
-    aside is the answer, and asking again would lose it."""
+    aside is the answer: it stands as the model meant it, in one call."""
     game = await _game_with(engine, "chan", "Maya", "Tom")
     scripted.enqueue("The glass is cold. [[to Maya: Under the brandy, something bitter, like almonds.]]")
     shown: list[str] = []
