@@ -236,11 +236,13 @@ class ChangeGameModel(ScriptedModel):
             return json.dumps({"summary": "The character walked about the island and saw little.", "facts": []})
         return "The players wandered the island for a while; the weather turned and nothing was settled."
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
+    def stream(
+        self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False, min_tokens: int = 0
+    ):
         said = [step.said for step in self.steps.get(self.turn, [])]
         filler = self.rng.sample(self.topical, 1) + self.rng.sample(FILLER, 1)
         self.enqueue(" ".join([*said, *filler]) if said else " ".join(filler))
-        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh, min_tokens=min_tokens)
 
 
 @dataclass

@@ -74,10 +74,12 @@ class BenchModel(ScriptedModel):
     def count_tokens(self, text: str) -> int:
         return self._count(text)
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
+    def stream(
+        self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False, min_tokens: int = 0
+    ):
         """The scripted words, cut at ``max_tokens`` as a real model stops there."""
         self._max_tokens = max_tokens
-        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh, min_tokens=min_tokens)
 
     def _reply(self, messages: list[ChatMessage]) -> str:
         system = messages[0].content

@@ -209,10 +209,12 @@ class LongGameModel(ScriptedModel):
         self.reply = topical_reply if topical else gm_reply
         self.padding = padding
 
-    def stream(self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False):
+    def stream(
+        self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False, min_tokens: int = 0
+    ):
         reply = self.reply(self.turn, self.rng)
         self.enqueue(f"{reply} {_filler(self.rng, self.padding)}" if self.padding else reply)
-        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh)
+        return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh, min_tokens=min_tokens)
 
 
 async def play_long_game(engine: Engine, model: LongGameModel, turns: int = 300, *, pin: bool = False) -> int:

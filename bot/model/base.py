@@ -164,6 +164,7 @@ class StreamCall:
     slot: str | None = None
     stop: tuple[str, ...] = ()
     fresh: bool = False
+    min_tokens: int = 0
 
 
 class LanguageModel(ABC):
@@ -224,7 +225,7 @@ class LanguageModel(ABC):
 
     def stream(
         self, messages: Messages, *, max_tokens: int, slot: str | None = None, stop: Sequence[str] = (),
-        fresh: bool = False,
+        fresh: bool = False, min_tokens: int = 0,
     ) -> Written:  # fmt: skip
         """The reply to a chat, piece by piece as it is written; its figures in ``stats`` once it has ended.
 
@@ -232,9 +233,10 @@ class LanguageModel(ABC):
         the call and restored before that slot's next one, whatever ran in
         between. The reply ends before the first of the ``stop`` strings.
         ``fresh``: the last try said only what the prompt already said; a model that can keeps this one from
-        repeating its context (llama.cpp's DRY sampler).
+        repeating its context (llama.cpp's DRY sampler). ``min_tokens``: a model that can does not end the reply
+        before it has written this many tokens (a stop string or ``max_tokens`` still ends it).
         """
-        call = StreamCall(messages, max_tokens, slot, tuple(stop), fresh)
+        call = StreamCall(messages, max_tokens, slot, tuple(stop), fresh, min(min_tokens, max_tokens - 1))
         return Written.of(lambda written: self._write(call, written))
 
     @abstractmethod

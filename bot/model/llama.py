@@ -344,7 +344,7 @@ class LlamaModel(LanguageModel):
         return Answer(_whole(result)["choices"][0]["message"]["content"] or "", self._figures())
 
     def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
-        self._llama.begin(slot=call.slot, stop=self.stop, dry=Dry() if call.fresh else None)
+        self._llama.begin(slot=call.slot, stop=self.stop, dry=Dry() if call.fresh else None, min_tokens=call.min_tokens)
         chunks = _streamed(self._llama.create_chat_completion(
             messages=_as_dicts(call.messages), max_tokens=call.max_tokens, stream=True, stop=list(call.stop) or None,
             **self._sampling(),

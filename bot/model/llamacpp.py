@@ -212,41 +212,73 @@ class GameLlama(llama_cpp.Llama):
         self.reading = Reading()
         self.dry: Dry | None = None
         self._dry_sampler = None  # the DRY sampler of the call in progress, fed the context at its first token
+        self.min_tokens = 0
+        self._holding_end = False  # the call's chain begins with the sampler that keeps the end tokens out
+        self._sampled = 0  # tokens sampled in the call in progress
+        self._end_tokens: list[int] | None = None
 
-    def begin(self, *, slot: str | None, stop: threading.Event | None, dry: Dry | None = None) -> None:
-        """Set up the next call: whose saved state it may use, whether it may be interrupted, and whether it
-        samples with :class:`Dry` over its whole context."""
+    def begin(
+        self, *, slot: str | None, stop: threading.Event | None, dry: Dry | None = None, min_tokens: int = 0
+    ) -> None:
+        """Set up the next call: whose saved state it may use, whether it may be interrupted, whether it
+        samples with :class:`Dry` over its whole context, and how many tokens it writes before it may end."""
         self.cache = _SlotCache(self.states, slot) if slot is not None and self.states.capacity_bytes else None
         self.stop_event = stop
         self.reading = Reading(started=time.perf_counter())
         self.dry = dry
+        self.min_tokens = min_tokens
 
     def _init_sampler(self, *args, **kwargs):
         """The stock chain, with :class:`Dry` first when the call asks for it (before the penalties and the
-        sampling, so that it acts on the raw logits)."""
+        sampling, so that it acts on the raw logits), and before that, for a call with ``min_tokens``, a logit
+        bias that keeps every end-of-generation token out until :meth:`sample` takes it away."""
         sampler = super()._init_sampler(*args, **kwargs)
         self._dry_sampler = None
-        if self.dry is None or kwargs.get("grammar") is not None:
+        self._holding_end = False
+        self._sampled = 0
+        if kwargs.get("grammar") is not None:
             return sampler
-        breakers = (ctypes.c_char_p * len(self.dry.breakers))(*(b.encode() for b in self.dry.breakers))
-        dry = llama_cpp.llama_sampler_init_dry(
-            self._model.vocab, self.dry.multiplier, self.dry.base, self.dry.allowed, self.n_ctx(), breakers,
-            len(self.dry.breakers),
-        )  # fmt: skip
+        first = []
+        if self.min_tokens > 0:
+            ends = self.end_tokens()
+            biases = (llama_cpp.llama_logit_bias * len(ends))(*(llama_cpp.llama_logit_bias(t, -np.inf) for t in ends))
+            first.append(llama_cpp.llama_sampler_init_logit_bias(self._n_vocab, len(ends), biases))
+            self._holding_end = True
+        if self.dry is not None:
+            breakers = (ctypes.c_char_p * len(self.dry.breakers))(*(b.encode() for b in self.dry.breakers))
+            self._dry_sampler = llama_cpp.llama_sampler_init_dry(
+                self._model.vocab, self.dry.multiplier, self.dry.base, self.dry.allowed, self.n_ctx(), breakers,
+                len(self.dry.breakers),
+            )  # fmt: skip
+            first.append(self._dry_sampler)
+        if not first:
+            return sampler
         chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
-        llama_cpp.llama_sampler_chain_add(chain, dry)
-        while llama_cpp.llama_sampler_chain_n(sampler.sampler) > 0:  # the stock samplers, in their order, after it
+        for added in first:
+            llama_cpp.llama_sampler_chain_add(chain, added)
+        while llama_cpp.llama_sampler_chain_n(sampler.sampler) > 0:  # the stock samplers, in their order, after
             llama_cpp.llama_sampler_chain_add(chain, llama_cpp.llama_sampler_chain_remove(sampler.sampler, 0))
         llama_cpp.llama_sampler_free(sampler.sampler)
         sampler.sampler = chain
-        self._dry_sampler = dry
         return sampler
+
+    def end_tokens(self) -> list[int]:
+        """The tokens that end a reply (end of text, end of turn ...), as the model's vocabulary marks them."""
+        if self._end_tokens is None:
+            vocab = self._model.vocab
+            self._end_tokens = [t for t in range(self._n_vocab) if llama_cpp.llama_vocab_is_eog(vocab, t)]
+        return self._end_tokens
 
     def sample(self, *args, **kwargs):
         if self._dry_sampler is not None:  # the prompt is read now: DRY learns the context it must not repeat
             for token in self._input_ids[: self.n_tokens].tolist():
                 llama_cpp.llama_sampler_accept(self._dry_sampler, token)
             self._dry_sampler = None
+        if self._holding_end and self._sampled >= self.min_tokens and self._sampler is not None:
+            # written enough: the reply may end from here (the bias is first in the chain)
+            llama_cpp.llama_sampler_free(llama_cpp.llama_sampler_chain_remove(self._sampler.sampler, 0))
+            self._holding_end = False
+        self._sampled += 1
         return super().sample(*args, **kwargs)
 
     def eval(self, tokens: Sequence[int]) -> None:

@@ -127,7 +127,12 @@ class ServerPool(LanguageModel):
             try:
                 with self._place(server):
                     written = server.stream(
-                        call.messages, max_tokens=call.max_tokens, slot=call.slot, stop=call.stop, fresh=call.fresh
+                        call.messages,
+                        max_tokens=call.max_tokens,
+                        slot=call.slot,
+                        stop=call.stop,
+                        fresh=call.fresh,
+                        min_tokens=call.min_tokens,
                     )
                     try:
                         for piece in written:

@@ -36,6 +36,7 @@ class Call:
     schema: dict | None = None
     slot: str | None = None
     fresh: bool = False  # asked not to repeat its context
+    min_tokens: int = 0  # asked not to end before this many tokens
 
     @property
     def prompt_text(self) -> str:
@@ -92,7 +93,9 @@ class ScriptedModel(LanguageModel):
         return self._answer(Call("generate", list(messages), max_tokens))
 
     def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
-        answer = self._answer(Call("stream", list(call.messages), call.max_tokens, slot=call.slot, fresh=call.fresh))
+        answer = self._answer(Call(
+            "stream", list(call.messages), call.max_tokens, slot=call.slot, fresh=call.fresh, min_tokens=call.min_tokens
+        ))  # fmt: skip
         written.stats = answer.stats
         text = answer.text
         cuts = [text.find(s) for s in call.stop if s in text]

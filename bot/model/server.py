@@ -228,7 +228,11 @@ class ServerModel(LanguageModel):
             else:  # work of no game goes to the spare slot; a game whose slot is busy, to any free one
                 slot_id = self._spare if slot is None else -1
             before = time.perf_counter() - began
-            pieces = self._stream(messages, max_tokens, slot_id, stop, fresh, written)
+            # A server that takes it (vLLM) does not end the reply before ``min_tokens``; llama.cpp's has no such field
+            pieces = self._stream(
+                messages, max_tokens, slot_id, stop, fresh, written,
+                extra={"min_tokens": call.min_tokens} if call.min_tokens else None,
+            )  # fmt: skip
             try:
                 for piece in pieces:
                     if held is not None:

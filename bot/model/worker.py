@@ -253,15 +253,17 @@ class ModelWorker:
         label: str = "turn",
         stop: Sequence[str] = (),
         fresh: bool = False,
+        min_tokens: int = 0,
     ) -> ModelStream:
         """The reply piece by piece (``async for``). Leaving the loop early stops the model.
 
         ``slot`` names the game: its model state is kept for its next turn. The reply ends before any of ``stop``.
-        ``fresh``: kept from repeating its context (see :meth:`LanguageModel.stream`).
+        ``fresh`` and ``min_tokens``: see :meth:`LanguageModel.stream`.
         """
         return ModelStream(
-            self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop, fresh=fresh
-        )
+            self, messages, max_tokens=max_tokens, priority=priority, slot=slot, label=label, stop=stop, fresh=fresh,
+            min_tokens=min_tokens,
+        )  # fmt: skip
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text``; it may block (a model server's tokenizer is a request): not for the event loop,
@@ -399,6 +401,7 @@ class ModelStream:
     label: str
     stop: Sequence[str] = ()
     fresh: bool = False
+    min_tokens: int = 0
     stats: CallStats | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
@@ -419,7 +422,12 @@ class ModelStream:
         def produce() -> Written | None:
             try:
                 written = model.stream(
-                    self.messages, max_tokens=self.max_tokens, slot=self.slot, stop=self.stop, fresh=self.fresh
+                    self.messages,
+                    max_tokens=self.max_tokens,
+                    slot=self.slot,
+                    stop=self.stop,
+                    fresh=self.fresh,
+                    min_tokens=self.min_tokens,
                 )
                 try:
                     for piece in written:

@@ -184,7 +184,7 @@ class EndlessModel(ScriptedModel):
         super().__init__()
         self.closed_at: float | None = None
 
-    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False):
+    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False, min_tokens=0):
         from bot.model.base import Written
 
         return Written.of(self._pieces)

@@ -28,7 +28,7 @@ class FakeServer(ServerModel):
         if self.down:
             raise ServerDown(f"{self.url} is not answering")
 
-    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False) -> Written:
+    def stream(self, messages, *, max_tokens, slot=None, stop=(), fresh=False, min_tokens=0) -> Written:
         return Written.of(lambda written: self._pieces(slot))
 
     def _pieces(self, slot: str | None) -> Iterator[str]:

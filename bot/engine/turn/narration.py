@@ -61,6 +61,10 @@ ANSWER_WITH_THE_NOTES = (
 # What the notes told beside an action, after a reply that did not say it on either try (see
 # Narrator._told_from_notes).
 FROM_THE_NOTES = "(From earlier in the game: {answer}.)"
+# Tokens a reply is written to before the model may end it (about two sentences), at most a quarter of its room:
+# the default model ended one reply in twelve after a line that said little beyond its action (bench quality,
+# thin .083), while the guide asks for two to five sentences.
+MIN_REPLY_TOKENS = 40
 NOTE_JOIN_TOKENS = 2  # the blank line before a note
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
@@ -258,7 +262,7 @@ class Narrator:
         # they took it out (a reply they left too little of is asked for once more).
         stream = self.worker.stream(
             request.context.messages, max_tokens=request.max_tokens, priority=Priority.PLAYER, slot=slot, label=slot,
-            fresh=fresh,
+            fresh=fresh, min_tokens=min(MIN_REPLY_TOKENS, request.max_tokens // 4),
         )  # fmt: skip
         try:
             async with contextlib.aclosing(aiter(stream)) as pieces:
