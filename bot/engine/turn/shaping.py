@@ -216,7 +216,8 @@ class ReplyShaper:
         self._gap = ""  # the space after the last sentence let through, given with the next one
         self._echoed: list[str] = []  # opening sentences dropped as an echo or a repeat: given back if none else
         self._quoted = False  # inside a quotation that a sentence before opened
-        self._script = False  # the reply voices characters in the script form ("Meg Wren: ..."): "I" is theirs
+        self._script = False  # this paragraph voices a character in the script form ("Meg Wren: ..."): "I" is theirs
+        self._paragraph_start = False  # what was let through ended a paragraph (a blank line after it)
 
     def feed(self, piece: str) -> str:
         if not self.enabled:
@@ -270,6 +271,7 @@ class ReplyShaper:
             # What follows starts a line whether or not the sentence was let through: a player's line after an
             # aside taken out is still a player's line ("[[to Julian Ashby: ...]]\n\nMaya: I knock again").
             self._line_start = "\n" in gap
+            self._paragraph_start = gap.count("\n") >= 2
         return "".join(out)
 
     @property
@@ -321,7 +323,10 @@ class ReplyShaper:
         if not inside_aside and self._says_an_action_back(sentence):
             self.shaped.echo = True
             return self._dropped(sentence)
-        self._script = self._script or bool(_SCRIPT_LINE.match(sentence))  # "Meg Wren: ...": lines are spoken
+        # "Meg Wren: ...": spoken, to the end of its paragraph (its next line may go on with the speech). A paragraph
+        # after it with no name is narration again: "Meg Wren: "I don't know." ...\n\nYou turn to Julian Ashby
+        # again." decided what a player did (bench quality).
+        self._script = bool(_SCRIPT_LINE.match(sentence)) or (self._script and not self._paragraph_start)
         quoted, self._quoted = self._quoted, (self._quoted + len(_QUOTE_MARKS.findall(sentence))) % 2 == 1
         talking = self._script or re.search(r"\byou\b", sentence, re.I)
         if not inside_aside and not quoted and _FIRST_PERSON.match(sentence) and not talking:
@@ -346,6 +351,7 @@ class ReplyShaper:
             self._said.add(normal)
         self._started = True
         self._line_start = "\n" in gap
+        self._paragraph_start = gap.count("\n") >= 2
         before, self._gap = self._gap, "" if final else gap
         return before + sentence
 

@@ -435,6 +435,9 @@ def test_narration_told_to_you_that_decides_what_the_acting_player_does_is_taken
     said = "Meg Wren: You killed him. You leave now."
     text, _ = _shape(said, players=["Maya", "Tom"], actions=["I accuse Meg."], actors=["Maya"])
     assert "You leave now." in text, "a reply in the script form: its lines are spoken"
+    said = 'Meg Wren: "I don\'t know, but I think Tobias keeps it." She frowns.\n\nYou turn to Julian Ashby again.'
+    text, _ = _shape(said, players=["Maya", "Tom"], actions=["I ask Meg Wren who keeps the key."], actors=["Maya"])
+    assert "Tobias keeps it" in text and "You turn" not in text, "the line after the script form's is narration"
 
 
 def test_a_line_given_to_a_seated_player_after_its_quote_is_taken_out():
