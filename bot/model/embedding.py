@@ -221,7 +221,7 @@ class ServerEmbedder(Embedder):
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.BATCH):
             chunk = list(texts[start : start + self.BATCH])
-            answer = self.server.request_json("POST", "/embeddings", {"model": self.model, "input": chunk})
+            answer = self.server.http.request_json("POST", "/embeddings", {"model": self.model, "input": chunk})
             try:
                 data = sorted(answer["data"], key=lambda item: item["index"])
                 vectors = [[float(x) for x in item["embedding"]] for item in data]

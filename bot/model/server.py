@@ -29,20 +29,17 @@ scripts/build-llama-server builds it, then cancels the call's work within a
 step of its reading (see scripts/llama-server-cancel.py); another server may
 finish it unread.
 
-No third-party HTTP client: the standard library's, in the worker's thread.
+No third-party HTTP client: the standard library's, in the worker's thread. The requests themselves (the key,
+the retries, the wait for a server the bot started to be started again) are :class:`bot.model.client.ServerClient`'s;
+which slot holds which game's state, and the saves and restores, :class:`bot.model.slots.SlotStates`'s.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import http.client
-import json
 import logging
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -57,27 +54,20 @@ from bot.model.base import (
     StreamCall,
     Written,
 )
-from bot.model.slots import Held, Lease, SlotMap
+from bot.model.client import ServerClient
+from bot.model.slots import Held, SlotMap, SlotStates
 from bot.model.wire import (
-    BACKOFF,
     EXTRA_LINES,
-    MAX_ANSWER_BYTES,
     MAX_CHARS_PER_TOKEN,
     MAX_LINES_PER_TOKEN,
-    OPENER,
     STREAM_DONE,
     Endless,
     Overdue,
-    Retryable,
     ServerDown,
     ServerError,
     call_figures,
     cut_short,
-    error_detail,
-    live_calls,
     read_then_written,
-    read_within,
-    shut_connections_to,
     stream_events,
     usage_of,
     whole_answer,
@@ -98,13 +88,14 @@ class ServerModel(LanguageModel):
         self, url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0, parallel: int = 1,
         slots: SlotMap | None = None, sampling: dict[str, Any] | None = None, owner: LlamaServer | None = None,
     ):  # fmt: skip
-        self.url = url.rstrip("/")
+        self.http = ServerClient(url, api_key=api_key, timeout=timeout, owner=owner, stop=lambda: self.stop)
+        self.url = self.http.url
         self.model = model
         self.name = model  # shown to members (/memory-status): the server's address goes to the log only
-        self.api_key = api_key
         self.timeout = timeout
         self.parallel = max(1, parallel)
         self.slots = slots
+        self.states = SlotStates(slots, self.http) if slots is not None else None
         self.sampling = dict(sampling or {})
         self.owner = owner
         self._placement = f"on a model server ({self.parallel} calls at once)"
@@ -118,9 +109,6 @@ class ServerModel(LanguageModel):
         # llama.cpp's server: it says in every streamed piece what the call has read and reused so far, so a reply
         # left early (the reply rules ended it) still has its figures. Known from /models, or the bot started it.
         self.llama_cpp = owner is not None
-        self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
-        self.closed = False  # the bot is going down: no call is made, none waits for a restart
-        self._aborts = 0  # calls ended by abort(): one under way then is not tried again
 
     @property
     def parameters(self) -> int | None:
@@ -155,7 +143,7 @@ class ServerModel(LanguageModel):
 
     def check(self) -> None:
         """Refuse at start a server that does not answer, or that does not serve ``GM_MODEL_NAME``."""
-        listing = self.request_json("GET", "/models", None)
+        listing = self.http.request_json("GET", "/models", None)
         data = listing.get("data") if isinstance(listing, dict) else None
         if not isinstance(data, list):
             raise ServerError(f"The model server at {self.url} answered /models without a list of models (data).")
@@ -186,7 +174,7 @@ class ServerModel(LanguageModel):
         with self._cut_short():
             if self._streamed:
                 return self._gathered(messages, max_tokens)
-            answer = self.request_json(
+            answer = self.http.request_json(
                 "POST", "/chat/completions", self._body(messages, max_tokens, slot_id=self._spare)
             )
         return whole_answer(answer, started)
@@ -273,7 +261,7 @@ class ServerModel(LanguageModel):
         written: list[str] = []
         finish = None
         pieces = chars = 0
-        response = self._open("POST", "/chat/completions", body)
+        response = self.http.open("POST", "/chat/completions", body)
         deadline = time.monotonic() + self.timeout
         try:
             for event in stream_events(response, deadline, max_tokens * MAX_LINES_PER_TOKEN + EXTRA_LINES):
@@ -332,7 +320,7 @@ class ServerModel(LanguageModel):
             try:
                 if self._streamed:
                     return self._gathered(messages, max_tokens, {"response_format": body["response_format"]})
-                answer = self.request_json("POST", "/chat/completions", body)
+                answer = self.http.request_json("POST", "/chat/completions", body)
             except ServerError as exc:
                 if kind == "json_schema" and "json_schema" in str(exc):  # this server knows json_object only
                     self._json_format = "json_object"
@@ -372,99 +360,30 @@ class ServerModel(LanguageModel):
             self.slots.forget(slot)
 
     def close(self) -> None:
-        self.closed = True
-        self.abort()
+        self.http.close()
         if self.owner is not None:
             self.owner.stop()
 
     def abort(self) -> None:
-        """End the calls under way at once: the bot is going down, and a hung server's answer would hold its exit
-        for up to GM_MODEL_TIMEOUT. A call under way is not tried again (a retry would open a connection no one
-        ends); a call made later is made as usual."""
-        self._aborts += 1
-        shut_connections_to(self.url)
+        """End the calls under way at once (see :meth:`ServerClient.abort`)."""
+        self.http.abort()
+
+    @contextlib.contextmanager
+    def _leased(self, label: str | None, messages: Messages) -> Iterator[Held | None]:
+        """The game's slot for one call, ready (see :class:`SlotStates`); ``None`` for work of no game."""
+        if self.states is None or label is None:
+            yield None
+            return
+        with self.states.leased(label, messages[0].content if messages else None) as held:
+            yield held
+
+    def _count(self, text: str) -> int:
+        return self.http.count(text, self.model)
 
     @property
     def _spare(self) -> int | None:
         """The slot for work of no game (the memory's background calls): the one after the games'."""
         return None if self.slots is None else self.slots.slots
-
-    @contextlib.contextmanager
-    def _leased(self, label: str | None, messages: Messages) -> Iterator[Held | None]:
-        """The game's slot for one call, its holder's state saved and the game's own restored first (or, for a
-        game new to the slots, a copy of a slot whose prompt begins as its own); given back when the call ends."""
-        if self.slots is None or label is None:
-            yield None
-            return
-        with self.slots.leased(label, messages[0].content if messages else None) as held:
-            if held is not None:
-                self._ready(held.lease)
-            yield held
-
-    def _ready(self, lease: Lease) -> None:
-        """Save the slot's holder's state, then restore the game's own (or copy its kin's) into the slot."""
-        assert self.slots is not None
-        if lease.save is not None and self._slot_action(lease.slot, "save", lease.save):
-            self.slots.counted("saves")
-            if self.slots.folder is not None:
-                self.slots.folder.trim()
-        if lease.copy_from is not None and lease.restore is not None:  # a copy: its file is the slot folder's
-            try:
-                saved = self._slot_action(lease.copy_from, "save", lease.restore)
-            finally:
-                self.slots.release_copied(lease.copy_from)
-            if saved and self._slot_action(lease.slot, "restore", lease.restore):
-                self.slots.counted("copies")
-            if self.slots.folder is not None:
-                self.slots.folder.drop(lease.restore)
-        elif lease.restore is not None:
-            if self._slot_action(lease.slot, "restore", lease.restore):
-                self.slots.counted("restores")
-            elif self.slots.folder is not None:
-                self.slots.counted("failed")
-                self.slots.folder.drop(lease.restore)
-
-    def _slot_action(self, slot: int, action: str, filename: str) -> bool:
-        """Save or restore a slot, never cut short: a state half written or half read would cost more than the
-        moment it takes (a call interrupted meanwhile stops when its reply is asked for)."""
-        root = self.url.removesuffix("/v1")
-        held = getattr(live_calls, "sockets", None)
-        live_calls.sockets = None
-        try:
-            body = {"filename": filename}
-            self.request_json("POST", f"/slots/{slot}?action={action}", body, base=root, retries=False)
-        except ServerError as exc:
-            log.warning("Model server: slot %d %s of %s failed (%s); the game reads its prompt cold", slot, action,
-                        filename, exc)  # fmt: skip
-            return False
-        finally:
-            live_calls.sockets = held
-        return True
-
-    @functools.lru_cache(maxsize=4096)  # noqa: B019 (one model object lives as long as the process)
-    def _count(self, text: str) -> int:
-        root = self.url.removesuffix("/v1")
-        if self._tokenize in (None, "llama.cpp"):
-            try:
-                tokens = self.request_json("POST", "/tokenize", {"content": text}, base=root, retries=False)["tokens"]
-                self._tokenize = "llama.cpp"
-                return len(tokens)
-            except (ServerError, KeyError, TypeError):
-                if self._tokenize == "llama.cpp":
-                    raise
-        if self._tokenize in (None, "extras"):
-            try:
-                body = {"input": text, "model": self.model}
-                tokens = self.request_json("POST", "/extras/tokenize", body, base=root, retries=False)["tokens"]
-                self._tokenize = "extras"
-                return len(tokens)
-            except (ServerError, KeyError, TypeError):
-                if self._tokenize == "extras":
-                    raise
-        if self._tokenize is None:
-            log.warning("The model server at %s cannot count tokens; estimating 4 characters a token", self.url)
-            self._tokenize = "none"
-        return (len(text) + 3) // 4
 
     # HTTP
 
@@ -493,94 +412,3 @@ class ServerModel(LanguageModel):
             if self.llama_cpp:
                 body["timings_per_token"] = True
         return body
-
-    def request_json(
-        self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True
-    ) -> dict:
-        response = self._open(method, path, body, base=base, retries=retries)
-        with response:
-            try:
-                data = read_within(response, MAX_ANSWER_BYTES + 1, time.monotonic() + self.timeout)
-            except Overdue:
-                late = f"did not finish its answer to {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)."
-                raise ServerDown(f"The model server at {self.url} {late}") from None
-            except (OSError, http.client.HTTPException) as exc:
-                raise ServerError(f"The model server at {self.url} broke off its answer to {path}: {exc}") from None
-            if len(data) > MAX_ANSWER_BYTES:
-                raise ServerError(
-                    f"The model server at {self.url} answered {path} with more than {MAX_ANSWER_BYTES:,} bytes "
-                    f"(larger than any answer it should give); it was not read."
-                )
-            try:
-                return json.loads(data)
-            except ValueError as exc:
-                raise ServerError(f"The model server at {self.url} answered {path} with no JSON: {exc}") from None
-            except RecursionError:  # "[[[[..." deeper than the parser's stack
-                deep = f"The model server at {self.url} answered {path} with JSON nested too deeply."
-                raise ServerError(deep) from None
-
-    def _open(
-        self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True,
-        waited: bool = False,
-    ):  # fmt: skip
-        url = (base or self.url) + path
-        data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
-        waits = [*BACKOFF, None] if retries else [None]
-        aborts = self._aborts
-        for wait in waits:
-            if self.closed:
-                raise ServerDown(f"The model server at {self.url} is no longer used: the bot is stopping.")
-            request = urllib.request.Request(url, data=data, headers=headers, method=method)
-            try:
-                try:
-                    return OPENER.open(request, timeout=self.timeout)
-                except urllib.error.HTTPError as exc:
-                    detail = error_detail(exc)
-                    if exc.code == 429 or exc.code >= 500 and "validation" not in detail:
-                        raise Retryable(f"HTTP {exc.code}: {detail}") from None
-                    if exc.code in (401, 403):
-                        key = f"The model server at {self.url} refused the key (HTTP {exc.code}); see GM_MODEL_API_KEY."
-                        raise ServerError(key) from None
-                    refused = f"The model server at {self.url} refused {path} (HTTP {exc.code}): {detail}"
-                    raise ServerError(refused) from None
-                except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
-                    reason = getattr(exc, "reason", exc)
-                    if isinstance(reason, TimeoutError) and not (self.stop is not None and self.stop.is_set()):
-                        # It took the call and said nothing for the whole timeout: hung, not starting up. Trying
-                        # again would hold the call (and a pool's next server) for minutes more.
-                        late = f"did not answer {path} within {self.timeout:g} s (GM_MODEL_TIMEOUT)"
-                        raise ServerDown(f"The model server at {self.url} {late}.") from None
-                    raise Retryable(str(reason)) from None
-            except Retryable as exc:
-                if self.stop is not None and self.stop.is_set():
-                    raise Interrupted from None  # its connection was closed to let a more urgent call go first
-                if self.closed or self._aborts != aborts:
-                    raise ServerDown(
-                        f"The model server at {self.url} is no longer used: the bot is stopping."
-                    ) from None
-                if wait is None and self.owner is not None and not waited and self._restarted_in_time():
-                    return self._open(method, path, body, base=base, retries=False, waited=True)
-                if wait is None:
-                    raise ServerDown(self._not_answering(exc)) from None
-                log.info("Model server: %s; trying again in %.1f s", exc, wait)
-                time.sleep(wait)
-        raise AssertionError("unreachable")
-
-    def _restarted_in_time(self) -> bool:
-        """The server the bot started is not answering: wait, within the call's timeout, for its supervisor to
-        start it again (see LlamaServer.supervise); whether it serves again."""
-        if self.owner is None:
-            return False
-        log.info("Model server: llama.cpp's server is not answering; the call waits for it to be started again")
-        return self.owner.wait_serving(self.timeout)
-
-    def _not_answering(self, why: object) -> str:
-        if self.owner is not None:
-            return (
-                f"llama.cpp's server, which the bot started (GM_SERVER_SLOTS), is not answering ({why}); it is "
-                "being started again"
-            )
-        return f"The model server at {self.url} is not answering ({why}); is it running? (GM_MODEL_URL)"

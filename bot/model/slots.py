@@ -20,10 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from bot.model.ownfolders import ModelFolder, safe_file_name
 from bot.model.statefiles import over_budget
+
+if TYPE_CHECKING:
+    from bot.model.client import ServerClient
 
 log = logging.getLogger(__name__)
 
@@ -329,3 +332,44 @@ class SlotMap:
         if self.folder is not None:
             self.folder.drop(file_name(label))
         return slot
+
+
+class SlotStates:
+    """The slot map acted out on llama.cpp's server: one call of a game leases its slot, the slot's holder's state
+    is saved and the game's own restored (or, for a game new to the slots, its kin's copied) through the server's
+    slot routes, and the slot is given back however the call ends."""
+
+    def __init__(self, slots: SlotMap, client: ServerClient):
+        self.slots = slots
+        self.client = client
+
+    @contextmanager
+    def leased(self, label: str, beginning: str | None) -> Iterator[Held | None]:
+        """The game's slot for one call, ready: its state in it (see :meth:`SlotMap.leased`)."""
+        with self.slots.leased(label, beginning) as held:
+            if held is not None:
+                self._ready(held.lease)
+            yield held
+
+    def _ready(self, lease: Lease) -> None:
+        """Save the slot's holder's state, then restore the game's own (or copy its kin's) into the slot."""
+        slots, folder = self.slots, self.slots.folder
+        if lease.save is not None and self.client.slot_action(lease.slot, "save", lease.save):
+            slots.counted("saves")
+            if folder is not None:
+                folder.trim()
+        if lease.copy_from is not None and lease.restore is not None:  # a copy: its file is the slot folder's
+            try:
+                saved = self.client.slot_action(lease.copy_from, "save", lease.restore)
+            finally:
+                slots.release_copied(lease.copy_from)
+            if saved and self.client.slot_action(lease.slot, "restore", lease.restore):
+                slots.counted("copies")
+            if folder is not None:
+                folder.drop(lease.restore)
+        elif lease.restore is not None:
+            if self.client.slot_action(lease.slot, "restore", lease.restore):
+                slots.counted("restores")
+            elif folder is not None:
+                slots.counted("failed")
+                folder.drop(lease.restore)

@@ -2,7 +2,9 @@
 down can cut at once, redirects kept to the same server, answers read within their size and time, streamed events
 read line by line, and a call's figures from the server's ``usage`` (or llama.cpp's ``timings``).
 
-No policy here (which slot, when to retry, when a server is down): that is :class:`bot.model.server.ServerModel`'s.
+No policy here: when to try again and when a server is down is :class:`bot.model.client.ServerClient`'s, which
+slot a game's call takes :class:`bot.model.slots.SlotStates`'s, what a call asks
+:class:`bot.model.server.ServerModel`'s.
 """
 
 from __future__ import annotations

@@ -165,7 +165,7 @@ def test_a_background_call_cut_short_stops_on_the_server_while_a_players_reply_i
     started = started_short_steps
     root = started.url.removesuffix("/v1")
     endless = {"ignore_eos": True}  # the player's reply goes on to its limit: pieces keep coming meanwhile
-    key = started.api_key  # the server the bot starts answers its own key alone
+    key = started.http.api_key  # the server the bot starts answers its own key alone
     background = ServerModel(started.url, started.model, api_key=key, timeout=120, slots=started.slots)
     player = ServerModel(started.url, started.model, api_key=key, timeout=120, sampling=endless)
     spare = started.slots.slots

@@ -106,7 +106,7 @@ async def test_a_whole_game_is_played_through_the_server(server: str, tmp_path: 
         turns = [e.kind for e in log if e.turn and e.kind in (EntryKind.ACTION, EntryKind.GM)]
         assert turns == [EntryKind.ACTION, EntryKind.GM] * 2
     await store.close()
-    assert model.count_tokens("The lamp is lit.") > 0 and model._tokenize == "extras", "the server counts tokens"
+    assert model.count_tokens("The lamp is lit.") > 0 and model.http._tokenize == "extras", "the server counts tokens"
     answer = json.loads(
         model.generate_json(
             [ChatMessage(role="user", content="A name for a cat.")],

@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from bot.model.slots import Lease, SlotFolder, SlotMap, file_name
+from bot.model.slots import Lease, SlotFolder, SlotMap, SlotStates, file_name
 
 
 def _folder(tmp_path: Path, capacity: int = 10**9) -> SlotFolder:
@@ -335,3 +335,60 @@ def test_a_leased_slot_is_given_back_however_its_call_ends(tmp_path: Path):
         held.read = True
     with slots.leased("game:2") as other:
         assert other is not None and other.lease.save == file_name("game:1"), "given back: game 2 has it"
+
+
+class _Client:
+    """A server's slot routes, recorded: ``fails`` names the file names whose restore fails."""
+
+    def __init__(self, folder: SlotFolder, fails: tuple[str, ...] = ()):
+        self.folder, self.fails = folder, fails
+        self.actions: list[tuple[int, str, str]] = []
+
+    def slot_action(self, slot: int, action: str, filename: str) -> bool:
+        self.actions.append((slot, action, filename))
+        if action == "save":
+            (self.folder.folder / filename).write_bytes(b"state")
+        return filename not in self.fails
+
+
+def test_slot_states_save_the_holder_and_restore_the_game_through_the_server_and_count_each(tmp_path: Path):
+    folder = _folder(tmp_path)
+    slots = SlotMap(1, folder)
+    client = _Client(folder)
+    states = SlotStates(slots, client)  # type: ignore[arg-type]
+    with states.leased("game:1", "one") as held:
+        assert held is not None and held.lease == Lease(0)
+        held.read = True
+    with states.leased("game:2", "two") as held:
+        held.read = True
+    with states.leased("game:1", "one") as held:
+        held.read = True
+    assert client.actions == [
+        (0, "save", file_name("game:1")),
+        (0, "save", file_name("game:2")),
+        (0, "restore", file_name("game:1")),
+    ]
+    assert (slots.saves, slots.restores, slots.failed) == (2, 1, 0)
+    assert not slots._busy, "every slot given back"
+
+
+def test_a_restore_the_server_refuses_drops_the_file_and_the_game_reads_its_prompt_cold(tmp_path: Path):
+    folder = _folder(tmp_path)
+    slots = SlotMap(1, folder)
+    states = SlotStates(slots, _Client(folder, fails=(file_name("game:1"),)))  # type: ignore[arg-type]
+    for label in ("game:1", "game:2", "game:1"):
+        with states.leased(label, label) as held:
+            held.read = True
+    assert slots.failed == 1 and not folder.has(file_name("game:1"))
+
+
+def test_a_slot_is_given_back_when_its_call_fails(tmp_path: Path):
+    slots = SlotMap(1, _folder(tmp_path), wait=0.5)
+    states = SlotStates(slots, _Client(slots.folder))  # type: ignore[arg-type]
+    try:
+        with states.leased("game:1", "one"):
+            raise RuntimeError("the server broke off")
+    except RuntimeError:
+        pass
+    with states.leased("game:2", "two") as held:
+        assert held is not None, "the slot was free again, at once"
