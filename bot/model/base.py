@@ -239,6 +239,13 @@ class LanguageModel(ABC):
         call = StreamCall(messages, max_tokens, slot, tuple(stop), fresh, min(min_tokens, max_tokens - 1))
         return Written.of(lambda written: self._write(call, written))
 
+    def streamed(self, call: StreamCall) -> Written:
+        """:meth:`stream`, as ``call`` asks it (a model that serves another's calls passes them on so)."""
+        return self.stream(
+            call.messages, max_tokens=call.max_tokens, slot=call.slot, stop=call.stop, fresh=call.fresh,
+            min_tokens=call.min_tokens,
+        )  # fmt: skip
+
     @abstractmethod
     def _write(self, call: StreamCall, written: Written) -> Iterator[str]:
         """The pieces of ``call``'s reply as they are written (see :meth:`stream`), its figures set on ``written``

@@ -126,14 +126,7 @@ class ServerPool(LanguageModel):
             shown = False
             try:
                 with self._place(server):
-                    written = server.stream(
-                        call.messages,
-                        max_tokens=call.max_tokens,
-                        slot=call.slot,
-                        stop=call.stop,
-                        fresh=call.fresh,
-                        min_tokens=call.min_tokens,
-                    )
+                    written = server.streamed(call)
                     try:
                         for piece in written:
                             shown = True

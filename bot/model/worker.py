@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, StopSignal, Written
+from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, StopSignal, StreamCall, Written
 from bot.model.structured import Structured, generate_object
 
 log = logging.getLogger(__name__)
@@ -421,14 +421,8 @@ class ModelStream:
 
         def produce() -> Written | None:
             try:
-                written = model.stream(
-                    self.messages,
-                    max_tokens=self.max_tokens,
-                    slot=self.slot,
-                    stop=self.stop,
-                    fresh=self.fresh,
-                    min_tokens=self.min_tokens,
-                )
+                asked = (self.messages, self.max_tokens, self.slot, tuple(self.stop), self.fresh, self.min_tokens)
+                written = model.streamed(StreamCall(*asked))
                 try:
                     for piece in written:
                         if stop.is_set():
