@@ -61,10 +61,11 @@ ANSWER_WITH_THE_NOTES = (
 # What the notes told beside an action, after a reply that did not say it on either try (see
 # Narrator._told_from_notes).
 FROM_THE_NOTES = "(From earlier in the game: {answer}.)"
-# Tokens a reply is written to before the model may end it (about two sentences), at most a quarter of its room:
+# Tokens a reply is written to before the model may end it (a sentence and more), at most a quarter of its room:
 # the default model ended one reply in twelve after a line that said little beyond its action (bench quality,
-# thin .083), while the guide asks for two to five sentences.
-MIN_REPLY_TOKENS = 40
+# thin .083), while the guide asks for two to five sentences. At 40, thin fell to .042, but in bench secrets the
+# longer replies of the arm whose prompt holds no secret were stopped by the guard in 2 turns of 28 (none before).
+MIN_REPLY_TOKENS = 24
 NOTE_JOIN_TOKENS = 2  # the blank line before a note
 REGENERATE = (
     "(GM note: your draft gave away GM-only knowledge in public. Write the reply again without revealing any "
