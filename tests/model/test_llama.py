@@ -319,3 +319,19 @@ def test_a_fresh_reply_does_not_say_again_what_the_earlier_replies_said(llama: L
     fresh = "".join(llama.stream(chat, max_tokens=40, fresh=True))
     assert fresh.strip() and loop not in fresh
     assert loop in "".join(llama.stream(chat, max_tokens=40)), "only the call that asks for it"
+
+
+@pytest.mark.llm
+def test_a_reply_asked_for_min_tokens_does_not_end_before_them_and_the_next_call_may(llama: LlamaModel):
+    """A reply is written to ``min_tokens`` before its end-of-generation tokens may come (a logit bias first in the
+    sampling chain, taken away once written): the bundled model, asked for one word, says it and ends at once."""
+    chat = [ChatMessage(role="user", content="Answer with one word, yes or no: is the sea wet?")]
+    short = llama.stream(chat, max_tokens=60)
+    assert "".join(short).strip() and short.stats is not None
+    assert short.stats.generated_tokens < 12, "the model ends its one word at once"
+    held = llama.stream(chat, max_tokens=60, min_tokens=20)
+    assert "".join(held).strip() and held.stats is not None and held.stats.generated_tokens >= 20
+    again = llama.stream(chat, max_tokens=60)
+    "".join(again)
+    assert again.stats is not None and again.stats.generated_tokens == short.stats.generated_tokens, "that call only"
+    assert set(llama._llama.end_tokens()) >= {llama._llama.token_eos()}
