@@ -215,3 +215,22 @@ async def test_the_wrong_person_or_the_wrong_place_opens_nothing(engine: Engine)
         assert result.private == (), f"{text!r} earned nothing"
     after = await engine.store.reveals(game.id)
     assert [r.ref for r in after[before:]] == [], "nothing opened"
+
+
+async def test_an_aside_to_another_player_that_says_back_the_action_does_not_keep_the_clue_from_its_earner(
+    engine: Engine,
+):
+    """On the turn Maya sniffs the glass, the model wrote its own aside to Ines, "You smell something strange on
+    the brandy glass." (bench quality): Maya still gets the clue in the world's words, and only she."""
+    game = (await engine.start_game("walk:aside", "hollow-manor")).game
+    for name in ("Maya", "Tom", "Ines"):
+        await engine.join(game.id, name.lower(), name)
+    await engine.act(game.id, "tom", "We put our shoulders to the study door and force it open.")
+    engine.worker.model.enqueue(
+        "The glass sits by his hand, half full.\n\n[[to Ines: You smell something strange on the brandy glass.]]"
+    )
+    result = await engine.act(game.id, "maya", "I lean over the desk and sniff Silas's brandy glass.")
+    clue = next(b for c in engine.worlds.get("hollow-manor").chapters for b in c.beats if b.id == "locked-room")
+    given = {(m.player.name, m.entry.content) for m in result.private}
+    assert ("Maya", clue.clue_text) in given
+    assert not any(clue.clue_text == text for name, text in given if name != "Maya")

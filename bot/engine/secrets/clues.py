@@ -60,15 +60,13 @@ class Clues:
         wanted = dict.fromkeys(told, EARNED_WORDS)
         for ref in await self._due(game):
             wanted.setdefault(ref, EARNED_WORDS_UNSAID)
-        asides = [stems(n.text) for n in notes]
         given: list[str] | None = None
         earned = []
         for ref, needed in wanted.items():
             clue = beats[ref].clue_text if ref in beats else None
             if not clue or not _earns(action.content, clue, needed):  # it stays unsaid
                 continue
-            words = stems(clue)
-            if any(len(aside & words) >= TOLD_WORDS for aside in asides):
+            if gave(notes, action.author, clue, action.content):
                 continue  # the model gave it in an aside of its own
             if given is None:
                 given = [e.content for e in await self.store.private_entries(game.id)]
@@ -78,13 +76,14 @@ class Clues:
         return earned
 
     async def from_reveals(
-        self, game: Game, reveals: Sequence[NewReveal], notes: Sequence[PrivateNote], players: Sequence[Player]
-    ) -> list[PrivateNote]:
+        self, game: Game, reveals: Sequence[NewReveal], notes: Sequence[PrivateNote], players: Sequence[Player],
+        action: str = "",
+    ) -> list[PrivateNote]:  # fmt: skip
         """The private clues the engine judged this turn's actions earned (F39), each to the player who earned it,
-        in the world's words: not one an aside of the turn (``notes``) already gave."""
+        in the world's words: not one an aside of the turn (``notes``) already gave that player (``action``: what
+        they did, whose words an aside says back without giving anything)."""
         beats = _beats(self.world_of(game))
         names = {p.id: p.name for p in players}
-        asides = [stems(n.text) for n in notes]
         earned = []
         for reveal in reveals:
             beat = beats.get(reveal.ref.removeprefix("clue:")) if reveal.ref.startswith("clue:") else None
@@ -92,7 +91,7 @@ class Clues:
             name = names.get(reveal.player_id or 0)
             if clue is None or name is None:
                 continue
-            if any(len(aside & stems(clue)) >= TOLD_WORDS for aside in asides):
+            if gave(notes, name, clue, action):
                 continue  # the model gave it in an aside of its own
             earned.append(PrivateNote(name, clue))
         return earned
@@ -123,6 +122,15 @@ def earned_words(world: World, action: LogEntry, reveals: Sequence[NewReveal]) -
 def world_clues(world: World) -> frozenset[str]:
     """Every private clue of ``world``, in its own words: what the engine gives the player who earns it."""
     return frozenset(b.clue_text for b in _beats(world).values() if b.clue_text)
+
+
+def gave(notes: Sequence[PrivateNote], to: str, clue: str, action: str) -> bool:
+    """Whether an aside of the turn gave ``clue`` to ``to``: one to that player holding :data:`TOLD_WORDS` of the
+    clue's words beyond those of the ``action``. "You smell something strange on the brandy glass." to another
+    player, on the turn Maya sniffed the glass, once kept the clue from her (bench quality): it was to Ines, and
+    said back little more than the action."""
+    own = stems(clue) - stems(action)
+    return any(n.name == to and len(stems(n.text) & own) >= TOLD_WORDS for n in notes)
 
 
 def _beats(world: World) -> dict:

@@ -126,7 +126,7 @@ class Turns:
             drafted = await self.drafts.public(request, on_text, guard)
             if held:
                 players = list(table.by_name.values())
-                earned = await self.clues.from_reveals(game, uncovers, drafted.notes, players)
+                earned = await self.clues.from_reveals(game, uncovers, drafted.notes, players, action.content)
             else:
                 earned = await self.clues.to_give(game, action, drafted.clues, drafted.notes)
         else:
