@@ -19,7 +19,7 @@ def stub():
 
 @pytest.fixture
 async def worker(stub: StubServer, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr("bot.model.server.BACKOFF", (0.0,))  # a server that is down is found so at once
+    monkeypatch.setattr("bot.model.client.BACKOFF", (0.0,))  # a server that is down is found so at once
     async with ModelWorker(ServerModel(stub.url, stub.name, timeout=5)) as worker:
         yield worker
 
