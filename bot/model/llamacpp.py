@@ -1,7 +1,7 @@
 """llama-cpp-python's ``Llama``, made to stop when asked, count what it reads, and keep one state per game.
 
 Imported only by :class:`bot.model.llama.LlamaModel`, since importing
-``llama_cpp`` loads the native library. Four changes to the stock class:
+``llama_cpp`` loads the native library. The changes to the stock class:
 
 - ``eval`` reads the prompt in chunks and checks a stop event before each
   chunk and before each generated token, so background work can give the
@@ -13,7 +13,10 @@ Imported only by :class:`bot.model.llama.LlamaModel`, since importing
   vocabulary, about 100 MB for SmolLM2), which sampling no longer needs;
 - a game without a saved state starts from the state of another game whose
   prompt began the same way (the same world's frozen layer), and reads only
-  what differs.
+  what differs;
+- a call may sample with DRY over its whole context, and may be kept from
+  ending before it has written ``min_tokens`` (its end-of-generation tokens
+  held out by a logit bias at the head of the chain, taken away once written).
 """
 
 from __future__ import annotations
