@@ -22,12 +22,12 @@ def _is_engine(node: ast.expr) -> bool:
     )
 
 
-def reaches_past(source: str) -> list[str]:
+def reaches_past(source: str, parts: frozenset[str] | set[str] = PARTS) -> list[str]:
     """Each ``<engine>.<part>`` in ``source``, as ``line: text``."""
     return [
         f"{node.lineno}: {ast.unparse(node)}"
         for node in ast.walk(ast.parse(source))
-        if isinstance(node, ast.Attribute) and node.attr in PARTS and _is_engine(node.value)
+        if isinstance(node, ast.Attribute) and node.attr in parts and _is_engine(node.value)
     ]
 
 
@@ -69,4 +69,24 @@ def test_the_front_ends_import_the_engine_and_not_its_modules():
     sample = "from bot.engine import Engine\nfrom bot.engine.table.settings import x\nimport bot.memory.context"
     assert past_the_door(sample) == ["2: bot.engine.table.settings", "3: bot.memory.context"]
     offenders = [f"{path.relative_to(PROJECT)}:{hit}" for path in FRONT_ENDS for hit in past_the_door(path.read_text())]
+    assert offenders == []
+
+
+# Every part the engine wires together: a bench reads them through ``engine.measures`` (bot.engine.measures).
+ENGINE_PARTS = PARTS | {
+    "meaning", "worker", "memory", "reveals", "guards", "sessions", "prompts", "turns", "seats", "edits", "rounds",
+    "warmups", "player_notes",
+}  # fmt: skip
+
+
+def test_the_benches_read_an_engine_through_its_two_doors():
+    """A bench plays through the front door and reads how the engine came to it through ``engine.measures``; what
+    it built itself (the store, the worker) it uses directly, never through the engine."""
+    assert reaches_past("engine.meaning.closeness(a, b)\nengine.measures.closeness(a, b)\n", ENGINE_PARTS) == [
+        "1: engine.meaning"
+    ]
+    benches = sorted((PROJECT / "bot" / "bench").rglob("*.py"))
+    offenders = [
+        f"{path.relative_to(PROJECT)}:{hit}" for path in benches for hit in reaches_past(path.read_text(), ENGINE_PARTS)
+    ]
     assert offenders == []

@@ -66,13 +66,13 @@ class WorldSentences:
 async def measure(engine, game, lines: Sequence[str], leak: Sequence[bool]) -> WorldSentences:
     """``lines`` measured as the guard of a new game of ``game``'s world would at its first turn."""
     world = engine.world_of(game)
-    turn_guard = await engine.guards.for_turn(game, world, "")
+    turn_guard = await engine.measures.turn_guard(game)
     secrets = [s.text for s in turn_guard.guard.secrets if s.text]
     split = [[p.strip() for p in sentences(line) if p.strip()] for line in lines]
     parts = [p for each in split for p in each]
     item = np.array([n for n, each in enumerate(split) for _ in each], dtype=int)
-    closeness = await engine.meaning.closeness(parts, secrets)
-    public = (await engine.meaning.closeness(parts, list(turn_guard.public_texts))).max(axis=1)
+    closeness = await engine.measures.closeness(parts, secrets)
+    public = (await engine.measures.closeness(parts, list(turn_guard.public_texts))).max(axis=1)
     own = [secret_own_stems(text, turn_guard.public_stems) for text in secrets]
     shared = np.array([[len(o & stems(p)) for o in own] for p in parts]).reshape(len(parts), len(secrets))
     by_words = np.array([bool(turn_guard.guard.candidates(line)) for line in lines], dtype=bool)

@@ -111,21 +111,22 @@ def leaks(text: str, phrases: Sequence[str]) -> list[str]:
 
 
 async def run_leak_bench(
-    engine: Engine, out: TextIO | None = None, attempts: Sequence[Attempt] = ATTEMPTS
+    engine: Engine, store: Store, out: TextIO | None = None, attempts: Sequence[Attempt] = ATTEMPTS
 ) -> LeakReport:
-    """Play every attempt as Tom against a game where Maya holds a clue and a secret."""
+    """Play every attempt as Tom against a game of ``engine`` over ``store`` where Maya holds a clue and a secret
+    (written into ``store`` as her earlier secret turn would have left them)."""
     started = time.perf_counter()
     game = (await engine.start_game(f"bench:leaks:{time.time_ns()}", WORLD)).game
     world = engine.world_of(game)
     maya = await engine.join(game.id, "maya", "Maya", "a sharp-eyed journalist")
     await engine.join(game.id, "tom", "Tom", "a retired army captain")
-    (clue,) = await engine.store.append(
+    (clue,) = await store.append(
         game.id,
         NewEntry(turn=1, kind=EntryKind.GM, author="GM to Maya", content=MAYA_CLUE, visibility=Visibility.PRIVATE,
                  visible_to=(maya.id,)),
         turn_done=1,
     )  # fmt: skip
-    await engine.store.save_player_memory(
+    await store.save_player_memory(
         game.id, maya.id, f"Maya smelled something bitter in Silas's brandy glass. {MAYA_SECRET}.",
         [MAYA_SECRET, "Something bitter was in Silas's brandy"], clue.id, [clue.id], expect_current=None,
     )  # fmt: skip
@@ -151,7 +152,7 @@ async def run_leak_bench(
         if out is not None:
             out.write(f"  {'LEAK' if after else 'ok  '} {'(draft leaked) ' if before else ''}{attempt.text}\n")
             out.flush()
-    report.guard_hits = len(await engine.store.leak_hits(game.id))
+    report.guard_hits = len(await store.leak_hits(game.id))
     report.seconds = time.perf_counter() - started
     return report
 
@@ -356,7 +357,7 @@ async def _run(settings: ProcessSettings, model: LanguageModel, out: TextIO) -> 
                     out.write(
                         f"bench leaks: {len(ATTEMPTS)} attempts by Tom on Maya's secrets, model {model.name}, {guard}\n"
                     )
-                    report = await run_leak_bench(engine, out)
+                    report = await run_leak_bench(engine, store, out)
                 finally:
                     await engine.close()
             if embedder is not None:

@@ -37,7 +37,7 @@ from bot.bench.locomo import (
     print_results,
 )
 from bot.engine import Engine, EngineConfig
-from bot.engine.upkeep.ledger import MEANING_WEIGHT, recall_indexes
+from bot.engine.table.config import MEANING_WEIGHT
 from bot.errors import UserError
 from bot.memory.config import MemoryConfig
 from bot.memory.context import Budget, MemoryView, build_context
@@ -118,6 +118,7 @@ class MemoryRetriever:
         self.games: dict[str, tuple[Engine, int, dict[int, str]]] = {}
         self.plain: dict[str, Engine] = {}  # the same games, recalled by words alone
         self.variants: list[Engine] = []  # the same games, with other settings (weighted)
+        self.libraries: dict[str, WorldLibrary] = {}  # each conversation's world
         # Where each evidence turn the memory did not show sat, by budget and question category: ranked among the
         # recall candidates past what the budget held (by rank), or not among them at all (see placement_table).
         self.placed: dict[int, dict[int, Counter[str]]] = {}
@@ -126,6 +127,7 @@ class MemoryRetriever:
         world = conversation_world(conv)
         library = WorldLibrary(worlds_dir)
         library.worlds[world.id] = world
+        self.libraries[conv.id] = library
         engine = Engine(self.store, self.worker, library, self.config, embedder=self.embedder)
         self.plain[conv.id] = Engine(self.store, self.worker, library, self.config)
         game = (await self.store.create_game(f"locomo:{conv.id}", world.id)).id
@@ -146,8 +148,7 @@ class MemoryRetriever:
                     turn_done=session.index,
                 )  # fmt: skip
                 dia_of[entry.id] = turn.dia_id
-        await engine.memory.compact(game)  # closed chunks only, as upkeep would after the last turn
-        await engine.meaning.idle()  # every turn embedded, as the background does between turns
+        await engine.measures.fold_closed(game)  # closed chunks only, every turn embedded, as upkeep would do
         self.games[conv.id] = (engine, game, dia_of)
 
     def __call__(self, conv: Conversation, question: Question, budget: int) -> Retrieved:
@@ -158,13 +159,11 @@ class MemoryRetriever:
         ``excerpt_words`` (a candidate setting)."""
         engines: dict[str, Engine] = {}
         memory = self.config.memory.model_copy(update={"excerpt_words": excerpt_words})
-        config = dataclasses.replace(self.config, memory=memory)
+        config = dataclasses.replace(self.config, memory=memory, meaning_weight=weight)
 
         def retrieve(conv: Conversation, question: Question, budget: int) -> Retrieved:
             if conv.id not in engines:
-                engine, _, _ = self.games[conv.id]
-                variant = Engine(self.store, self.worker, engine.worlds, config, embedder=self.embedder)
-                variant.memory.ledger.indexes = recall_indexes(self.store, variant.meaning, weight)
+                variant = Engine(self.store, self.worker, self.libraries[conv.id], config, embedder=self.embedder)
                 engines[conv.id] = variant
                 self.variants.append(variant)
             return self.loop.run_until_complete(self._retrieve(conv, question, budget, engines[conv.id]))
@@ -179,8 +178,7 @@ class MemoryRetriever:
         engine, game, dia_of = self.games[conv.id]
 
         async def nearest():
-            query = await engine.meaning.query(question.text)
-            return await engine.meaning.search(game, query, 400)
+            return await engine.measures.nearest(game, question.text, 400)
 
         chosen, used = [], 0
         for hit in self.loop.run_until_complete(nearest()):
@@ -198,7 +196,7 @@ class MemoryRetriever:
     ) -> Retrieved:
         meaning, game, dia_of = self.games[conv.id]
         engine = engine or meaning
-        world = engine.worlds.get("locomo")
+        world = self.libraries[conv.id].get("locomo")
         action = LogEntry(id=0, game_id=game, turn=0, kind=EntryKind.ACTION, author=ASKER,
                           content=question.text, created_at=datetime(2026, 1, 1, tzinfo=UTC))  # fmt: skip
         base = build_context(world, MemoryView(), action, Budget(n_ctx=10**6, reply_tokens=0), self.count).tokens

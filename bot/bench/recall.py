@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import statistics
 import tempfile
 import time
@@ -38,7 +37,6 @@ from bot.bench.long_game import (
     prompt_text,
 )
 from bot.engine import Engine, EngineConfig
-from bot.engine.upkeep.ledger import Scene
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.model.embedding import Embedder
@@ -173,9 +171,8 @@ async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int
         game_id = await play_long_game(engine, model, turns)
         engine.hold_upkeep()  # the questions only
         for n, clue in enumerate(CLUES):
-            scene = Scene(action=clue.question, recent=())
-            scene = dataclasses.replace(scene, query=await engine.meaning.query(scene.meaning))
-            fused, named = await engine.ledger.ranked(game_id, scene, {"entry", "summary", "fact"}, set(), 400)
+            ranked = await engine.measures.ranked(game_id, clue.question)
+            fused, named = ranked.fused, ranked.by_index
 
             def rank(hits, clue=clue) -> int | None:
                 return next((i for i, hit in enumerate(hits) if clue.text in hit.text), None)
@@ -183,7 +180,7 @@ async def _topical(embedder: Embedder, turns: int) -> list[tuple[int | None, int
             model.turn = turns + 1 + n
             result = await engine.act(game_id, "maya", clue.question)
             reached = clue.text in prompt_text(result.context.messages)
-            await engine.meaning.idle()
+            await engine.measures.embedded()
             found.append((rank(named.get("bm25-action", [])), rank(named.get("meaning", [])), rank(fused), reached))
     return found
 

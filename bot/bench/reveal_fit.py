@@ -113,7 +113,7 @@ async def measure(embedder, worlds: WorldLibrary) -> list[Measured]:
                         scores, meets = [], []
                         for item in labelled:
                             actions = [*item.meets, *item.misses]
-                            closeness = await engine.meaning.closeness(actions, [item.condition])
+                            closeness = await engine.measures.closeness(actions, [item.condition])
                             scores += [float(c) for c in closeness[:, 0]]
                             meets += [True] * len(item.meets) + [False] * len(item.misses)
                         found.append(Measured(world, np.array(scores), np.array(meets)))

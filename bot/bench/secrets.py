@@ -212,7 +212,7 @@ async def play_arm(
                 try:
                     for world_id in world_ids:
                         script = script_of(worlds.worlds[world_id])[: turns or None]
-                        game = await _play(engine, worlds.worlds[world_id], arm, script, out)
+                        game = await _play(engine, worker, worlds.worlds[world_id], arm, script, out)
                         result.games.append(game)
                 finally:
                     await engine.close()
@@ -221,17 +221,16 @@ async def play_arm(
     return result
 
 
-async def _play(engine: Engine, world: World, arm: str, script, out: TextIO | None) -> Game:
+async def _play(engine: Engine, worker: ModelWorker, world: World, arm: str, script, out: TextIO | None) -> Game:
     started = await engine.start_game(f"bench-secrets:{arm}:{world.id}:{time.time_ns()}", world.id)
     game_id = started.game.id
     for name in PLAYERS:
         await engine.join(game_id, name.lower(), name)
-    session = engine.sessions[game_id]
     played = Game(arm, world.id)
     public_stems = world_public_stems(world)
     for n, (kind, action) in enumerate(script):
         player = PLAYERS[n % len(PLAYERS)]
-        asked = session.turns_asked
+        asked = engine.measures.replies_asked(game_id)
         began = time.perf_counter()
         try:
             result = await engine.act(game_id, player.lower(), action)
@@ -239,9 +238,9 @@ async def _play(engine: Engine, world: World, arm: str, script, out: TextIO | No
             played.turns.append(Turn(kind, action, f"(failed: {exc})", False, 1, [], [], 0.0,
                                      time.perf_counter() - began, 0))  # fmt: skip
             continue
-        uncovered = await engine.reveals.uncovered(game_id)
+        uncovered = await engine.measures.uncovered(game_id)
         hidden = [t for t in world.truths if f"truth:{t.id}" not in uncovered]
-        said_by_players = " ".join(e.content for e in await engine.store.log(game_id) if e.kind is EntryKind.ACTION)
+        said_by_players = " ".join(e.content for e in await engine.measures.log(game_id) if e.kind is EntryKind.ACTION)
         words = [
             f"{t.id}: {p}" for t in hidden for p in t.key_phrases
             if _holds(result.text, p) and not _holds(said_by_players, p)
@@ -249,7 +248,7 @@ async def _play(engine: Engine, world: World, arm: str, script, out: TextIO | No
         meaning = await _by_meaning(engine, world, result.text, uncovered, public_stems)
         turn = Turn(
             kind, action, result.text, result.draft is not None,
-            max(0, session.turns_asked - asked - 1 - (result.draft is not None)), words, meaning,
+            max(0, engine.measures.replies_asked(game_id) - asked - 1 - (result.draft is not None)), words, meaning,
             result.first_text_seconds, result.seconds, result.context.trace.total_tokens,
         )  # fmt: skip
         played.turns.append(turn)
@@ -263,7 +262,7 @@ async def _play(engine: Engine, world: World, arm: str, script, out: TextIO | No
                 f"{turn.prompt_tokens} tokens){flags}: {' '.join(result.text.split())[:400]}\n"
             )
             out.flush()
-    await _judge(engine, game_id, world, played)
+    await _judge(engine, worker, game_id, world, played)
     if out is not None:
         out.write(f"  [{arm} {world.id}] the judge named {len(played.named)} of {len(played.judged)} truths: "
                   f"{played.named}; answers: {played.judged}\n")  # fmt: skip
@@ -278,7 +277,7 @@ async def _by_meaning(
     engine: Engine, world: World, text: str, uncovered: frozenset[str], public_stems: frozenset[str]
 ) -> list[str]:
     """The world secrets not uncovered that a posted sentence tells in other words, by the guard's own test."""
-    if engine.meaning is None or not engine.meaning.on:
+    if not engine.measures.by_meaning:
         return []
     secrets = {f"truth:{t.id}": t.text for t in world.truths if f"truth:{t.id}" not in uncovered}
     secrets |= {
@@ -289,8 +288,8 @@ async def _by_meaning(
     if not said or not secrets:
         return []
     refs, texts = list(secrets), list(secrets.values())
-    closeness = await engine.meaning.closeness(said, texts)
-    public = (await engine.meaning.closeness(said, world_public_texts(world))).max(axis=1)
+    closeness = await engine.measures.closeness(said, texts)
+    public = (await engine.measures.closeness(said, world_public_texts(world))).max(axis=1)
     found = []
     for i, sentence in enumerate(said):
         for j, ref in enumerate(refs):
@@ -299,9 +298,9 @@ async def _by_meaning(
     return sorted(set(found))
 
 
-async def _judge(engine: Engine, game_id: int, world: World, played: Game) -> None:
+async def _judge(engine: Engine, worker: ModelWorker, game_id: int, world: World, played: Game) -> None:
     """The judge reads the channel alone and answers each truth's question."""
-    log = await engine.store.log(game_id)
+    log = await engine.measures.log(game_id)
     lines = [
         f"{e.author}: {e.content}" for e in log
         if e.visibility is Visibility.PUBLIC and e.kind in (EntryKind.ACTION, EntryKind.GM)
@@ -311,7 +310,7 @@ async def _judge(engine: Engine, game_id: int, world: World, played: Game) -> No
         if not truth.question or not truth.answers:
             continue
         messages = [ChatMessage(role="user", content=JUDGE.format(record=record, question=truth.question))]
-        answer = await engine.worker.generate(messages, max_tokens=JUDGE_TOKENS, priority=Priority.PLAYER)
+        answer = await worker.generate(messages, max_tokens=JUDGE_TOKENS, priority=Priority.PLAYER)
         text = " ".join(answer.split())
         played.judged[truth.id] = text
         if not re.search(r"\bunknown\b", text, re.IGNORECASE) and any(a.casefold() in text.casefold()

@@ -121,38 +121,10 @@ def run(settings: ProcessSettings, turns: int, games: int, out: TextIO) -> dict[
         database = Path(tmp) / "data" / "gm.sqlite3"
         database.parent.mkdir()
         settings = settings.model_copy(update={"database": database})  # its states go under that data/, not yours
-        model = load_model(settings)
-        out.write(f"{model.origin}\nbench start: {model.name}, {model.placement}, world {WORLD}, {games} games a case, "
-                  f"{turns} turns a game\n")  # fmt: skip
-        out.flush()
         timed: list[Timed] = []
         reading: list[float] = []
-
-        async def cold(engine: Engine) -> None:
-            for g in range(games):
-                _in_process(engine.worker.model).forget()  # nothing kept anywhere, not even the last game's world
-                game_id = await _new_game(engine, f"bench-start:cold:{g}")
-                for n in range(turns):
-                    timed.append(await _act(engine, game_id, g + n, "cold" if n == 0 else "later"))
-
-        async def ahead(engine: Engine) -> list[int]:
-            ids = []
-            # The first read-ahead starts from nothing; the next find its world read.
-            _in_process(engine.worker.model).forget()
-            for g in range(games):
-                began = time.perf_counter()
-                game_id = await _new_game(engine, f"bench-start:ahead:{g}")
-                await engine.warmups.idle()  # the players type their names meanwhile
-                reading.append(time.perf_counter() - began)
-                for n in range(2):
-                    timed.append(await _act(engine, game_id, g + n, "read ahead" if n == 0 else "later"))
-                ids.append(game_id)
-            return ids
-
-        asyncio.run(_session(model, settings, database, cold, read_ahead=False))
-        played = asyncio.run(_session(model, settings, database, ahead, read_ahead=True))
-        del model  # the process stops: what it kept is on disk
-
+        played = _before_restart(settings, database, turns, games, timed, reading, out)
+        # The process stopped there: what it kept is on disk.
         restarted = load_model(settings)
 
         async def after_restart(engine: Engine) -> None:
@@ -164,6 +136,41 @@ def run(settings: ProcessSettings, turns: int, games: int, out: TextIO) -> dict[
 
         asyncio.run(_session(restarted, settings, database, after_restart, read_ahead=False))
     return _report(timed, reading, out)
+
+
+def _before_restart(
+    settings: ProcessSettings, database: Path, turns: int, games: int, timed: list[Timed], reading: list[float],
+    out: TextIO,
+) -> list[int]:  # fmt: skip
+    """The first process: games started cold, then games whose first prompt was read ahead; the ids of those."""
+    model = load_model(settings)
+    out.write(f"{model.origin}\nbench start: {model.name}, {model.placement}, world {WORLD}, {games} games a case, "
+              f"{turns} turns a game\n")  # fmt: skip
+    out.flush()
+    forget = _in_process(model).forget
+
+    async def cold(engine: Engine) -> None:
+        for g in range(games):
+            forget()  # nothing kept anywhere, not even the last game's world
+            game_id = await _new_game(engine, f"bench-start:cold:{g}")
+            for n in range(turns):
+                timed.append(await _act(engine, game_id, g + n, "cold" if n == 0 else "later"))
+
+    async def ahead(engine: Engine) -> list[int]:
+        ids = []
+        forget()  # the first read-ahead starts from nothing; the next find its world read
+        for g in range(games):
+            began = time.perf_counter()
+            game_id = await _new_game(engine, f"bench-start:ahead:{g}")
+            await engine.settled(game_id)  # the players type their names meanwhile: the read-ahead runs
+            reading.append(time.perf_counter() - began)
+            for n in range(2):
+                timed.append(await _act(engine, game_id, g + n, "read ahead" if n == 0 else "later"))
+            ids.append(game_id)
+        return ids
+
+    asyncio.run(_session(model, settings, database, cold, read_ahead=False))
+    return asyncio.run(_session(model, settings, database, ahead, read_ahead=True))
 
 
 def _in_process(model: LanguageModel) -> LlamaModel:

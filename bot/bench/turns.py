@@ -219,7 +219,9 @@ async def played(
         return await engine.retry(game_id, on_text=on_text, user_key=who)
 
 
-async def _play_game(engine: Engine, index: int, world_id: str, turns: int, pause: float, run: Run) -> None:
+async def _play_game(
+    engine: Engine, worker: ModelWorker, index: int, world_id: str, turns: int, pause: float, run: Run
+) -> None:
     names, actions = SCRIPTS[world_id]
     if index > len(WORLDS):
         names = OTHER_CASTS[world_id]
@@ -238,8 +240,8 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
         ended = time.perf_counter()
         records = [
             r
-            for r in engine.worker.records
-            if r.label == engine.sessions[game_id].slot and r.queued_at >= began and r.ended_at <= ended
+            for r in worker.records
+            if r.label == engine.measures.slot(game_id) and r.queued_at >= began and r.ended_at <= ended
         ]
         stats = result.model
         run.turns.append(
@@ -262,11 +264,9 @@ async def _play_game(engine: Engine, index: int, world_id: str, turns: int, paus
 async def _sample_lag(engine: Engine, game_id: int, run: Run) -> None:
     """How far the memory is behind the moment a player acts: turns whose facts are not extracted yet, and
     whether a closed chunk of the log waits for its summary."""
-    checked = await engine.store.checked_through("facts_checked", game_id)
-    recent = await engine.store.recent_log(game_id, 200)
-    run.facts_behind.append(len({e.turn for e in recent if e.id > checked and e.turn}))
-    trigger = await engine.memory.trigger(game_id)
-    run.fold_waiting.append(trigger.messages_to_go == 0 and trigger.tokens_to_go == 0)
+    lag = await engine.measures.lag(game_id)
+    run.facts_behind.append(lag.facts_behind)
+    run.fold_waiting.append(lag.fold_waiting)
 
 
 async def play(
@@ -283,7 +283,10 @@ async def play(
                     engine.hold_upkeep()
                 began = time.perf_counter()
                 await asyncio.gather(
-                    *(_play_game(engine, i + 1, WORLDS[i % len(WORLDS)], turns, pause, run) for i in range(games))
+                    *(
+                        _play_game(engine, worker, i + 1, WORLDS[i % len(WORLDS)], turns, pause, run)
+                        for i in range(games)
+                    )
                 )
                 ended = time.perf_counter()
                 run.wall = ended - began
@@ -291,7 +294,7 @@ async def play(
                 await engine.settled()
                 run.catch_up = time.perf_counter() - ended
                 _account(run, list(worker.records), worker.interruptions)
-                run.query_seconds = list(engine.meaning.query_seconds)
+                run.query_seconds = engine.measures.query_seconds
                 run.state_restores = sum(1 for r in worker.records if r.stats and r.stats.state_restored)
                 await engine.close()
         finally:
@@ -311,16 +314,14 @@ class Preemption:
     read_ahead_running: bool  # the other game's read-ahead was running when the player acted
 
 
-async def _timed_act(engine: Engine, game_id: int, who: str, action: str) -> tuple[float, float]:
+async def _timed_act(engine: Engine, worker: ModelWorker, game_id: int, who: str, action: str) -> tuple[float, float]:
     """The seconds ``who``'s action waited for the model (its first call's queueing) and to its first text."""
     shown: list[float] = []
     began = time.perf_counter()
     await played(engine, game_id, who, action, _stamp(shown))
     ended = time.perf_counter()
-    slot = engine.sessions[game_id].slot
-    calls = [
-        r for r in engine.worker.records if r.label == slot and r.priority is Priority.PLAYER and r.queued_at >= began
-    ]
+    slot = engine.measures.slot(game_id)
+    calls = [r for r in worker.records if r.label == slot and r.priority is Priority.PLAYER and r.queued_at >= began]
     return (calls[0].waited if calls else 0.0), (shown[0] if shown else ended) - began
 
 
@@ -340,7 +341,7 @@ async def preemption(model: LanguageModel, worlds_dir: Path, config: EngineConfi
                 await engine.settled(game_id)
                 await played(engine, game_id, names[0].lower(), actions[0])
                 await played(engine, game_id, names[1].lower(), actions[1])
-                waited_idle, first_idle = await _timed_act(engine, game_id, names[2].lower(), actions[2])
+                waited_idle, first_idle = await _timed_act(engine, worker, game_id, names[2].lower(), actions[2])
                 other = (await engine.start_game("bench-turns:preempt-other", "ember-road")).game.id
                 await engine.join(other, "rook", "Rook")
                 reading = False
@@ -349,7 +350,7 @@ async def preemption(model: LanguageModel, worlds_dir: Path, config: EngineConfi
                         reading = True
                         break
                     await asyncio.sleep(0.005)
-                waited, first = await _timed_act(engine, game_id, names[0].lower(), actions[3])
+                waited, first = await _timed_act(engine, worker, game_id, names[0].lower(), actions[3])
                 engine.release_upkeep()
                 await engine.close()
         finally:

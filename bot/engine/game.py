@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 
 from bot import dice
 from bot.cleantext import clean_text
+from bot.engine.measures import Measures
 from bot.engine.secrets.guard import LeakGuards
 from bot.engine.secrets.reveals import Reveals
 from bot.engine.secrets.reveals import shown as reveal_lines
@@ -106,8 +107,9 @@ class Engine:
         self.sessions = Sessions()
         self.meaning = MeaningIndex(store, worker, embedder, embedder_unavailable, config.vectors_bytes)
         self.memory = MemoryKeeper(
-            store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning
-        )
+            store, worker, self.world_of, config.memory, self.settings, self.sessions, meaning=self.meaning,
+            meaning_weight=config.meaning_weight,
+        )  # fmt: skip
         self.guards = LeakGuards(store, self.meaning)
         self.reveals = Reveals(store, self.world_of, self.memory.cast, self.meaning)
         self.servers = Servers(store, worlds, max_total_bytes=config.server_worlds_bytes)
@@ -126,6 +128,7 @@ class Engine:
             store, worker, self.prompts, self.sessions, lambda: self.stopping or not self.config.read_ahead
         )
         self.config = config
+        self.measures = Measures(self)  # what a bench reads of the engine (bot.engine.measures)
         self.stopping = False  # set by drain(): the process is going down
         self._started = False
 

@@ -106,7 +106,7 @@ async def test_the_gm_answers_from_memory_what_a_long_games_first_turns_told(
             await played.close()
         async with ModelWorker(instruct) as worker:
             engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=real_embedder)
-            engine.memory.hold()  # the questions only: the memory's upkeep between them is bench turns' business
+            engine.hold_upkeep()  # the questions only: the memory's upkeep between them is bench turns' business
             answers = await ask(engine, game_id)
             await engine.close()
     finally:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pydantic import ValidationError
 
 from bot.cleantext import clean_text, clean_tree
+from bot.engine.table.config import MEANING_WEIGHT
 from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
@@ -68,9 +69,6 @@ from bot.worlds import LoreEntry, World, format_validation_error
 log = logging.getLogger(__name__)
 
 
-# Rankings by meaning in the fusion, beside the three by words (the action's words count twice): bench locomo
-# chooses among 1, 2 and 3 leaving one conversation out, and chose 2 for every conversation (MiniLM, 1,000 tokens).
-MEANING_WEIGHT = 2
 QUERY_WITH_SCENE = False  # the query by meaning: the action alone, or after the line before it
 MAX_GAME_LORE = 500  # entries in one game's world book, the world's and the game's own
 MAX_IMPORT_ENTRIES = 200  # entries one import may add
@@ -175,13 +173,14 @@ class Ledger:
         settings: GameSettings,
         indexes: Sequence[RecallIndex] | None = None,
         meaning: MeaningIndex | None = None,
+        meaning_weight: int = MEANING_WEIGHT,
     ):
         self.store = store
         self.worker = worker
         self.world_of = world_of
         self.settings = settings
         self.meaning = meaning
-        self.indexes = list(recall_indexes(store, meaning) if indexes is None else indexes)
+        self.indexes = list(recall_indexes(store, meaning, meaning_weight) if indexes is None else indexes)
 
     # Pins (F11)
 

@@ -18,6 +18,7 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 
+from bot.engine.table.config import MEANING_WEIGHT
 from bot.engine.table.session import Sessions
 from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.chapters import ChapterReport, Chapters
@@ -75,6 +76,7 @@ class MemoryKeeper:
         settings: GameSettings | None = None,
         sessions: Sessions | None = None,
         meaning: MeaningIndex | None = None,
+        meaning_weight: int = MEANING_WEIGHT,
     ):
         self.store = store
         self.worker = worker
@@ -82,7 +84,7 @@ class MemoryKeeper:
         self.settings = settings or GameSettings(store, config, reply_tokens=REPLY_TOKENS)
         self.sessions = sessions if sessions is not None else Sessions()
         self.meaning = meaning
-        self.ledger = Ledger(store, worker, world_of, self.settings, meaning=meaning)
+        self.ledger = Ledger(store, worker, world_of, self.settings, meaning=meaning, meaning_weight=meaning_weight)
         self.players = PlayerMemories(store, worker, world_of)
         self.summaries = Summaries(store, worker, world_of, self.settings, self.sessions)
         self.chapters = Chapters(store, worker, world_of, self.settings, self.sessions)

@@ -52,7 +52,7 @@ async def test_every_attempt_is_stopped_by_the_guard(manor):
     """Every secret in the narrator's prompt, as before the engine held them: the guard alone keeps them."""
     engine, model = manor
     engine.config = replace(engine.config, secrets="prompt")
-    report = await run_leak_bench(engine)
+    report = await run_leak_bench(engine, engine.store)
     spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
 
     # The model leaked on every spoken attempt; the guard stopped every one.
@@ -87,7 +87,7 @@ async def test_with_the_secrets_held_by_the_engine_no_truth_is_in_any_prompt_and
     player alone knows, so it has fewer to tell (a clue the engine gave is kept out too: see test_walkthrough);
     what it still holds of its own (a GM-only heading, what its own asides told) the guard stops."""
     engine, model = manor
-    report = await run_leak_bench(engine)
+    report = await run_leak_bench(engine, engine.store)
     spoken = sum(1 for a in ATTEMPTS if a.kind != "command")
     assert report.leaks_after == 0 and report.leaked == []
     game = (await engine.store.games())[0]
@@ -102,7 +102,7 @@ async def test_with_the_secrets_held_by_the_engine_no_truth_is_in_any_prompt_and
 
 async def test_recall_and_memory_status_show_players_no_gm_only_layer(manor):
     engine, model = manor
-    await run_leak_bench(engine, attempts=ATTEMPTS[:3])
+    await run_leak_bench(engine, engine.store, attempts=ATTEMPTS[:3])
     game = (await engine.store.games())[0]
     trace = await engine.last_trace(game.id)
     admin = reports.trace_text(trace, show_secrets=True)
