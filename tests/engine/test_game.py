@@ -402,16 +402,6 @@ async def test_unknown_world_is_refused_and_no_game_is_made(engine: Engine, stor
     assert await store.games() == []
 
 
-async def test_joining_twice_or_with_a_taken_name_is_refused(engine: Engine):
-    game = await _game_with(engine)
-    with pytest.raises(UserError, match="already joined"):
-        await engine.join(game.id, "maya", "Maya Two")
-    with pytest.raises(UserError, match="Someone already plays MAYA"):
-        await engine.join(game.id, "other", "MAYA")
-    with pytest.raises(UserError, match="at most 40"):
-        await engine.join(game.id, "other", "N" * 41)
-
-
 async def test_an_ended_game_takes_no_more_turns_and_can_be_resumed(engine: Engine):
     game = await _game_with(engine)
     await engine.act(game.id, "maya", "I look around.")
@@ -487,35 +477,6 @@ async def test_round_settings_are_validated_and_an_empty_round_closes_to_nothing
     await engine.set_setting(game.id, "turn_policy", "round")
     assert await engine.turn_policy(game.id) == "round"
     assert await engine.close_round(game.id) is None
-
-
-async def test_an_ended_games_open_round_never_narrates(engine: Engine, scripted):
-    game = await _game_with(engine, "chan", "Maya", "Tom")
-    await engine.set_setting(game.id, "turn_policy", "round")
-    await engine.set_setting(game.id, "round_seconds", "5")
-    closed: list = []
-
-    async def on_closed(result) -> None:
-        closed.append(result)
-
-    await engine.add_to_round(game.id, "maya", "I light the lamp.", on_closed=on_closed)
-    timer = engine.sessions[game.id].round_timer
-    assert timer is not None and not timer.done()
-    await engine.end_game("chan")
-    await asyncio.sleep(0)
-    assert timer.cancelled() or timer.done(), "ending the game stops its round's timer"
-    assert await engine.close_round(game.id) is None, "nor does a late close narrate it"
-    assert closed == [] and not [c for c in scripted.calls if c.kind == "stream"]
-    assert [e.kind for e in await engine.store.log(game.id)][-1] is EntryKind.ACTION, "nothing stored after"
-
-
-async def test_a_round_closing_while_the_process_stops_calls_no_model(engine: Engine, scripted):
-    game = await _game_with(engine, "chan", "Maya", "Tom")
-    await engine.set_setting(game.id, "turn_policy", "round")
-    await engine.add_to_round(game.id, "maya", "I light the lamp.", on_closed=lambda result: asyncio.sleep(0))
-    await engine.drain(0)
-    assert await engine.close_round(game.id) is None
-    assert not [c for c in scripted.calls if c.kind == "stream"], "the action waits for the next start"
 
 
 async def test_a_private_aside_is_stored_for_its_player_and_kept_out_of_the_public_reply(engine: Engine, scripted):
