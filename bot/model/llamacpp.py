@@ -33,6 +33,7 @@ import llama_cpp
 import numpy as np
 
 from bot.model.base import Dry, Interrupted
+from bot.model.kin import MIN_SHARED_TOKENS, nearest_kin
 from bot.model.statefiles import SavedState, StateFolder
 
 log = logging.getLogger(__name__)
@@ -40,8 +41,6 @@ log = logging.getLogger(__name__)
 # Prompt tokens read between two checks of the stop event, for calls that may be interrupted: at
 # about 250 tokens a second on two cores, a player waits at most a quarter of a second.
 INTERRUPTIBLE_CHUNK = 64
-# A new game starts from another game's saved state when their prompts share at least this many tokens.
-MIN_SHARED = 256
 
 
 @dataclass
@@ -86,20 +85,18 @@ class GameStates:
         return self._from_disk(slot)
 
     def nearest(self, tokens: Sequence[int]) -> llama_cpp.LlamaState | None:
-        """The saved state whose tokens begin like ``tokens`` for longest (at least :data:`MIN_SHARED` of them):
-        another game of the same world has read the same frozen layer already."""
+        """The kept state, in memory or on disk, of the nearest kin of a game whose prompt is ``tokens``
+        (:func:`bot.model.kin.nearest_kin`): another game of the same world has read its frozen layer already."""
         wanted = np.asarray(tokens, dtype=np.intc)
-        best, best_length, best_slot = None, MIN_SHARED - 1, None
         with self._lock:
-            for state in self._states.values():
-                length = shared_prefix(state.input_ids[: state.n_tokens], wanted)
-                if length > best_length:
-                    best, best_length = state, length
+            kept = [(slot, state.input_ids[: state.n_tokens]) for slot, state in self._states.items()]
             on_disk = self.disk.slots() if self.disk is not None else {}
-            for slot, ids in on_disk.items():
-                if slot not in self._states and (length := shared_prefix(ids, wanted)) > best_length:
-                    best, best_length, best_slot = None, length, slot
-        return self._from_disk(best_slot) if best_slot is not None else best
+            kept += [(slot, ids) for slot, ids in on_disk.items() if slot not in self._states]
+            found = nearest_kin(kept, wanted, MIN_SHARED_TOKENS)
+            if found is None:
+                return None
+            state = self._states.get(found[0])
+        return state if state is not None else self._from_disk(found[0])
 
     def put(self, slot: str, state: llama_cpp.LlamaState) -> None:
         with self._lock:
@@ -112,12 +109,17 @@ class GameStates:
             self._states[slot] = state
             self._unwritten.add(slot)
             self.saved += 1
-            while self.size > self.capacity_bytes:
-                old_slot, old = self._states.popitem(last=False)
-                self.evicted += 1
-                if old_slot in self._unwritten and self.disk is not None:
-                    self.disk.write(old_slot, _saved(old))
-                self._unwritten.discard(old_slot)
+            self._within_budget()
+
+    def _within_budget(self) -> None:
+        """Let the least recently used states go until the rest fit in memory, each newer than its file written to
+        disk first; under the lock."""
+        while self.size > self.capacity_bytes:
+            old_slot, old = self._states.popitem(last=False)
+            self.evicted += 1
+            if old_slot in self._unwritten and self.disk is not None:
+                self.disk.write(old_slot, _saved(old))
+            self._unwritten.discard(old_slot)
 
     def keep(self, slot: str) -> None:
         """Write ``slot``'s state to disk now (a world's prefix just read, kept for a restart)."""
@@ -160,24 +162,13 @@ class GameStates:
         with self._lock:
             if state.llama_state_size <= self.capacity_bytes:
                 self._states[slot] = state  # as written: nothing to write back
-                while self.size > self.capacity_bytes:
-                    old_slot, old = self._states.popitem(last=False)
-                    if old_slot in self._unwritten:
-                        self.disk.write(old_slot, _saved(old))
-                        self._unwritten.discard(old_slot)
+                self._within_budget()
         return state
 
 
 def _saved(state: llama_cpp.LlamaState) -> SavedState:
     data = memoryview(state.llama_state).cast("B")[: state.llama_state_size]
     return SavedState(np.asarray(state.input_ids[: state.n_tokens], dtype=np.intc), data, state.seed)
-
-
-def shared_prefix(a: np.ndarray, b: np.ndarray) -> int:
-    """How many tokens ``a`` and ``b`` share from their start."""
-    n = min(len(a), len(b))
-    differ = np.flatnonzero(a[:n] != b[:n])
-    return int(differ[0]) if len(differ) else n
 
 
 class _SlotCache(llama_cpp.BaseLlamaCache):

@@ -13,7 +13,6 @@ deleted with one line in the log, and that game reads its prompt cold.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from bot.model.kin import MIN_SHARED_CHARS, least_recent, nearest_kin, shared_prefix
 from bot.model.ownfolders import ModelFolder, safe_file_name
 from bot.model.statefiles import over_budget
 
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 SUFFIX = ".bin"
 # A new game starts from a copy of another game's slot when their prompts' first messages (the frozen layer: the
 # world, its rules and characters, then the players, who differ) begin with at least this many characters alike.
-COPY_MIN_CHARS = 2000
+COPY_MIN_CHARS = MIN_SHARED_CHARS
 WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or any slot, to be free
 
 
@@ -201,7 +201,7 @@ class SlotMap:
             return Lease(slot, restore="copy-" + own, copy_from=donor)
         free = [s for s in range(self.slots) if s not in self._busy and s not in self._returning]
         empty = [s for s in free if s not in self._holder]
-        chosen = empty[0] if empty else min(free, key=lambda s: self._used.get(s, 0.0))
+        chosen = empty[0] if empty else least_recent(free, self._used)
         before = self._holder.get(chosen)
         if before is not None:
             del self._of[before]
@@ -222,7 +222,7 @@ class SlotMap:
     def _alike(self, holder: str | None, beginning: str) -> int:
         """How many characters the prompt of ``holder``'s game begins with alike to ``beginning``."""
         other = self._beginning.get(holder or "")
-        return len(os.path.commonprefix([other, beginning])) if other else 0
+        return shared_prefix(other, beginning) if other else 0
 
     def _kin_reading(self, label: str, beginning: str | None) -> bool:
         """Whether the call of ``label``'s game should wait to copy a kin's slot (a game whose prompt begins as
@@ -256,15 +256,12 @@ class SlotMap:
         A slot whose reading from nothing was cut short holds too little to copy."""
         if beginning is None:
             return None
-        kept = self._alike(before, beginning)
-        kin = [
-            (self._alike(holder, beginning), self._used.get(slot, 0.0), slot) for slot, holder in self._holder.items()
+        kept = [
+            (slot, self._beginning.get(holder, "")) for slot, holder in self._holder.items()
             if slot != chosen and slot not in self._busy and slot not in self._cold
         ]  # fmt: skip
-        best = max(kin, default=None)
-        if best is None or best[0] < COPY_MIN_CHARS or best[0] <= kept:
-            return None
-        return best[2]
+        found = nearest_kin(kept, beginning, COPY_MIN_CHARS, used=self._used, beats=self._alike(before, beginning))
+        return None if found is None else found[0]
 
     def reads_new(self, slot: int) -> bool:
         """Whether a call leased ``slot`` reads a new game's prompt from nothing there, which a game of its world
