@@ -12,6 +12,7 @@ deleted with one line in the log, and that game reads its prompt cold.
 
 from __future__ import annotations
 
+import enum
 import logging
 import threading
 import time
@@ -35,6 +36,21 @@ SUFFIX = ".bin"
 # world, its rules and characters, then the players, who differ) begin with at least this many characters alike.
 COPY_MIN_CHARS = MIN_SHARED_CHARS
 WAIT_SECONDS = 120.0  # a call waits this long at most for its game's slot, or any slot, to be free
+
+
+class Phase(enum.Enum):
+    """What a slot is doing, besides holding its game's state (a slot with no phase is idle, its state whole)."""
+
+    BUSY = "busy"  # a call of its game runs there, on a state read whole (or restored, or copied)
+    READING_NEW = "reading new"  # a call reads a new game's prompt there from nothing
+    CUT_SHORT = "cut short"  # idle, its new game's prompt read only in part: the next call goes on reading it
+    RETURNING = "returning"  # idle, a new game's prompt read whole in a call of its own: kept for the reply's call
+    WRITING_FIRST = "writing first"  # that call runs: kin that come wait for its end, as for a reading
+
+
+# Phases in which a call runs in the slot, and in which the slot holds only part of its new game's prompt.
+RUNNING = frozenset({Phase.BUSY, Phase.READING_NEW, Phase.WRITING_FIRST})
+COLD = frozenset({Phase.READING_NEW, Phase.CUT_SHORT})
 
 
 @dataclass(frozen=True)
@@ -112,16 +128,42 @@ class SlotMap:
         self._holder: dict[int, str] = {}  # slot -> the game whose state it holds
         self._of: dict[str, int] = {}  # game -> its slot
         self._used: dict[int, float] = {}  # slot -> when its last call ended
-        self._busy: set[int] = set()
-        self._cold: set[int] = set()  # busy slots reading a new game's prompt from nothing
+        self._phase: dict[int, Phase] = {}  # slot -> what it is doing; an idle slot, its state whole, has none
+        self._copying: set[int] = set()  # slots whose state is being saved for a kin to copy, whatever their phase
         self._beginning: dict[str, str] = {}  # game -> how its prompt begins (its first message)
         self._copy_wanted: dict[int, int] = {}  # cold slot -> new games of its world waiting to copy it
-        # A new game's prompt read from nothing in a call of its own, its reply to be written in the next one:
-        # between the two its slot is kept for its game and for kin that copy it; during the second, kin that come
-        # wait for its end, as for a reading.
-        self._returning: set[int] = set()
-        self._writing: set[int] = set()
         self.saves = self.restores = self.failed = self.copies = 0  # changed only by counted(), under the lock
+
+    def phase(self, slot: int) -> Phase | None:
+        """What ``slot`` is doing now (``None``: idle, its state whole)."""
+        with self._lock:
+            return self._phase.get(slot)
+
+    def _in(self, phases: frozenset[Phase]) -> set[int]:
+        return {slot for slot, phase in self._phase.items() if phase in phases}
+
+    @property
+    def _busy(self) -> set[int]:
+        """The slots a call runs in, or a copy is made from."""
+        return self._in(RUNNING) | self._copying
+
+    @property
+    def _cold(self) -> set[int]:
+        """The slots holding only part of a new game's prompt, read now or cut short."""
+        return self._in(COLD)
+
+    @property
+    def _returning(self) -> set[int]:
+        return self._in(frozenset({Phase.RETURNING}))
+
+    @property
+    def _writing(self) -> set[int]:
+        return self._in(frozenset({Phase.WRITING_FIRST}))
+
+    def _unkeep(self, slot: int) -> None:
+        """A slot kept for its game's reply (:attr:`Phase.RETURNING`) is kept no longer; any other phase stays."""
+        if self._phase.get(slot) is Phase.RETURNING:
+            del self._phase[slot]
 
     def counted(self, what: Literal["saves", "restores", "failed", "copies"]) -> None:
         """One more slot state saved, restored, failed to restore or copied (calls of several threads count)."""
@@ -139,8 +181,8 @@ class SlotMap:
             claimed: list[int] = []  # its kin's slots, held for its copy until it has its lease
             try:
                 lease = self._lease(label, beginning, claimed)
-                if lease is None:  # gave up: a slot kept for this game's reply is kept no longer
-                    self._returning.discard(self._of.get(label, -1))
+                if lease is None and (kept := self._of.get(label)) is not None:  # gave up: a slot kept for this
+                    self._unkeep(kept)  # game's reply is kept no longer
                 return lease
             finally:
                 for slot in claimed:
@@ -191,13 +233,14 @@ class SlotMap:
         slot = self._of.get(label)
         if slot is not None:  # its state is in its slot; one read only in part gives way to a kin's read whole
             donor = self._donor(beginning, slot, None) if keeping and slot in self._cold else None
-            self._busy.add(slot)
-            if slot in self._returning:  # back to write the reply whose prompt its last call read
-                self._returning.discard(slot)
-                self._writing.add(slot)
+            was = self._phase.get(slot)
+            if was is Phase.RETURNING:  # back to write the reply whose prompt its last call read
+                self._phase[slot] = Phase.WRITING_FIRST
+            else:  # a reading cut short goes on
+                self._phase[slot] = Phase.READING_NEW if was is Phase.CUT_SHORT else Phase.BUSY
             if donor is None:
                 return Lease(slot)
-            self._busy.add(donor)
+            self._copying.add(donor)
             return Lease(slot, restore="copy-" + own, copy_from=donor)
         free = [s for s in range(self.slots) if s not in self._busy and s not in self._returning]
         empty = [s for s in free if s not in self._holder]
@@ -206,17 +249,16 @@ class SlotMap:
         if before is not None:
             del self._of[before]
         self._holder[chosen], self._of[label] = label, chosen
-        self._busy.add(chosen)
-        self._cold.discard(chosen)
+        self._phase[chosen] = Phase.BUSY
         save = file_name(before) if before is not None and keeping else None
         if self.folder is not None and self.folder.has(own):
             return Lease(chosen, save=save, restore=own)
         donor = self._donor(beginning, chosen, before) if keeping else None
         if donor is None:  # cold, or the slot already holds a prompt that begins as this game's
             if self._alike(before, beginning or "") < COPY_MIN_CHARS:
-                self._cold.add(chosen)
+                self._phase[chosen] = Phase.READING_NEW
             return Lease(chosen, save=save)
-        self._busy.add(donor)
+        self._copying.add(donor)
         return Lease(chosen, save=save, restore="copy-" + own, copy_from=donor)
 
     def _alike(self, holder: str | None, beginning: str) -> int:
@@ -274,16 +316,14 @@ class SlotMap:
         writes the reply, asks for the slot at once. Meanwhile a game of its world that waits to copy it does
         (its reading is not held up for the reply's writing as well), and no other game's call takes it."""
         with self._lock:
-            self._busy.discard(slot)
-            self._cold.discard(slot)
-            self._returning.add(slot)
+            self._phase[slot] = Phase.RETURNING
             self._used[slot] = time.monotonic()
             self._lock.notify_all()
 
     def release_copied(self, slot: int) -> None:
         """A slot copied for another game is free again (its game's last use unchanged)."""
         with self._lock:
-            self._busy.discard(slot)
+            self._copying.discard(slot)
             self._lock.notify_all()
 
     def _available(self, label: str) -> bool:
@@ -297,11 +337,10 @@ class SlotMap:
         its first token leaves a new game's slot cold: its next call goes on reading the world, and a new game of
         its world waits for that, as for the first)."""
         with self._lock:
-            self._busy.discard(slot)
-            self._returning.discard(slot)
-            self._writing.discard(slot)
-            if read:
-                self._cold.discard(slot)
+            if not read and self._phase.get(slot) in COLD:
+                self._phase[slot] = Phase.CUT_SHORT
+            else:
+                self._phase.pop(slot, None)
             self._used[slot] = time.monotonic()
             self._lock.notify_all()
 
@@ -311,9 +350,8 @@ class SlotMap:
         with self._lock:
             self._holder.clear()
             self._of.clear()
-            self._cold.clear()
-            self._returning.clear()
-            self._writing.clear()
+            # A call still running there holds nothing of a game the slot was reading or kept for.
+            self._phase = {slot: Phase.BUSY for slot, phase in self._phase.items() if phase in RUNNING}
             self._copy_wanted.clear()
             self._lock.notify_all()
 
@@ -324,7 +362,7 @@ class SlotMap:
             self._beginning.pop(label, None)
             if slot is not None:
                 self._holder.pop(slot, None)
-                self._returning.discard(slot)
+                self._unkeep(slot)
             self._lock.notify_all()
         if self.folder is not None:
             self.folder.drop(file_name(label))

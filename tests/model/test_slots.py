@@ -392,3 +392,31 @@ def test_a_slot_is_given_back_when_its_call_fails(tmp_path: Path):
         pass
     with states.leased("game:2", "two") as held:
         assert held is not None, "the slot was free again, at once"
+
+
+def test_a_slot_goes_through_named_phases_from_a_new_games_reading_to_its_first_reply(tmp_path: Path):
+    """A new game's prompt read from nothing in a call of its own (``reading new``), kept for the reply's call
+    (``returning``), which writes there (``writing first``); a reading cut short is ``cut short`` and goes on at
+    the next call; the server started again leaves only the calls running, ``busy``."""
+    from bot.model.slots import Phase
+
+    slots = SlotMap(2, _folder(tmp_path))
+    lease = slots.acquire("game:1", MANOR)
+    assert slots.phase(lease.slot) is Phase.READING_NEW and slots.reads_new(lease.slot)
+    slots.release(lease.slot, read=False)
+    assert slots.phase(lease.slot) is Phase.CUT_SHORT, "stopped before its prompt was read whole"
+    assert slots.acquire("game:1", MANOR) == Lease(lease.slot)
+    assert slots.phase(lease.slot) is Phase.READING_NEW, "its next call goes on reading"
+    slots.read(lease.slot)
+    assert slots.phase(lease.slot) is Phase.RETURNING
+    assert slots.acquire("game:1", MANOR) == Lease(lease.slot)
+    assert slots.phase(lease.slot) is Phase.WRITING_FIRST
+    slots.release(lease.slot)
+    assert slots.phase(lease.slot) is None, "idle, its state whole"
+
+    other = slots.acquire("game:2", ROAD)
+    assert slots.phase(other.slot) is Phase.READING_NEW
+    slots.emptied()
+    assert slots.phase(other.slot) is Phase.BUSY, "its call still runs, on a slot that holds no game now"
+    slots.release(other.slot)
+    assert not slots._busy and slots.phase(other.slot) is None
