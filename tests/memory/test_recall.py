@@ -68,16 +68,6 @@ def test_a_ranking_keeps_what_was_found_at_its_best_place_only():
     assert [hit.turn for hit in distinct([alone, *ranking])] == [6, 3, 5]
 
 
-def test_a_fragment_is_found_by_its_nearest_sentence_even_where_its_whole_came_nearer():
-    import numpy as np
-
-    from bot.memory.vectors import nearest_sentence
-
-    similar = np.array([0.2, 0.9, 0.5, 0.7, 0.4], dtype=np.float32)  # fragment A: rows 1-3, B: row 4
-    assert nearest_sentence(similar, 1, 4) == 2, "the whole (0.9) is not a sentence: the second sentence (0.7) is"
-    assert nearest_sentence(similar, 4, 5) == 0, "a fragment of one sentence is found by itself"
-
-
 def test_a_clause_is_embedded_on_its_own_and_an_excerpt_cut_around_it_keeps_its_whole_sentence():
     """A clue told in one clause of a long sentence is found by that clause (bench recall's topical game: the
     beacon's clue ranked 19th by its sentence), and what the prompt shows of it is still the whole sentence."""

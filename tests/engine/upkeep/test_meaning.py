@@ -866,35 +866,6 @@ async def test_the_guard_by_meaning_still_compares_a_secret_whose_vector_is_the_
     assert set(secrets) <= set(index._texts), "the truths, used at every reply, are the last to go"
 
 
-def test_recall_by_meaning_ranks_what_differs_from_the_games_common_talk_and_private_parts_move_nothing():
-    """A game whose every turn talks of the same beacon: by plain cosines a filler turn that says "beacon" again
-    came nearer the question than the clue, told in other words. Compared as they differ from the mean of the
-    game's public parts, the clue comes first; and a witness's private fragment changes no one's scores."""
-    import numpy as np
-
-    from bot.memory.vectors import GameVectors
-
-    def unit(*values: float) -> np.ndarray:
-        vector = np.array(values, dtype=np.float32)
-        return vector / np.linalg.norm(vector)
-
-    topic, filler_way, clue_way = np.eye(4, dtype=np.float32)[:3]
-    vectors = GameVectors(epoch=0, dimension=4)
-    for n in range(30):
-        vectors.add(n + 1, f"entry:{n}", n, None, [unit(*(topic + 0.3 * filler_way))])
-    vectors.add(31, "entry:30", 30, None, [unit(*(0.6 * topic + clue_way))])
-    question = unit(*(topic + 0.5 * clue_way))
-    filler, clue = vectors.parts(0)[0], vectors.parts(30)[0]
-    assert float(filler @ question) > float(clue @ question), "the plain cosine prefers the filler"
-    scores = vectors.scores(question)
-    assert scores[30] > scores[0] and np.isfinite(scores).all()
-    vectors.add(32, "entry:31", 31, (7,), [unit(0.0, 0.0, 0.0, 1.0)])
-    assert np.allclose(vectors.scores(question)[:31], scores, atol=1e-6)
-    vectors.remove(31)  # the clue edited away: the mean is the filler's again
-    assert np.isfinite(vectors.scores(question)).all()
-    assert abs(vectors.scores(question)[0]) < 1e-3, "a part equal to the mean says nothing either way"
-
-
 async def test_texts_asked_for_by_two_calls_at_once_are_embedded_once(store):
     """Games of one world started together asked for its lore and secrets at once (their prompts read ahead,
     their first turns), and each call embedded them all. A text another call is embedding is waited for."""
