@@ -8,7 +8,7 @@ from bot.discord_client import GameMasterBot, cog_modules
 from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.store import EntryKind
-from cogs.rendering import LIMIT, split_message
+from cogs.rendering import LIMIT
 
 
 async def test_the_bot_connects_loads_every_cog_and_syncs(simcord_env, simcord_bot: GameMasterBot):
@@ -109,49 +109,6 @@ async def test_a_roll_is_public_and_logged(simcord_env, table, engine: Engine):
     assert not result.ephemeral and result.response.content.startswith("**Maya** rolls 1d20+5: 1d20 (")
     game = await engine.current_game(f"discord:{channel.id}")
     assert (await engine.history(game.id, 1))[0].kind is EntryKind.ROLL
-
-
-def test_split_message_keeps_fences_balanced_and_cuts_at_spaces():
-    text = "Intro.\n```python\n" + "\n".join(f"line = {i}" for i in range(400)) + "\n```\nDone."
-    pieces = split_message(text, limit=500)
-    assert all(len(p) <= 500 for p in pieces)
-    assert all(p.count("```") % 2 == 0 for p in pieces), "each piece renders on its own"
-    assert pieces[1].startswith("```python\n")
-    words = split_message("word " * 300, limit=100)
-    assert all(not p.endswith("wor") for p in words) and " ".join(words).split() == ["word"] * 300
-
-
-class _Posted:
-    """Stands in for a posted discord.Message: records its edits."""
-
-    def __init__(self, content: str):
-        self.content = content
-        self.edits: list[str] = []
-
-    async def edit(self, *, content: str) -> None:
-        self.content = content
-        self.edits.append(content)
-
-
-async def test_streamed_reply_edits_at_most_once_a_second_then_shows_the_whole_text():
-    from cogs.rendering import StreamedReply
-
-    now = [0.0]
-    posted: list[_Posted] = []
-
-    async def send(text: str) -> _Posted:
-        posted.append(_Posted(text))
-        return posted[-1]
-
-    reply = StreamedReply(send, clock=lambda: now[0])
-    for i in range(30):  # thirty pieces over three seconds
-        now[0] = 1.0 + i * 0.1
-        await reply.feed(f"word{i} ")
-    assert len(posted) == 1
-    assert len(posted[0].edits) <= 3, "one edit a second at most"
-    text = " ".join(f"word{i}" for i in range(30))
-    await reply.finish(text)
-    assert posted[0].content == text and len(posted) == 1
 
 
 async def test_the_bot_runs_sharded_and_serves_guilds_on_every_shard(simcord_env, engine):

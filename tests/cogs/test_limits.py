@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import discord
 import pytest
 
 from bot.engine import Engine, EngineConfig
@@ -10,7 +9,7 @@ from bot.memory.config import MemoryConfig
 from bot.model import ScriptedModel
 from bot.store import EntryKind
 from bot.worlds import WorldLibrary
-from cogs.rendering import EMBEDS_TOTAL, LIMIT, StreamedReply, embed_pages, fit_embed
+from cogs.rendering import EMBEDS_TOTAL, LIMIT
 
 
 def _embeds_size(message) -> int:
@@ -72,38 +71,6 @@ async def test_a_long_lore_list_comes_whole_in_numbered_messages(simcord_env, ta
     assert messages[-1].content.endswith(f"({len(messages)}/{len(messages)})")
     shown = "\n".join(m.content for m in messages)
     assert all(f"Entry {n}:" in shown for n in range(30)), "no entry is cut off"
-
-
-async def test_the_streaming_preview_never_exceeds_a_message():
-    posted: list[str] = []
-
-    class Posted:
-        async def edit(self, *, content: str) -> None:
-            posted.append(content)
-
-    async def send(text: str) -> Posted:
-        posted.append(text)
-        return Posted()
-
-    now = [0.0]
-    reply = StreamedReply(send, clock=lambda: now[0])
-    for size in (1990, 9, 1, 1, 500):
-        now[0] += 2
-        await reply.feed("y" * size)
-    assert posted and max(map(len, posted)) <= LIMIT
-
-
-def test_an_oversized_embed_is_shortened_visibly_and_grouped_to_fit():
-    embed = discord.Embed(title="Memory", description="d" * 5000)
-    for n in range(30):
-        embed.add_field(name=f"field {n}", value="v" * 2000, inline=False)
-    fitted = fit_embed(embed)
-    assert len(fitted) <= EMBEDS_TOTAL and len(fitted.fields) <= 25
-    assert len(fitted.description) <= 4096 and fitted.description.endswith("…")
-    assert all(len(f.value) <= 1024 for f in fitted.fields)
-    groups = embed_pages([discord.Embed(title=str(n), description="z" * 2500) for n in range(7)])
-    assert [len(g) for g in groups] == [2, 2, 2, 1]
-    assert all(sum(len(e) for e in g) <= EMBEDS_TOTAL for g in groups)
 
 
 async def test_long_answers_are_paged_not_refused_by_discord(simcord_env, table, engine, scripted, worlds_dir):

@@ -319,22 +319,6 @@ async def test_a_new_config_takes_effect_whole_with_the_next_turn(engine: Engine
     assert engine.meaning.cap_bytes == 1 << 20 and engine.servers.max_total_bytes == 1 << 16
 
 
-async def test_storing_or_answering_an_action_without_the_games_turn_lock_is_refused(engine: Engine, scripted):
-    """The lock that keeps a game's log in order is checked where it is needed, not trusted: a caller that forgot
-    it, or holds another task's, is stopped before anything is stored."""
-    game = (await engine.start_game("chan", "lighthouse")).game
-    await engine.join(game.id, "maya", "Maya")
-    with pytest.raises(RuntimeError, match="turn lock"):
-        await engine.turns.store_action(game.id, "maya", "I climb the stairs.", None)
-    lock = engine.sessions[game.id].turn_lock
-    async with lock:
-        _, action = await engine.turns.store_action(game.id, "maya", "I climb the stairs.", None)
-        other = asyncio.create_task(engine.turns.answer(game, action))  # another task: it does not hold it
-        with pytest.raises(RuntimeError, match="turn lock"):
-            await other
-    assert [e for e in await engine.history(game.id, 10) if e.kind is EntryKind.GM and e.id > action.id] == []
-
-
 async def test_a_holder_of_the_turn_lock_that_asks_for_it_again_is_refused_at_once(engine: Engine):
     """A turn that called join, a roll or an edit (each takes the lock) once waited for itself for ever."""
     game = (await engine.start_game("chan", "lighthouse")).game
