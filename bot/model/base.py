@@ -208,6 +208,16 @@ class LanguageModel(ABC):
     def abort(self) -> None:  # noqa: B027 - a model in this process has nothing outside to end
         """End at once every call waiting on something outside this process (the bot is stopping)."""
 
+    @contextlib.contextmanager
+    def calling(self, stop: threading.Event | None) -> Iterator[None]:
+        """One call made by this thread, ``stop`` its stop signal where it may be interrupted: the worker's runners
+        make each call within one."""
+        self.stop = stop
+        try:
+            yield
+        finally:
+            self.stop = None
+
     @property
     def stop(self) -> threading.Event | None:
         """The stop signal of the call this thread is making, if it may be interrupted."""

@@ -8,6 +8,7 @@ It knows nothing of games, slots or replies: :class:`bot.model.server.ServerMode
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.client
 import json
@@ -16,7 +17,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from bot.model.base import Interrupted
@@ -57,6 +58,7 @@ class ServerClient:
         self.stop = stop
         self.closed = False  # the bot is going down: no request is made, none waits for a restart
         self._aborts = 0  # requests ended by abort(): one under way then is not tried again
+        self._calls = threading.local()  # the abort count when this thread's call began (see call())
         self._tokenize: str | None = None  # which tokenize route the server has: "llama.cpp", "extras" or "none"
 
     def close(self) -> None:
@@ -69,6 +71,17 @@ class ServerClient:
         ends); a request made later is made as usual."""
         self._aborts += 1
         shut_connections_to(self.url)
+
+    @contextlib.contextmanager
+    def call(self) -> Iterator[None]:
+        """One call of this thread (a worker's runner): an :meth:`abort` while it runs ends what it has under way,
+        and it makes no request after, so a call that had not opened its connection yet when the bot went down
+        does not open one that no one would end."""
+        self._calls.aborts = self._aborts
+        try:
+            yield
+        finally:
+            del self._calls.aborts
 
     def request_json(
         self, method: str, path: str, body: dict | None, *, base: str | None = None, retries: bool = True
@@ -107,11 +120,12 @@ class ServerClient:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         waits = [*BACKOFF, None] if retries else [None]
-        aborts = self._aborts
+        aborts = getattr(self._calls, "aborts", self._aborts)
         for wait in waits:
-            if self.closed:
+            if self.closed or self._aborts != aborts:
                 raise ServerDown(f"The model server at {self.url} is no longer used: the bot is stopping.")
             request = urllib.request.Request(url, data=data, headers=headers, method=method)
+            live_calls.gone = lambda: self._aborts != aborts  # a connection made after an abort is ended at once
             try:
                 return self._sent(request, path)
             except Retryable as exc:
@@ -128,6 +142,8 @@ class ServerClient:
                     raise ServerDown(self._not_answering(exc)) from None
                 log.info("Model server: %s; trying again in %.1f s", exc, wait)
                 time.sleep(wait)
+            finally:
+                live_calls.gone = None
         raise AssertionError("unreachable")
 
     def _sent(self, request: urllib.request.Request, path: str) -> Any:

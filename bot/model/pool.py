@@ -64,6 +64,13 @@ class ServerPool(LanguageModel):
         for server in self.servers:
             server.sample_with(temperature=temperature, repeat_penalty=repeat_penalty)
 
+    @contextlib.contextmanager
+    def calling(self, stop: threading.Event | None) -> Iterator[None]:
+        with contextlib.ExitStack() as calls:
+            for server in self.servers:
+                calls.enter_context(server.calling(stop))
+            yield
+
     @property
     def stop(self) -> threading.Event | None:
         return self.servers[0].stop

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
+import threading
 import time
 from collections.abc import Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -367,6 +368,11 @@ class ServerModel(LanguageModel):
     def abort(self) -> None:
         """End the calls under way at once (see :meth:`ServerClient.abort`)."""
         self.http.abort()
+
+    @contextlib.contextmanager
+    def calling(self, stop: threading.Event | None) -> Iterator[None]:
+        with super().calling(stop), self.http.call():
+            yield
 
     @contextlib.contextmanager
     def _leased(self, label: str | None, messages: Messages) -> Iterator[Held | None]:

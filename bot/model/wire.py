@@ -89,6 +89,9 @@ def _opened(sock: socket.socket | None) -> None:
     if sock is not None:
         with OPEN_SOCKETS_LOCK:
             OPEN_SOCKETS.add(sock)
+        gone = getattr(live_calls, "gone", None)
+        if gone is not None and gone():  # the bot went down while it connected: after the sweep, or this sees it
+            shut_socket(sock)
     sockets = getattr(live_calls, "sockets", None)
     if sockets is None or sock is None:
         return

@@ -372,11 +372,8 @@ class ModelWorker:
 
     def _call(self, fn: Callable[[], R], stop: StopSignal | None) -> R:
         """In the runner's thread: ``fn`` with its stop signal the model's for this thread's call."""
-        self.model.stop = stop
-        try:
+        with self.model.calling(stop):
             return fn()
-        finally:
-            self.model.stop = None
 
 
 def cost(result: Any) -> CallStats | None:

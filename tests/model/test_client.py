@@ -79,3 +79,39 @@ def test_a_slot_save_that_fails_is_one_line_in_the_log_not_an_error(caplog):
     with caplog.at_level(logging.WARNING, logger="bot.model.client"):
         assert client.slot_action(0, "save", "game-1.bin") is False
     assert any("slot 0 save of game-1.bin failed" in r.message for r in caplog.records)
+
+
+def test_a_call_under_way_when_the_bot_goes_down_makes_no_request_after_it():
+    """A worker's call that had not opened its connection yet when abort() came (the bot going down) opens none:
+    on a hung server it would wait out the timeout at exit. A call begun after the abort is made as usual."""
+    with StubServer("gm") as stub:
+        client = ServerClient(stub.url)
+        with client.call():
+            assert client.request_json("GET", "/models", None)
+            client.abort()
+            with pytest.raises(ServerDown, match="the bot is stopping"):
+                client.request_json("GET", "/models", None)
+        assert client.request_json("GET", "/models", None)
+    assert len(stub.requests) == 2
+
+
+def test_a_connection_made_while_the_bot_goes_down_is_ended_at_once(monkeypatch: pytest.MonkeyPatch):
+    """abort() ends the connections open when it comes; one that connects just after its sweep ends itself."""
+    import http.client
+    import time
+
+    with socket.socket() as hung:  # takes connections and never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(4)
+        client = ServerClient(f"http://127.0.0.1:{hung.getsockname()[1]}/v1", timeout=30)
+        connect = http.client.HTTPConnection.connect
+
+        def connect_then_abort(self):
+            connect(self)
+            client.abort()  # the bot goes down between the connection and its being seen
+
+        monkeypatch.setattr(http.client.HTTPConnection, "connect", connect_then_abort)
+        began = time.monotonic()
+        with client.call(), pytest.raises(ServerDown, match="the bot is stopping"):
+            client.request_json("POST", "/chat/completions", {"messages": []})
+        assert time.monotonic() - began < 10, "not the server's timeout"
