@@ -26,7 +26,16 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from bot.model.base import CallStats, Interrupted, LanguageModel, Messages, StopSignal, StreamCall, Written
+from bot.model.base import (
+    CallStats,
+    Interrupted,
+    LanguageModel,
+    Messages,
+    ModelUnavailable,
+    StopSignal,
+    StreamCall,
+    Written,
+)
 from bot.model.structured import Structured, generate_object
 
 log = logging.getLogger(__name__)
@@ -94,6 +103,7 @@ class ModelWorker:
 
     def __init__(self, model: LanguageModel):
         self.model = model
+        self._closing = False  # close() began: a call whose thread starts now makes no request
         self.parallel = max(1, model.parallel)
         # Background jobs running at once, at most: the other places stay free for players' turns of any game.
         self.background_parallel = max(1, min(self.parallel, model.background_parallel))
@@ -137,6 +147,7 @@ class ModelWorker:
 
     def start(self) -> None:
         if self._task is None:
+            self._closing = False
             self._threads = ThreadPoolExecutor(self.parallel, thread_name_prefix="model")
             self._task = asyncio.create_task(self._serve(), name="model-worker")
             self._more = [asyncio.create_task(self._serve(), name=f"model-worker-{n}") for n in range(1, self.parallel)]
@@ -145,6 +156,7 @@ class ModelWorker:
         # A background call under way gives way now, at its next token, as it would to a player's turn: the process
         # would otherwise wait for it at exit (a summary: a minute and more on two busy cores). It is redone at the
         # next start, from what is stored.
+        self._closing = True  # a call whose thread starts from now on makes no request (see _call)
         for _, stop in list(self._running.values()):
             if stop is not None:
                 stop.set()
@@ -373,6 +385,8 @@ class ModelWorker:
     def _call(self, fn: Callable[[], R], stop: StopSignal | None) -> R:
         """In the runner's thread: ``fn`` with its stop signal the model's for this thread's call."""
         with self.model.calling(stop):
+            if self._closing:  # closed while it waited for its thread: after the abort below, it would hang on
+                raise ModelUnavailable("The model worker is closing.")  # a hung server, the process waiting at exit
             return fn()
 
 

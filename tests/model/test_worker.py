@@ -454,3 +454,20 @@ async def test_closing_stops_a_background_call_under_way_at_once():
     assert time.monotonic() - started < 5 and model.calls == [], "the call gave way, unanswered"
     summary.cancel()
     model.block.set()
+
+
+async def test_a_call_whose_thread_starts_once_the_worker_closes_makes_no_request():
+    """A call that waited for its thread while the bot went down would start after the model's abort and hang on a
+    hung server, the process waiting for it at exit: once closing begins, a call starting makes no request."""
+    from bot.model.base import ModelUnavailable
+
+    worker = ModelWorker(ScriptedModel())
+    worker.start()
+    called: list[bool] = []
+    await worker.close()
+    with pytest.raises(ModelUnavailable, match="closing"):
+        worker._call(lambda: called.append(True), None)
+    assert called == []
+    worker.start()  # started again, it serves
+    assert worker._call(lambda: called.append(True) or "ok", None) == "ok"
+    await worker.close()
