@@ -76,6 +76,9 @@ ENGINE_NOTE = re.compile(
     r"the gm (?:answers privately|keeps that to)\b|"
     # a line of the notes, label and all: "[fact] telephone line, state: dead", "fact, now] brass key, location: ..."
     r"fact(?:, now)?\]?\s+[^,.:\n]{1,60},\s*[a-z][a-z ]{1,20}:|"
+    # a fact's line without its label, a followed attribute named: "A brass key, location: in the cellar (before:
+    # on the desk until turn 150) is found." (the memory test, sampling seed 7)
+    r"(?:an? |the )?[^,.:\n\[\]]{1,60},\s*(?:location|holder|code|allegiance|state)\s*:|"
     # a line's label with its bracket left open: "[turn 263 Maya: I go on ...", "- [fact, now the oil is ..."
     r"(?<=\[)(?:turn \d+|fact\b))",
     re.IGNORECASE,
@@ -86,7 +89,8 @@ ENGINE_WORDS = re.compile(
     r"\bsomething only (?:they|he|she) sees?\b|\bthe bot (?:tells|told|will tell) (?:them|him|her|me|us|you)\b|"
     r"\bin public, say only\b|"
     r"\band nothing of what\b|\bgives way to \w+ and may now say\b|\bplay this out now\b|"
-    r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with (?:it|that)\b",
+    r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with (?:it|that)\b|"
+    r"\(before: [^)]*\buntil turn \d+",  # a changed value's history, as the notes write it (bot.memory.facts)
     re.IGNORECASE,
 )
 # The memory's brief opens with its heading (bot.memory.layers): copied before what the notes say ("The notes from

@@ -413,6 +413,14 @@ def test_a_line_of_the_notes_copied_with_its_label_is_taken_out():
     assert text == "The wind howls.", "the re-ask's note in the model's words (bench quality, the default model)"
     said = "In fact the line is dead, as Ashby says: nobody can call the mainland."
     assert _shape(said, actions=["I try the telephone."])[0] == said, "the word in a sentence of the story"
+    # Without its label (the memory test, sampling seed 7): a followed attribute and the value's history.
+    copied = "A brass key, location: in the cellar (before: on the desk until turn 150) is found."
+    text, shaper = _shape(f"The oil has been watered down. {copied}", actions=["Was the fuel tampered with?"])
+    assert text == "The oil has been watered down." and shaper.shaped.engine_notes
+    text, _ = _shape("The key was on the desk (before: under the mat until turn 12). The wind howls.")
+    assert text == "The wind howls.", "the history alone"
+    said = "Ashby, the butler, has a state: of nerves. The code is hers, location unknown."
+    assert _shape(said, actions=["I ask Ashby."])[0] == said, "the attribute's word without its colon"
 
 
 def test_narration_told_to_you_that_decides_what_the_acting_player_does_is_taken_out():
