@@ -272,17 +272,6 @@ def test_run_without_a_token_says_how_to_get_one(tmp_path: Path, bot_env, comman
     assert "DISCORD_TOKEN" in line and "discord.com/developers/applications" in line and "make play" in line
 
 
-def test_the_token_is_read_from_a_dotenv_file(tmp_path: Path, monkeypatch):
-    from bot.settings import ProcessSettings
-
-    for name in ("DISCORD_TOKEN", "GM_DISCORD_TOKEN", "GM_REPLY_TOKENS"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / ".env").write_text("DISCORD_TOKEN=abc.def\nGM_REPLY_TOKENS=77\n")
-    monkeypatch.chdir(tmp_path)
-    settings = ProcessSettings()
-    assert settings.discord_token == "abc.def" and settings.reply_tokens == 77
-
-
 @pytest.mark.slow
 def test_terminal_memory_commands_with_the_real_model(tmp_path: Path, play_env):
     play_env.update(GM_MEMORY__SHORT_WORDS="40", GM_MEMORY__STORY_WORDS="60", GM_MEMORY__RECAP_WORDS="30")

@@ -97,7 +97,10 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
 
 def _answers(item: MemoryItem, action: str) -> bool:
     """Whether a recalled fragment may be told as the answer: a player's line answers a question, not a look or a
-    search (see :data:`_PLAYERS_LINE`)."""
+    search (see :data:`_PLAYERS_LINE`); a question answers nothing ("What do you do?", the close of a GM's turn, was
+    told as what the notes say for "I look around." in the memory test's long game)."""
+    if _unlabelled(item.text).strip(" …").endswith("?"):
+        return False
     return "?" in action or not _PLAYERS_LINE.match(_unlabelled(item.text))
 
 

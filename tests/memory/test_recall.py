@@ -136,6 +136,8 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     asked = "What bird is etched in the old sailor's timepiece?"
     assert memory_brief(asked, [], [gulls, chart, heron]) == [heron], "first by meaning by far: in other words"
     assert memory_brief("I walk to the lighthouse.", [], [heron]) == [], "the action asks nothing"
+    close = MemoryItem("entry:2", "[turn 2] … What do you do?", found_by="meaning", lead=True, clear=True, score=0.1)
+    assert memory_brief("I look around.", [], [close, other]) == [], "a question answers nothing"
 
 
 def test_a_fragment_is_clearly_first_by_meaning_only_where_no_other_comes_near_it_each_counted_by_its_rarity():

@@ -116,20 +116,6 @@ def test_at_start_a_server_that_does_not_answer_is_left_out_and_none_answering_r
         ServerPool(servers).check()
 
 
-def test_several_servers_in_the_setting_are_checked_each():
-    from bot.settings import ProcessSettings
-
-    settings = ProcessSettings(model_url=" http://a:8080/v1 , http://b:8081/v1")
-    assert settings.model_urls == ["http://a:8080/v1", "http://b:8081/v1"]
-    for bad, said in [
-        ("http://a:8080/v1,,http://b:1/v1", "empty entry"),
-        ("http://a:8080/v1,ftp://b/v1", "must start with http"),
-        ("http://a:8080/v1,http://a:8080/v1", "one server twice"),
-    ]:
-        with pytest.raises(ValueError, match=said):
-            ProcessSettings(model_url=bad)
-
-
 def _pair(stub) -> tuple[ServerPool, ServerModel, ServerModel]:
     """A pool of a misbehaving stub and a healthy one, ordered for the game asked about: the stub first."""
     from tests.model.stub_server import StubServer

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 import signal
 import sqlite3
@@ -17,7 +16,7 @@ from bot.engine import Engine, EngineConfig
 from bot.errors import UserError
 from bot.model import ModelWorker
 from bot.store import StorageError, Store
-from bot.store.backup import back_up_every, backup_database, prune
+from bot.store.backup import prune
 from bot.worlds import WorldLibrary
 from tests.conftest import bot_environment
 from tests.engine.upkeep.test_memory import start
@@ -123,19 +122,6 @@ def test_a_backup_onto_a_read_only_disk_is_one_clear_line(tmp_path: Path):
         subprocess.run(["umount", str(read_only)], check=True)
     assert refused.returncode == 1 and "Traceback" not in refused.stderr
     assert refused.stderr.strip().startswith("Could not back up ") and "is not writable" in refused.stderr
-
-
-async def test_periodic_backups_run_while_the_bot_does(tmp_path: Path):
-    store = await Store.open(tmp_path / "gm.sqlite3")
-    await store.close()
-    task = asyncio.create_task(back_up_every(tmp_path / "gm.sqlite3", hours=0.0002, keep=2))
-    for _ in range(400):
-        if len(list((tmp_path / "backups").glob("gm-*.sqlite3"))) >= 1:
-            break
-        await asyncio.sleep(0.05)
-    task.cancel()
-    assert list((tmp_path / "backups").glob("gm-*.sqlite3"))
-    assert backup_database(tmp_path / "gm.sqlite3", tmp_path / "one.sqlite3").exists()
 
 
 def _environment(tmp_path: Path) -> dict[str, str]:

@@ -55,17 +55,6 @@ async def test_a_player_sits_once(store: Store):
     assert (await store.add_player(game.id, "u1", "Maya")).id != player.id
 
 
-async def test_settings_round_trip_per_scope(store: Store):
-    await store.set_scope_value("global", "pin_cap", 20)
-    await store.set_scope_value("game:1", "pin_cap", 5)
-    await store.set_scope_value("game:1", "pin_cap", 8)
-    await store.set_scope_value("game:1", "buckets", {"glossary": False})
-    assert await store.scope_values("global") == {"pin_cap": 20}
-    assert await store.scope_values("game:1") == {"buckets": {"glossary": False}, "pin_cap": 8}
-    await store.delete_scope_value("game:1", "pin_cap")
-    assert await store.scope_values("game:1") == {"buckets": {"glossary": False}}
-
-
 async def test_a_failed_transaction_writes_nothing(store: Store):
     game = await store.create_game("chan", "lighthouse")
     with pytest.raises(sqlite3.IntegrityError):
