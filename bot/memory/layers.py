@@ -69,6 +69,12 @@ HEADERS = {
 
 
 BRIEF_CLOSING = "Answer with that."
+# The closing of a brief of two turns, neither clearly the answer (bot.memory.recall.CANDIDATES). Measured with Qwen2.5
+# 1.5B on the memory test's two questions briefed so, sampling seeds 7, 11, 23 and 42: "Answer with that." had the
+# answer said in 1 of 4 replies ("Was the fuel for the beacon tampered with?"; "Yes, it was tampered with." in two
+# more) and in 3 of 4 (the wine vault); this in 3 of 4 (the fourth told it in an aside to the player) and in 4 of 4,
+# the other turn said beside it in four of the eight.
+BRIEF_CHOICE = "Tell the player what these notes say about it."
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,7 @@ class MemoryItem:
     found_by: str = ""  # for a recalled fragment: "words", "meaning", "both", or "next" (the turn after one)
     lead: bool = False  # among the first fragments recall by meaning ranked: a best match wherever fusion put it
     clear: bool = False  # first by meaning by a clear margin over the next (see bot.memory.recall.clear_by_meaning)
+    meant: int = 0  # where none is clear, its place among the first by meaning (bot.memory.recall.CANDIDATES)
     score: float = 0.0  # for a recalled fragment: its fused rank score (see bot.memory.recall.fuse)
 
 

@@ -85,14 +85,20 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     if asking and ranked and not brief:  # one answer: a pin or a fact's newest value the action names, else a turn
         first = ranked[0]
         second = ranked[1].score if len(ranked) > 1 else 0.0
-        clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both")
+        # First fused and among the first by meaning is not clear where meaning found none clearly first: then
+        # the first by meaning are told, for the model to choose (see CANDIDATES).
+        unsure = any(item.meant for item in ranked)
+        clear = first.score >= BRIEF_LEAD * second or (first.lead and first.found_by == "both" and not unsure)
         if clear and first.score > 0 and _shares_words(wanted, _unlabelled(first.text)) and _answers(first, action):
             brief.append(_now(first, recall))
         else:  # in other words: the turn recall by meaning put first by far, wherever the fusion put it
             meant = next((item for item in ranked if item.clear), None)
             if meant is not None and _answers(meant, action):
                 brief.append(_now(meant, recall))
-    return [item for item in brief if item is not None][:BRIEF_ITEMS]
+            elif "?" in action:  # a question none answers clearly: the first by meaning, for the model to choose
+                near = sorted((item for item in ranked if item.meant), key=lambda item: item.meant)
+                brief += [_now(item, recall) for item in near if _answers(item, action)]
+    return list(dict.fromkeys(item for item in brief if item is not None))[:BRIEF_ITEMS]
 
 
 def _answers(item: MemoryItem, action: str) -> bool:
@@ -120,23 +126,57 @@ def _answers(item: MemoryItem, action: str) -> bool:
 MEANING_CLEAR = 1.35
 
 
-def clear_by_meaning(by_meaning: Sequence[RecallHit]) -> str | None:
-    """The ref of the fragment ``by_meaning`` ranked first by a clear margin (:data:`MEANING_CLEAR`) over the next
-    distinct sentence, ``by_meaning`` being every fragment found, each by its closest part, and each sentence
-    counted by its cosine over one plus the log of the fragments found by it (see :data:`MEANING_CLEAR`)."""
+def meaning_order(by_meaning: Sequence[RecallHit], among: Sequence[RecallHit] | None = None) -> list[tuple[float, str]]:
+    """The distinct sentences ``by_meaning`` found, best first, each as its cosine over one plus the log of the
+    fragments of ``among`` (``by_meaning`` itself by default) found by it, with the ref of the first fragment found
+    by it (see :data:`MEANING_CLEAR`)."""
     said: dict[str, int] = {}
-    for hit in by_meaning:
+    for hit in by_meaning if among is None else among:
         said[found_sentence(hit)] = said.get(found_sentence(hit), 0) + 1
     best: dict[str, tuple[float, str]] = {}
     for hit in by_meaning:
         found = found_sentence(hit)
         if found not in best:  # its first place is its best
-            best[found] = (hit.score / (1 + math.log(said[found])), hit.ref)
-    ranked = sorted(best.values(), key=lambda scored: -scored[0])
+            best[found] = (hit.score / (1 + math.log(max(1, said.get(found, 1)))), hit.ref)
+    return sorted(best.values(), key=lambda scored: -scored[0])
+
+
+def clear_by_meaning(by_meaning: Sequence[RecallHit]) -> str | None:
+    """The ref of the fragment ``by_meaning`` ranked first by a clear margin (:data:`MEANING_CLEAR`) over the next
+    distinct sentence, ``by_meaning`` being every fragment found, each by its closest part, and each sentence
+    counted by its cosine over one plus the log of the fragments found by it (see :data:`MEANING_CLEAR`)."""
+    ranked = meaning_order(by_meaning)
     if len(ranked) < 2:
         return None
     (first, ref), (second, _) = ranked[0], ranked[1]
     return ref if second > 0 and first >= MEANING_CLEAR * second else None
+
+
+# Where no fragment is clearly first, a question is briefed with the first two turns by meaning (counted as above),
+# and the model, which reads them beside the question, tells what they say of it (see BRIEF_CHOICE): "Which servant
+# carries the key to the wine vault?" found "Wren Tally carried the brass key down to the cellar" (.54) and "Mrs
+# Ashdown wears the cellar key on a chain" (.51), and the first, also first fused, was told as the answer; Qwen2.5
+# 1.5B named Ashdown in none of four replies (sampling seeds 7, 11, 23 and 42), in four briefed with both (alone in
+# three). Only where the notes hold something nearer the question than any of the recent turns the prompt shows:
+# what the recent turns answer, they answer.
+CANDIDATES = 2
+
+
+def candidates_by_meaning(by_meaning: Sequence[RecallHit], exclude: Set[str], shown: Set[str]) -> list[str]:
+    """The refs of the first :data:`CANDIDATES` distinct sentences of turns ``by_meaning`` found (every fragment,
+    each by its closest part) that the prompt does not hold (``exclude``), where none is clearly first and the first
+    comes nearer the question than any of the recent turns the prompt holds (``shown``); none otherwise. Each
+    sentence counts by its rarity among all the fragments found, the recent turns' too (see :data:`MEANING_CLEAR`):
+    a line said every few turns is furniture, wherever it is said."""
+    outside = [hit for hit in by_meaning if hit.ref not in exclude]
+    turns = [hit for hit in outside if hit.ref.startswith("entry:")]  # a fact's value has its own brief
+    ranked = meaning_order(turns, by_meaning)
+    if len(ranked) < 2 or clear_by_meaning(outside) is not None or ranked[1][0] <= 0:
+        return []
+    nearest = meaning_order([hit for hit in by_meaning if hit.ref in shown], by_meaning)
+    if nearest and nearest[0][0] >= ranked[0][0]:
+        return []
+    return [ref for _, ref in ranked[:CANDIDATES]]
 
 
 def asks(action: str) -> bool:

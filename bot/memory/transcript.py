@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.memory.layers import AFTER_ACTION, BRIEF_CLOSING, HEADERS, NOTES
+from bot.memory.layers import AFTER_ACTION, BRIEF_CHOICE, BRIEF_CLOSING, HEADERS, NOTES
 from bot.model.base import ChatMessage
 from bot.store.models import EntryKind, LogEntry, TurnNote, Visibility
 
@@ -22,7 +22,9 @@ def notes_text(notes: Sequence[TurnNote], layers: Sequence[str] = NOTES) -> str:
     for layer in layers:
         lines = [note.text for note in notes if note.layer == layer]
         if lines and layer == "brief":
-            blocks.append(f"{HEADERS[layer]} {' '.join(_plain(line) for line in lines)}\n{BRIEF_CLOSING}")
+            turns = sum(note.ref.startswith("entry:") for note in notes if note.layer == layer)
+            closing = BRIEF_CHOICE if turns > 1 else BRIEF_CLOSING  # two turns: the model tells which answers
+            blocks.append(f"{HEADERS[layer]} {' '.join(_plain(line) for line in lines)}\n{closing}")
         elif lines:
             blocks.append(HEADERS[layer] + "\n" + "\n".join(f"- {line}" for line in lines))
     return "\n\n".join(blocks)

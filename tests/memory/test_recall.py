@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from bot.memory.context import BEST_MATCHES
 from bot.memory.recall import MEANING_LEADS, fragments, leads, meaning_leads
 from bot.store.models import RecallHit
@@ -165,3 +167,49 @@ def test_a_fragment_is_clearly_first_by_meaning_only_where_no_other_comes_near_i
     letter = hit(36, "Wren burned a letter in the kitchen stove before dawn; only the seal survived.", 0.435, 3)
     assert clear_by_meaning([*lens[:3], oil]) == "entry:20"
     assert clear_by_meaning([*lens, oil, letter]) is None, "the oil and the letter are as near"
+
+
+def test_a_question_none_answers_clearly_is_briefed_with_the_first_two_by_meaning_unless_the_recent_turns_are_nearer():
+    """ "Which servant carries the key to the wine vault?" found Wren carrying the brass key to the cellar (.54) and
+    Mrs Ashdown wearing the cellar key (.51): neither clearly first, both are told, and the model tells which
+    answers. A line said in every few turns counts as furniture, the recent turns' too; what a recent turn the
+    prompt shows comes nearer to, it answers."""
+    from bot.memory.recall import candidates_by_meaning
+
+    def hit(turn: int, text: str, score: float, part: int = 0) -> RecallHit:
+        return RecallHit(ref=f"entry:{turn}", text=f"GM: {text}", turn=turn, score=score, part=part)
+
+    wren = hit(303, "Wren Tally carried the brass key down to the cellar and left it on a barrel there.", 0.539)
+    ashdown = hit(21, "Mrs Ashdown wears the cellar key on a chain around her neck, day and night.", 0.514)
+    fact = RecallHit(ref="fact:3", text="brass key, location: in the cellar", turn=150, score=0.665)
+    action = hit(600, "Which servant carries the key to the wine vault?", 1.0)
+    assert candidates_by_meaning([action, fact, wren, ashdown], {"entry:600"}, set()) == ["entry:303", "entry:21"]
+    recent = hit(598, "Mrs Ashdown hangs the cellar key back on its chain.", 0.6)
+    found = [action, fact, recent, wren, ashdown]
+    assert candidates_by_meaning(found, {"entry:600", "entry:598"}, {"entry:598"}) == [], "a recent turn is nearer"
+    heron = hit(12, "A silver heron is engraved inside the lid of the captain's pocket watch.", 0.65)
+    chart = hit(110, "An old chart of the coast hangs framed in the hall.", 0.456)
+    assert candidates_by_meaning([heron, chart], set(), set()) == [], "one is clearly first: it is the answer"
+    # The lens is said in twenty turns, the last of them recent: it is furniture there too.
+    said = "Gulls perch. The beacon's great lens is smeared with salt."
+    lens = [hit(turn, said, 0.649, 2) for turn in range(100, 120)]
+    oil = hit(20, "The lamp oil has been watered down; someone diluted it so the light would fail.", 0.445, 2)
+    letter = hit(36, "Wren burned a letter in the kitchen stove before dawn; only the seal survived.", 0.435, 3)
+    shown = {"entry:119"}
+    assert candidates_by_meaning([*lens, oil, letter], shown, shown) == ["entry:20", "entry:36"]
+
+
+def test_the_brief_tells_both_candidates_for_a_question_and_none_for_an_action_that_only_looks():
+    from bot.memory.layers import MemoryItem
+    from bot.memory.recall import memory_brief
+
+    wren = MemoryItem("entry:303", "[turn 150] … Wren Tally carried the brass key down to the cellar.",
+                      found_by="both", lead=True, meant=1, score=0.33)  # fmt: skip
+    ashdown = MemoryItem("entry:21", "[turn 9] … Mrs Ashdown wears the cellar key on a chain around her neck.",
+                         found_by="meaning", meant=2, score=0.2)  # fmt: skip
+    other = MemoryItem("entry:25", "[turn 11] GM: Pip the groom is whistling off key.", found_by="words", score=0.3)
+    asked = "Which servant carries the key to the wine vault?"
+    assert memory_brief(asked, [], [wren, other, ashdown]) == [wren, ashdown], "first fused, but meaning is unsure"
+    assert memory_brief("I look for the cellar key.", [], [wren, other, ashdown]) == [], "not a question"
+    plain = [dataclasses.replace(wren, meant=0), other, dataclasses.replace(ashdown, meant=0)]
+    assert memory_brief(asked, [], plain) == [plain[0]], "meaning unsure of nothing: first fused and by meaning"

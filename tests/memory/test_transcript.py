@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.memory.layers import BRIEF_CLOSING, HEADERS
+from bot.memory.layers import BRIEF_CHOICE, BRIEF_CLOSING, HEADERS
 from bot.memory.transcript import notes_text
 from bot.store.models import TurnNote
 
@@ -30,3 +30,18 @@ def test_the_brief_reads_as_one_paragraph_closed_by_what_to_do_with_it():
                        note("brief", "[turn 5, since changed] … The key lies on the desk.")])  # fmt: skip
     assert said == (f"{HEADERS['brief']} Maya: I hide the key in the clock. [turn 5, since changed] … The key lies on "
                     f"the desk.\n{BRIEF_CLOSING}")  # fmt: skip
+
+
+def test_a_brief_of_two_turns_asks_the_model_to_tell_what_they_say():
+    """Two turns neither of which is clearly the answer (bot.memory.recall.CANDIDATES): "Answer with that." had the
+    small model pick one, often the wrong one, or neither; it is asked to tell what they say."""
+    notes = [
+        TurnNote(layer="brief", ref="entry:303", text="[turn 150] … GM: Wren Tally carried the brass key down."),
+        TurnNote(layer="brief", ref="entry:21", text="[turn 9] … GM: Mrs Ashdown wears the cellar key on a chain."),
+    ]
+    assert notes_text(notes) == (
+        f"{HEADERS['brief']} Wren Tally carried the brass key down. Mrs Ashdown wears the cellar key on a chain.\n"
+        f"{BRIEF_CHOICE}"
+    )
+    one = [notes[0], TurnNote(layer="brief", ref="fact:3", text="[fact, now] brass key, location: in the cellar")]
+    assert notes_text(one).endswith(f"\n{BRIEF_CLOSING}"), "one turn and a fact's value: the answer"

@@ -39,6 +39,7 @@ from bot.memory.facts import (
 from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
 from bot.memory.recall import (
+    candidates_by_meaning,
     clear_by_meaning,
     distinct,
     found_by,
@@ -519,10 +520,15 @@ class Ledger:
             recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
             leading = leads(hits, named.get("meaning", ()))
             # Of what the prompt does not hold: the action itself is indexed as soon as it is logged.
-            clear = clear_by_meaning([h for h in by_meaning if h.ref not in exclude])
+            outside = [h for h in by_meaning if h.ref not in exclude]
+            clear = clear_by_meaning(outside)
+            meant = candidates_by_meaning(by_meaning, exclude, recent)
             recall = [
-                dataclasses.replace(item, lead=item.ref in leading or item.lead, clear=item.ref == clear)
-                if item.ref in leading or item.ref == clear else item
+                dataclasses.replace(
+                    item, lead=item.ref in leading or item.lead, clear=item.ref == clear,
+                    meant=meant.index(item.ref) + 1 if item.ref in meant else 0,
+                )
+                if item.ref in leading or item.ref == clear or item.ref in meant else item
                 for item in recall
             ]  # fmt: skip
             placed = recent_places(fused, exclude, recent, kinds, sources, keywords, words)
