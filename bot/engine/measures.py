@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from bot.engine.secrets.guard import TurnGuard
+from bot.engine.turn.narration import room_for_notes
 from bot.engine.upkeep.ledger import Scene
 from bot.store import Game, LogEntry, RecallHit
 
@@ -94,6 +95,11 @@ class Measures:
     def query_seconds(self) -> list[float]:
         """What embedding each turn's query cost, oldest first (the last thousand)."""
         return list(self._engine.meaning.query_seconds)
+
+    def retry_room(self) -> int:
+        """The tokens every prompt keeps free for what a retry adds (see bot.engine.turn.narration.room_for_notes):
+        a bench that gives the memory a budget of the prompt adds them, or the memory gets that much less."""
+        return room_for_notes(self._engine.worker.count_tokens)
 
     def slot(self, game_id: int) -> str:
         """The label the model worker's records of ``game_id``'s turns carry (``ModelWorker.records``)."""

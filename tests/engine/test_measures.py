@@ -87,3 +87,15 @@ async def test_the_meaning_weight_is_the_engines_setting_and_is_checked_when_mad
         await engine.close()
     with pytest.raises(ValueError, match="meaning_weight is 0"):
         EngineConfig(meaning_weight=0)
+
+
+async def test_the_room_kept_for_a_retry_is_what_a_prompt_leaves_free(engine: Engine):
+    """A bench that gives the memory a budget of the prompt adds this room: bench locomo's memory, whose prompt kept
+    it inside the budget, filled 865 of 1,000 tokens against BM25's 997."""
+    from bot.memory.layers import Budget
+
+    game_id = await _game(engine)
+    room = engine.measures.retry_room()
+    assert room > 0
+    context = await engine.preview(game_id, "Maya", "I look around.", budget=Budget(n_ctx=1500, reply_tokens=100))
+    assert context.trace.limit == 1500 - 100 - room
