@@ -126,26 +126,28 @@ def _answers(item: MemoryItem, action: str) -> bool:
 MEANING_CLEAR = 1.35
 
 
-def meaning_order(by_meaning: Sequence[RecallHit], among: Sequence[RecallHit] | None = None) -> list[tuple[float, str]]:
+def meaning_order(
+    by_meaning: Sequence[RecallHit], among: Sequence[RecallHit] | None = None, found: Mapping[str, str] | None = None
+) -> list[tuple[float, str]]:
     """The distinct sentences ``by_meaning`` found, best first, each as its cosine over one plus the log of the
     fragments of ``among`` (``by_meaning`` itself by default) found by it, with the ref of the first fragment found
-    by it (see :data:`MEANING_CLEAR`)."""
+    by it (see :data:`MEANING_CLEAR`); ``found``: each hit's sentence by ref, where already known."""
+    sentence = found or {hit.ref: found_sentence(hit) for hit in (*by_meaning, *(among or ()))}
     said: dict[str, int] = {}
     for hit in by_meaning if among is None else among:
-        said[found_sentence(hit)] = said.get(found_sentence(hit), 0) + 1
+        said[sentence[hit.ref]] = said.get(sentence[hit.ref], 0) + 1
     best: dict[str, tuple[float, str]] = {}
     for hit in by_meaning:
-        found = found_sentence(hit)
-        if found not in best:  # its first place is its best
-            best[found] = (hit.score / (1 + math.log(max(1, said.get(found, 1)))), hit.ref)
+        if sentence[hit.ref] not in best:  # its first place is its best
+            best[sentence[hit.ref]] = (hit.score / (1 + math.log(max(1, said.get(sentence[hit.ref], 1)))), hit.ref)
     return sorted(best.values(), key=lambda scored: -scored[0])
 
 
-def clear_by_meaning(by_meaning: Sequence[RecallHit]) -> str | None:
+def clear_by_meaning(by_meaning: Sequence[RecallHit], found: Mapping[str, str] | None = None) -> str | None:
     """The ref of the fragment ``by_meaning`` ranked first by a clear margin (:data:`MEANING_CLEAR`) over the next
     distinct sentence, ``by_meaning`` being every fragment found, each by its closest part, and each sentence
     counted by its cosine over one plus the log of the fragments found by it (see :data:`MEANING_CLEAR`)."""
-    ranked = meaning_order(by_meaning)
+    ranked = meaning_order(by_meaning, found=found)
     if len(ranked) < 2:
         return None
     (first, ref), (second, _) = ranked[0], ranked[1]
@@ -168,12 +170,13 @@ def candidates_by_meaning(by_meaning: Sequence[RecallHit], exclude: Set[str], sh
     comes nearer the question than any of the recent turns the prompt holds (``shown``); none otherwise. Each
     sentence counts by its rarity among all the fragments found, the recent turns' too (see :data:`MEANING_CLEAR`):
     a line said every few turns is furniture, wherever it is said."""
+    found = {hit.ref: found_sentence(hit) for hit in by_meaning}
     outside = [hit for hit in by_meaning if hit.ref not in exclude]
     turns = [hit for hit in outside if hit.ref.startswith("entry:")]  # a fact's value has its own brief
-    ranked = meaning_order(turns, by_meaning)
-    if len(ranked) < 2 or clear_by_meaning(outside) is not None or ranked[1][0] <= 0:
+    ranked = meaning_order(turns, by_meaning, found)
+    if len(ranked) < 2 or clear_by_meaning(outside, found) is not None or ranked[1][0] <= 0:
         return []
-    nearest = meaning_order([hit for hit in by_meaning if hit.ref in shown], by_meaning)
+    nearest = meaning_order([hit for hit in by_meaning if hit.ref in shown], by_meaning, found)
     if nearest and nearest[0][0] >= ranked[0][0]:
         return []
     return [ref for _, ref in ranked[:CANDIDATES]]
