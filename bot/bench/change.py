@@ -236,12 +236,15 @@ class ChangeGameModel(ScriptedModel):
             return json.dumps({"summary": "The character walked about the island and saw little.", "facts": []})
         return "The players wandered the island for a while; the weather turned and nothing was settled."
 
+    def reply_at(self, turn: int) -> list[str]:
+        """The sentences of the GM's reply at ``turn``: its planted steps, then filler."""
+        said = [step.said for step in self.steps.get(turn, [])]
+        return [*said, *self.rng.sample(self.topical, 1), *self.rng.sample(FILLER, 1)]
+
     def stream(
         self, messages, *, max_tokens: int, slot: str | None = None, stop=(), fresh: bool = False, min_tokens: int = 0
     ):
-        said = [step.said for step in self.steps.get(self.turn, [])]
-        filler = self.rng.sample(self.topical, 1) + self.rng.sample(FILLER, 1)
-        self.enqueue(" ".join([*said, *filler]) if said else " ".join(filler))
+        self.enqueue(" ".join(self.reply_at(self.turn)))
         return super().stream(messages, max_tokens=max_tokens, slot=slot, stop=stop, fresh=fresh, min_tokens=min_tokens)
 
 

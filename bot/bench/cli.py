@@ -53,6 +53,10 @@ def _memory_benches(benches: argparse._SubParsersAction) -> None:
     change_parser.add_argument(
         "--replies", action="store_true", help="the configured model answers at the end of the shortest game"
     )
+    scenes_parser = benches.add_parser(
+        "scenes", help="chunk summaries ended at a length or at a scene's end: which carry the changes"
+    )
+    scenes_parser.add_argument("--turns", type=int, default=120, help="turns of the change game (default 120)")
     benches.add_parser("reveals", help="the meaning threshold of the worlds' conditions, set on one world, held out")
     chance_parser = benches.add_parser(
         "chance", help="the embedding model's mean cosine of unrelated texts, which its thresholds are scaled by"
@@ -161,6 +165,14 @@ def _change(settings: ProcessSettings, args: argparse.Namespace, series: Series)
     return change.run(settings, lengths, args.replies, sys.stdout)
 
 
+def _scenes(settings: ProcessSettings, args: argparse.Namespace, series: Series) -> object:
+    from bot.bench import scenes
+
+    if args.turns < 50:
+        raise UserError("--turns takes a game length of 50 turns or more, like 120.")
+    return scenes.run(settings, args.turns, sys.stdout)
+
+
 def _reveals(settings: ProcessSettings, args: argparse.Namespace, series: Series) -> object:
     from bot.bench import reveal_fit
 
@@ -242,6 +254,7 @@ RUNS: dict[str, Callable[[ProcessSettings, argparse.Namespace, Series], object]]
     "leaks": _leaks,
     "secrets": _secrets,
     "change": _change,
+    "scenes": _scenes,
     "reveals": _reveals,
     "chance": _chance,
     "recall": _recall,

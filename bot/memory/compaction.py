@@ -3,7 +3,8 @@
 The log after the fold marker is the hot window. The part of it before a
 protected tail is cut greedily into chunks, each closed when it reaches the
 message trigger or the token trigger, so chunk borders depend on the log
-alone. Closed chunks are folded together once the recent turns fill most of
+alone (with ``chunk_ends="scene"`` a chunk also closes where a scene ends, once
+half as long). Closed chunks are folded together once the recent turns fill most of
 their room in the prompt (the engine decides when), so the prompt's front
 changes once for a block of turns rather than every few; only when the room
 is about to run out before a chunk closed is the open one folded too.
@@ -18,7 +19,7 @@ from typing import TypeVar
 
 from bot.memory.config import MemoryConfig
 from bot.model.base import ChatMessage
-from bot.store.models import LogEntry, Visibility
+from bot.store.models import EntryKind, LogEntry, Visibility
 
 T = TypeVar("T")
 
@@ -58,6 +59,46 @@ class Trigger:
     tokens_to_go: int
 
 
+_SENTENCE_END = re.compile(r"[.!?…][\"')\]]?(?=\s|$)")
+
+# Where a scene ends, from the log alone (so chunk borders still depend on the log only): a line of the game's own
+# (a session's date, a player joining or leaving), a player setting off elsewhere, or a GM reply that opens with a
+# time skip or the players arriving somewhere else. Only an entry's first sentence counts.
+_TIME_SKIP = re.compile(
+    r"(?:(?:and|then|it is|it's|when)\s+)?"
+    r"(?:(?:(?:some|much|a little|an hour|hours|days|weeks|years|moments) )?later\b|the next (?:morning|day|evening|"
+    r"night|dawn)|next (?:morning|day)|the following (?:morning|day|evening|night|week)|that (?:night|evening|"
+    r"afternoon)|by (?:nightfall|dawn|morning|noon|evening)|at (?:dawn|dusk|first light|daybreak|sunrise|sunset)|"
+    r"(?:hours|days|weeks) pass|(?:some )?time passes|meanwhile)\b",
+    re.IGNORECASE,
+)
+_ARRIVAL = re.compile(
+    r"^(?:you|they|we|the (?:party|company|group|players)|\w+ and \w+)\s+(?:all\s+|finally\s+|soon\s+)?"
+    r"(?:arrive|reach|enter|step (?:in|out)|come (?:to|into|out)|make (?:your|their|our) way|head (?:down|up|out|"
+    r"back|into|to|for)|return to|climb (?:up|down|into|out)|set off|leave|walk (?:to|into|down|up|out)|go "
+    r"(?:down|up|out|back|into|to))\b",
+    re.IGNORECASE,
+)
+_SETTING_OFF = re.compile(
+    r"^(?:i|we)\s+(?:go|head|walk|run|climb|return|make (?:my|our) way|set off|leave|travel|ride|sail|row|hurry|"
+    r"follow \w+)\s+(?:to|into|down|up|back|out|for|towards?|across|through|inside|outside)\b",
+    re.IGNORECASE,
+)
+
+
+def opens_scene(entry: LogEntry) -> bool:
+    """Whether ``entry`` begins another scene: a line of the game's own, a player setting off elsewhere, a GM
+    reply that opens with a time skip or an arrival."""
+    if entry.kind is EntryKind.SYSTEM:
+        return True
+    first = _SENTENCE_END.split(" ".join(entry.content.split()), maxsplit=1)[0]
+    if entry.kind is EntryKind.ACTION:
+        return bool(_SETTING_OFF.match(first))
+    if entry.kind is EntryKind.GM:
+        return bool(_TIME_SKIP.match(first) or _ARRIVAL.match(first))
+    return False
+
+
 def eligible(unsummarized: Sequence[LogEntry], config: MemoryConfig) -> Sequence[LogEntry]:
     """The hot entries that may be summarized: all but the protected tail."""
     keep = config.protected_tail
@@ -75,7 +116,11 @@ def plan_compaction(
     candidates = eligible(unsummarized, config)
     chunks: list[Chunk] = []
     start, used = 0, 0
+    scenes = config.chunk_ends == "scene"
     for index in range(len(candidates)):
+        if scenes and index - start >= max(1, config.trigger_messages // 2) and opens_scene(candidates[index]):
+            chunks.append(Chunk(tuple(candidates[start:index])))  # the scene ended with the entry before
+            start, used = index, 0
         used += tokens[index]
         if index + 1 - start >= config.trigger_messages or used >= config.trigger_tokens:
             chunks.append(Chunk(tuple(candidates[start : index + 1])))
@@ -130,9 +175,6 @@ def fold_messages(title: str, story: str | None, addition: str, words: int) -> l
     )
     user = f"Story so far:\n{story or '(nothing yet)'}\n\nWhat happened next:\n{addition}"
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
-
-
-_SENTENCE_END = re.compile(r"[.!?…][\"')\]]?(?=\s|$)")
 
 
 def apply_ceiling(text: str, words: int, *, slack: float = 1.5) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -40,6 +42,10 @@ class MemoryConfig(BaseModel):
     protected_tail: int = Field(default=4, ge=0, le=200, description="Newest messages never summarized.")
     trigger_messages: int = Field(default=20, ge=2, le=2000, description="Messages that make one chunk.")
     trigger_tokens: int = Field(default=1500, ge=100, le=100_000, description="Tokens that close a chunk early.")
+    chunk_ends: Literal["length", "scene"] = Field(
+        default="length",
+        description="Where a chunk closes: at its length, or (scene) also where a scene ends once half as long.",
+    )  # fmt: skip
     fold_at_percent: int = Field(
         default=75, ge=10, le=100,
         description="How full the recent turns' room gets before closed chunks are folded (the front then changes).",

@@ -14,6 +14,7 @@ from bot.memory.compaction import (
     fold_messages,
     in_batches,
     next_trigger,
+    opens_scene,
     plan_compaction,
 )
 from bot.memory.config import MemoryConfig
@@ -25,6 +26,7 @@ configs = st.builds(
     protected_tail=st.integers(0, 12),
     trigger_messages=st.integers(2, 30),
     trigger_tokens=st.integers(100, 2000),
+    chunk_ends=st.sampled_from(["length", "scene"]),
 )
 
 
@@ -68,12 +70,20 @@ def test_next_trigger_is_zero_exactly_when_a_chunk_is_waiting(log, config):
         assert trigger.messages_to_go > 0 and trigger.tokens_to_go > 0, "no chunk waits, so one is still to come"
 
 
-def _check_closed(chunk, token_of: dict[int, int], config: MemoryConfig) -> None:
+def _check_closed(chunk, token_of: dict[int, int], config: MemoryConfig, after: LogEntry | None = None) -> None:
+    """``chunk`` was closed by a trigger, at the first entry that reached it; or, with chunks ending at scenes,
+    before ``after``, the entry that opens the next scene, once half as long as the message trigger."""
     counts = [token_of[e.id] for e in chunk.entries]
     assert len(chunk.entries) <= config.trigger_messages
-    assert len(counts) == config.trigger_messages or sum(counts) >= config.trigger_tokens, "closed by a trigger"
-    # closed at the first entry that reached a trigger, never later
+    # never later than the first entry that reached a trigger
     assert len(counts) - 1 < config.trigger_messages and sum(counts[:-1]) < config.trigger_tokens
+    if config.chunk_ends == "scene" and after is not None and opens_scene(after):
+        if len(counts) >= max(1, config.trigger_messages // 2):
+            return  # the scene ended here
+    assert len(counts) == config.trigger_messages or sum(counts) >= config.trigger_tokens, "closed by a trigger"
+    if config.chunk_ends == "scene":  # nor after the opening of a scene once half as long
+        half = max(1, config.trigger_messages // 2)
+        assert not any(opens_scene(e) for e in chunk.entries[half:]), "a scene opened and the chunk went on"
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -81,6 +91,7 @@ def _check_closed(chunk, token_of: dict[int, int], config: MemoryConfig) -> None
 def test_folding_in_any_batches_reaches_the_same_marker(log, config, batches):
     entries, tokens = log
     token_of = {e.id: t for e, t in zip(entries, tokens, strict=True)}
+    next_entry = {a.id: b for a, b in zip(entries, entries[1:], strict=False)}
     marker = entries[0].id - 1 if entries else 0
     start = marker
     arrived = 0
@@ -91,7 +102,7 @@ def test_folding_in_any_batches_reaches_the_same_marker(log, config, batches):
         chunks = plan_compaction(hot, [token_of[e.id] for e in hot], config)
         previous = marker
         for chunk in chunks:
-            _check_closed(chunk, token_of, config)
+            _check_closed(chunk, token_of, config, next_entry.get(chunk.last_id))
             assert chunk.first_id == previous + 1, "chunks follow the marker without gaps"
             previous = chunk.last_id
         if chunks:
@@ -101,7 +112,7 @@ def test_folding_in_any_batches_reaches_the_same_marker(log, config, batches):
 
     whole = plan_compaction(entries, tokens, config)
     for chunk in whole:
-        _check_closed(chunk, token_of, config)
+        _check_closed(chunk, token_of, config, next_entry.get(chunk.last_id))
     assert marker == (whole[-1].last_id if whole else start)
 
 
@@ -173,3 +184,47 @@ def test_the_protected_tail_is_not_eligible():
     assert eligible(entries, MemoryConfig(protected_tail=9)) == []
     chunk = plan_compaction(entries, [1] * 5, MemoryConfig(protected_tail=0, trigger_messages=5))[0]
     assert (chunk.first_id, chunk.last_id, chunk.turns) == (1, 5, (1, 5))
+
+
+def _entry(i: int, kind: EntryKind, content: str) -> LogEntry:
+    return log_entry(i, kind, content)
+
+
+def test_a_scene_opens_at_a_line_of_the_game_a_player_setting_off_or_a_reply_that_skips_time_or_arrives():
+    opening = [
+        (EntryKind.SYSTEM, "Tom joins the game."),
+        (EntryKind.ACTION, "I head down to the cellar."),
+        (EntryKind.ACTION, "We set off for the lighthouse at once."),
+        (EntryKind.GM, "Later that night, the wind rises."),
+        (EntryKind.GM, "It is the next morning. Fog lies on the water."),
+        (EntryKind.GM, "Hours later, the storm breaks."),
+        (EntryKind.GM, "You arrive at the harbour as the tide turns."),
+        (EntryKind.GM, "Maya and Tom reach the lighthouse."),
+    ]
+    going_on = [
+        (EntryKind.ACTION, "I look around."),
+        (EntryKind.ACTION, "I ask Hester where she went later."),
+        (EntryKind.GM, "Hester says you will regret it later."),  # a time word, not a time skip
+        (EntryKind.GM, "The candle gutters. Later you sleep."),  # only the first sentence counts
+        (EntryKind.GM, "Laterally, the beam has cracked."),
+        (EntryKind.GM, "You look at the door; it does not open."),
+        (EntryKind.ROLL, "Maya rolls 1d20: 14"),
+    ]
+    for i, (kind, text) in enumerate(opening):
+        assert opens_scene(_entry(i + 1, kind, text)), text
+    for i, (kind, text) in enumerate(going_on):
+        assert not opens_scene(_entry(i + 1, kind, text)), text
+
+
+def test_with_chunks_ending_at_scenes_a_chunk_closes_before_a_scene_opens_once_half_as_long():
+    entries = [_entry(i, EntryKind.ACTION if i % 2 else EntryKind.GM, "The rain goes on.") for i in range(1, 41)]
+    entries[3] = _entry(4, EntryKind.GM, "Later that night, the wind rises.")  # too soon: the chunk goes on
+    entries[13] = _entry(14, EntryKind.GM, "The next morning is grey.")
+    tokens = [10] * len(entries)
+    scenes = MemoryConfig(protected_tail=4, trigger_messages=20, chunk_ends="scene")
+    chunks = plan_compaction(entries, tokens, scenes)
+    assert [(c.first_id, c.last_id) for c in chunks] == [(1, 13), (14, 33)]
+    by_length = plan_compaction(entries, tokens, scenes.model_copy(update={"chunk_ends": "length"}))
+    assert [(c.first_id, c.last_id) for c in by_length] == [(1, 20)]
+    # An opening still in the protected tail closes nothing yet: the border depends on the log alone.
+    assert [(c.first_id, c.last_id) for c in plan_compaction(entries[:17], tokens[:17], scenes)] == []
