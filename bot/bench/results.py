@@ -32,6 +32,8 @@ ABOUT = {
     "copied example, cut off), with the reply rules off and on; and the private clue's delivery.",
     "change": "Values that change (a thing moved, a code, a side, an end): whether the latest value reaches the "
     "GM's prompt, and whether an older one reaches it unmarked; chains tuned on and chains held out.",
+    "scenes": "Chunk summaries ended at a fixed length or where a scene ends, each written by the model: whether "
+    "the summary that covers a change carries it, or tells an older value as current.",
     "context": "What a long scripted game costs in prompt tokens, and how much of each prompt the model's cache "
     "can reuse, against the full history and a sliding window.",
     "reveals": "The threshold of the worlds' conditions by meaning, set on one world's actions, held out on the "
