@@ -20,7 +20,7 @@ import numpy as np
 
 from bot.engine.secrets.guard import TurnGuard
 from bot.engine.turn.narration import room_for_notes
-from bot.engine.upkeep.ledger import Scene
+from bot.engine.upkeep.indexes import Scene
 from bot.store import Game, LogEntry, RecallHit
 
 if TYPE_CHECKING:

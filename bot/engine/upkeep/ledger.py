@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from bot.cleantext import clean_text, clean_tree
 from bot.engine.table.config import MEANING_WEIGHT
 from bot.engine.table.settings import GameSettings
+from bot.engine.upkeep.indexes import RecallIndex, Scene, recall_indexes
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
 from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in, said_anew
@@ -70,7 +71,6 @@ from bot.worlds import LoreEntry, World, format_validation_error
 log = logging.getLogger(__name__)
 
 
-QUERY_WITH_SCENE = False  # the query by meaning: the action alone, or after the line before it
 MAX_GAME_LORE = 500  # entries in one game's world book, the world's and the game's own
 MAX_IMPORT_ENTRIES = 200  # entries one import may add
 
@@ -89,80 +89,6 @@ class PinResult:
 class LoreListing:
     entry: LoreEntry
     source: str  # "world" or "game"
-
-
-@dataclass(frozen=True)
-class Scene:
-    """What the GM is about to answer: the new action and the turns just before it.
-
-    ``audience`` is the player a secret action's answer goes to alone: recall by meaning may then bring back
-    the private messages they witnessed. ``query`` is the scene embedded for recall by meaning.
-    """
-
-    action: str
-    recent: Sequence[str]
-    audience: int | None = None
-    query: Query | None = None
-
-    @property
-    def meaning(self) -> str:
-        """What is searched for by meaning: the action, after the line it answers (the GM's last reply, most
-        often: "I follow him" means nothing without it)."""
-        return "\n".join([*self.recent[-1:], self.action]) if QUERY_WITH_SCENE else self.action
-
-
-class RecallIndex:
-    """One way of finding past fragments; more than one can be fused (an embedding index, say)."""
-
-    name = "index"
-
-    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
-        raise NotImplementedError
-
-
-class FullTextRecall(RecallIndex):
-    """SQLite FTS5, ranked by BM25, over turns, summaries and facts."""
-
-    name = "bm25"
-
-    def __init__(self, store: Store):
-        self.store = store
-
-    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
-        return await self.store.search_recall(game_id, query_terms(scene.action, scene.recent), limit)
-
-
-class ActionRecall(FullTextRecall):
-    """The same index searched with the new action's words alone: what the player asks about now."""
-
-    name = "bm25-action"
-
-    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
-        return await self.store.search_recall(game_id, query_terms(scene.action), limit)
-
-
-class MeaningRecall(RecallIndex):
-    """The embedding index: fragments near the scene in meaning, whatever words they use (F31)."""
-
-    name = "meaning"
-
-    def __init__(self, meaning: MeaningIndex):
-        self.meaning = meaning
-
-    async def search(self, game_id: int, scene: Scene, limit: int) -> list[RecallHit]:
-        return await self.meaning.search(game_id, scene.query, limit, scene.audience)
-
-
-def recall_indexes(
-    store: Store, meaning: MeaningIndex | None, meaning_weight: int = MEANING_WEIGHT
-) -> list[RecallIndex]:
-    """The rankings recall fuses: the action's own words count twice (once alone, once with the scene around
-    it), its meaning ``meaning_weight`` times beside them."""
-    action = ActionRecall(store)
-    indexes: list[RecallIndex] = [action, action, FullTextRecall(store)]
-    if meaning is not None and meaning.on:
-        indexes += [MeaningRecall(meaning)] * meaning_weight
-    return indexes
 
 
 class Ledger:
@@ -507,32 +433,36 @@ class Ledger:
             fired = match_lore([e for e in entries if e.match != "meaning"], texts)
             fired += await self._lore_by_meaning([e for e in entries if e.match != "keys"], fired, scene.query)
             lore = [MemoryItem(f"lore:{m.entry.id}", m.entry.content, m.entry.priority) for m in fired]
-        recall, placed = [], []
-        if kinds:
-            fused, named, by_meaning = await self._rankings(game.id, scene, kinds, config.recall_candidates)
-            hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
-            following = {}
-            if config.recall_following:
-                # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
-                lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
-                following = await self.store.following_entries(game.id, lead)
-            keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
-            recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
-            leading = leads(hits, named.get("meaning", ()))
-            # Of what the prompt does not hold: the action itself is indexed as soon as it is logged.
-            outside = [h for h in by_meaning if h.ref not in exclude]
-            clear = clear_by_meaning(outside)
-            meant = candidates_by_meaning(by_meaning, exclude, recent)
-            recall = [
-                dataclasses.replace(
-                    item, lead=item.ref in leading or item.lead, clear=item.ref == clear,
-                    meant=meant.index(item.ref) + 1 if item.ref in meant else 0,
-                )
-                if item.ref in leading or item.ref == clear or item.ref in meant else item
-                for item in recall
-            ]  # fmt: skip
-            placed = recent_places(fused, exclude, recent, kinds, sources, keywords, words)
+        recall, placed = await self._recalled(game.id, scene, kinds, exclude, recent, config) if kinds else ([], [])
         return pins, glossary, lore, recall, placed
+
+    async def _recalled(
+        self, game_id: int, scene: Scene, kinds: set[str], exclude: set[str], recent: Set[str], config: MemoryConfig
+    ) -> tuple[list[MemoryItem], list[tuple[str, MemoryItem]]]:
+        """:meth:`layers`' recalled fragments, marked as leads, clear by meaning or candidates for the brief, and
+        the recent turns' fragments with the recalled one each ranks before."""
+        fused, named, by_meaning = await self._rankings(game_id, scene, kinds, config.recall_candidates)
+        hits = meaning_leads([h for h in fused if h.ref not in exclude], named.get("meaning", ()))
+        following = {}
+        if config.recall_following:
+            # Only the leading hits can fit a prompt; their neighbours are looked up, not all 200.
+            lead = [int(h.ref.split(":")[1]) for h in hits[: config.recall_following] if h.ref.startswith("entry:")]
+            following = await self.store.following_entries(game_id, lead)
+        keywords, words, sources = query_terms(scene.action), config.excerpt_words, found_by(named)
+        recall = fragments(hits, exclude, kinds, following, sources, keywords, words)
+        leading = leads(hits, named.get("meaning", ()))
+        # Of what the prompt does not hold: the action itself is indexed as soon as it is logged.
+        clear = clear_by_meaning([h for h in by_meaning if h.ref not in exclude])
+        meant = candidates_by_meaning(by_meaning, exclude, recent)
+        recall = [
+            dataclasses.replace(
+                item, lead=item.ref in leading or item.lead, clear=item.ref == clear,
+                meant=meant.index(item.ref) + 1 if item.ref in meant else 0,
+            )
+            if item.ref in leading or item.ref == clear or item.ref in meant else item
+            for item in recall
+        ]  # fmt: skip
+        return recall, recent_places(fused, exclude, recent, kinds, sources, keywords, words)
 
     async def ranked(
         self, game_id: int, scene: Scene, kinds: set[str], exclude: set[str], limit: int

@@ -22,7 +22,8 @@ from bot.engine.table.config import MEANING_WEIGHT
 from bot.engine.table.session import Sessions
 from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.chapters import ChapterReport, Chapters
-from bot.engine.upkeep.ledger import Ledger, LedgerFailed, Scene
+from bot.engine.upkeep.indexes import Scene
+from bot.engine.upkeep.ledger import Ledger, LedgerFailed
 from bot.engine.upkeep.meaning import MeaningIndex
 from bot.engine.upkeep.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.upkeep.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries

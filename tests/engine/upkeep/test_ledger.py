@@ -426,7 +426,7 @@ async def test_a_question_in_other_words_is_answered_in_the_brief_by_the_turn_fi
     with it (see bot.memory.recall.MEANING_CLEAR); the action itself, indexed by meaning as soon as it is logged and
     nearest of all to itself, is not the fragment that stands out (the memory test, seed 42: no brief, and the
     1.5B GM missed the heron)."""
-    from bot.engine.upkeep.ledger import RecallIndex
+    from bot.engine.upkeep.indexes import RecallIndex
     from bot.memory.layers import HEADERS
     from bot.store.models import RecallHit
 
