@@ -57,6 +57,9 @@ def _memory_benches(benches: argparse._SubParsersAction) -> None:
         "scenes", help="chunk summaries ended at a length or at a scene's end: which carry the changes"
     )
     scenes_parser.add_argument("--turns", type=int, default=120, help="turns of the change game (default 120)")
+    scenes_parser.add_argument(
+        "--arms", default="length,scene", help="where chunks end: length, scene, length:N (N messages); default both"
+    )
     benches.add_parser("reveals", help="the meaning threshold of the worlds' conditions, set on one world, held out")
     chance_parser = benches.add_parser(
         "chance", help="the embedding model's mean cosine of unrelated texts, which its thresholds are scaled by"
@@ -170,7 +173,13 @@ def _scenes(settings: ProcessSettings, args: argparse.Namespace, series: Series)
 
     if args.turns < 50:
         raise UserError("--turns takes a game length of 50 turns or more, like 120.")
-    return scenes.run(settings, args.turns, sys.stdout)
+    arms = tuple(a.strip() for a in args.arms.split(",") if a.strip())
+    for arm in arms:
+        try:
+            scenes.memory_config(arm)
+        except ValueError:
+            raise UserError(f"--arms takes length, scene or length:N (N from 2 to 2000), not {arm!r}.") from None
+    return scenes.run(settings, args.turns, sys.stdout, arms)
 
 
 def _reveals(settings: ProcessSettings, args: argparse.Namespace, series: Series) -> object:

@@ -117,6 +117,16 @@ class Played:
         return sum(bool(test(c)) for c in steps) / len(steps) if steps else 0.0
 
 
+def memory_config(policy: str) -> MemoryConfig:
+    """``length`` or ``scene``: where chunks end; ``length:N``: at a length of N messages (a control: chunks as
+    short as the scenes made, with no scene borders)."""
+    if policy.startswith("length:"):
+        return MemoryConfig(chunk_ends="length", trigger_messages=int(policy.split(":", 1)[1]))
+    if policy not in POLICIES:
+        raise ValueError(f"no such way to end chunks: {policy!r}")
+    return MemoryConfig(chunk_ends="scene" if policy == "scene" else "length")
+
+
 def value_words(chain: Chain, step: Step) -> list[str]:
     """The words of ``chain`` that name the value ``step`` set."""
     value = step.fact[3].casefold()
@@ -148,7 +158,7 @@ async def play(turns: int, policy: str, writer: LanguageModel) -> Played:
         library = WorldLibrary(Path(tmp) / "no-worlds")
         library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
         model = SceneGameModel(turns, writer, scenes)
-        config = EngineConfig(n_ctx=4096, memory=MemoryConfig(chunk_ends=policy))  # type: ignore[arg-type]
+        config = EngineConfig(n_ctx=4096, memory=memory_config(policy))
         try:
             async with ModelWorker(model) as worker:
                 engine = Engine(store, worker, library, config)
@@ -222,12 +232,12 @@ def report(runs: list[Played], out: TextIO) -> dict[str, float]:
     return figures
 
 
-def run(settings: ProcessSettings, turns: int, out: TextIO) -> dict[str, float]:
+def run(settings: ProcessSettings, turns: int, out: TextIO, policies: tuple[str, ...] = POLICIES) -> dict[str, float]:
     writer = load_model(settings)
     out.write(f"bench scenes: {turns} turns, chunk summaries by {writer.name}, "
               f"{len(CHAINS)} chains, {sum(len(c.steps) for c in CHAINS)} change steps\n")  # fmt: skip
     runs = []
-    for policy in POLICIES:
+    for policy in policies:
         runs.append(asyncio.run(play(turns, policy, writer)))
         out.write(f"  played, chunks ending at {policy}: {len(runs[-1].chunks)} chunk summaries\n")
         out.flush()

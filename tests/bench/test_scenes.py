@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from bot.bench.change import CHAINS
 from bot.bench.scenes import SCENES_HELD_OUT, SCENES_TUNED, judge, play, report, scene_turns
 from bot.model import ScriptedModel
@@ -51,3 +53,14 @@ def test_scenes_open_every_few_turns_from_both_sets():
     assert all(6 <= g <= 14 for g in gaps)
     used = {scene for scene, _ in at.values()}
     assert used == set(SCENES_TUNED) | set(SCENES_HELD_OUT)
+
+
+def test_the_arms_are_where_chunks_end_and_a_control_of_their_length():
+    from bot.bench.scenes import memory_config
+
+    assert memory_config("scene").chunk_ends == "scene"
+    control = memory_config("length:17")
+    assert (control.chunk_ends, control.trigger_messages) == ("length", 17)
+    for bad in ("scenes", "length:", "length:1", "length:x"):
+        with pytest.raises(ValueError):
+            memory_config(bad)
