@@ -5,8 +5,9 @@ The change game of :mod:`bot.bench.change` is played again with scenes in it: ev
 apart from the chains' steps) the players set off elsewhere, or the GM opens with a time skip or an arrival, in
 the words of :data:`SCENES_TUNED` (the ones the scene finder's patterns were written against) and
 :data:`SCENES_HELD_OUT` (written apart, in other words). The configured model writes every chunk summary, as in
-play, once with chunks closed at their length and once also where a scene ends; the rest is scripted (the story's
-rewrite too: it reads the chunk summaries, not the chunk borders, so it is kept out of what is measured).
+play, once with chunks closed at their length and once also where a scene ends (``--arms`` adds ``length:N``, chunks
+of N messages: a control of chunks as short as the scenes made, without their borders); the rest is scripted (the
+story's rewrite too: it reads the chunk summaries, not the chunk borders, so it is kept out of what is measured).
 
 Per change step, read from the chunk summary that covers it: whether the summary says the value the step set
 (the change carried), and whether it says an earlier value of the same thing without the new one (an old value
@@ -37,7 +38,6 @@ from bot.store import EntryKind, LogEntry, Store, SummaryKind
 from bot.worlds import WorldLibrary
 
 POLICIES = ("length", "scene")
-TURNS = 120
 
 # (the player's action, or None for the turn's usual one; the GM's opening sentence)
 SCENES_TUNED: tuple[tuple[str | None, str], ...] = (
@@ -82,7 +82,6 @@ class SceneGameModel(ChangeGameModel):
         super().__init__(turns, facts=False)
         self.writer = writer
         self.scenes = scenes
-        self.written = 0
 
     def reply_at(self, turn: int) -> list[str]:
         opening = [self.scenes[turn][0][1]] if turn in self.scenes else []
@@ -91,7 +90,6 @@ class SceneGameModel(ChangeGameModel):
     def generate(self, messages: Messages, *, max_tokens: int) -> Answer:
         system = messages[0].content
         if system.startswith("You keep the memory of") and "Summarize the new events" in system:
-            self.written += 1
             return self.writer.generate(messages, max_tokens=max_tokens)
         return super().generate(messages, max_tokens=max_tokens)
 
