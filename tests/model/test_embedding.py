@@ -79,6 +79,25 @@ def test_the_bundled_weights_are_checked_against_the_upstream_sha256(tmp_path: P
     assert not (tmp_path / "out.gguf").exists() or (tmp_path / "out.gguf").stat().st_size == 0
 
 
+def test_the_float16_file_of_earlier_versions_goes_once_the_float32_one_is_written(tmp_path: Path):
+    folder = tmp_path / "bundled"
+    folder.mkdir()
+    for name in (minilm.FORMER_GGUF_NAME, f"{minilm.FORMER_GGUF_NAME}.size", "someone-elses.gguf"):
+        (folder / name).write_bytes(b"GGUF")
+    path = minilm.bundled_gguf(tmp_path)
+    assert path.name == minilm.GGUF_NAME and path.read_bytes()[:4] == b"GGUF"
+    assert sorted(p.name for p in folder.iterdir()) == sorted([minilm.GGUF_NAME, f"{minilm.GGUF_NAME}.size",
+                                                               "someone-elses.gguf"])  # fmt: skip
+
+
+def test_texts_of_one_call_are_embedded_as_each_alone(real_embedder):
+    """Each text is read on its own (faster than as one batch): its vector is the one it gets alone."""
+    texts = ["The lamp oil was watered down.", "Rain drums on the roof of the boathouse all night long."]
+    together = real_embedder.embed(texts)
+    for text, vector in zip(texts, together, strict=True):
+        assert float(vector @ real_embedder.embed([text])[0]) > 0.9999
+
+
 def test_vectors_are_unit_length_and_near_in_meaning(real_embedder):
     doctor, physician, weather = real_embedder.embed(
         ["The doctor put the little brown bottle in his pocket.", "The physician hid the vial in his coat.",
