@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 from bot.memory.compaction import MATERIAL_TOKENS, in_batches
 from bot.model.base import ChatMessage
@@ -28,6 +28,15 @@ class PrivateMemoryAnswer(BaseModel):
 
     summary: str = Field(min_length=1, max_length=700)
     facts: list[FactText] = Field(default_factory=list, max_length=MAX_FACTS)
+
+    @field_validator("facts", mode="before")
+    @classmethod
+    def _without_blanks(cls, facts: object) -> object:
+        """A blank fact says nothing and is left out, not the whole answer with it: the grammar lets a string of
+        spaces through, which the bundled model wrote, and both tries of its answer fell back on it."""
+        if isinstance(facts, list):
+            return [fact for fact in facts if not (isinstance(fact, str) and not fact.strip())]
+        return facts
 
 
 def witnessed(entries: Sequence[LogEntry], player_id: int) -> list[LogEntry]:
