@@ -168,8 +168,8 @@ class LlamaEmbedder(Embedder):
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         # A call is one batch of texts at most (see bot.engine.upkeep.meaning): a query waits that long. Each text
-        # is read on its own: llama.cpp reads the texts of one call as one sequence batch, whose attention spans
-        # all of them (all-MiniLM-L6-v2 on two cores, 64 texts of 10 to 60 words: 64 ms a text together, 43 alone).
+        # is read on its own: given several, llama.cpp reads them as one batch, slower a text than one by one
+        # (all-MiniLM-L6-v2 on two cores, 64 texts of 10 to 60 words: 64 ms a text together, 43 alone).
         return np.asarray([self._llama.embed([text], truncate=True)[0] for text in texts], dtype=np.float32)
 
 
