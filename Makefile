@@ -24,12 +24,14 @@ run: $(VENV)/.installed
 	$(BIN)/python -m bot run
 
 # make test builds llama.cpp's server too (once per machine: the binary is kept under ~/.cache/discord-gm, as pip
-# keeps the wheel), so the tests of several tables through real servers run everywhere the suite does.
+# keeps the wheel), so the tests of several tables through real servers run everywhere the suite does. The tests
+# run in one process per CPU (pytest-xdist), each on its own CPUs (tests/conftest.py); the longest go to whichever
+# process is free (worksteal).
 test: $(VENV)/.installed-test
 	sh scripts/build-llama-server $(VENV)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

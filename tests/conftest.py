@@ -24,6 +24,19 @@ os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROJECT.resolve()),
 os.environ["GM_MODEL"] = "tiny"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist (``make test`` runs ``-n auto``), each worker runs on its own share of the CPUs: the
+    models it loads, and the bots and servers it starts, take that many threads (bot.model.llama.physical_cores
+    counts the CPUs a process may run on), so two workers never run two models' threads on one core."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER"), os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if not worker or not count or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    share = cpus[int(worker.removeprefix("gw")) % len(cpus) :: int(count)]
+    if share:
+        os.sched_setaffinity(0, share)
+
+
 @pytest.fixture(autouse=True)
 def unhurried_meaning(monkeypatch: pytest.MonkeyPatch) -> None:
     """Recall and the leak guard by meaning give a turn up to words alone after a few seconds, which a machine

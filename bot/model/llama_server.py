@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.model.base import ModelUnavailable
+from bot.model.llama import physical_cores
 
 log = logging.getLogger(__name__)
 
@@ -185,8 +186,10 @@ class LlamaServer:
         if not self.gpu_layers:
             command += ["--flash-attn", CPU_FLASH_ATTENTION, "--batch-size", str(CPU_BATCH), "--ubatch-size",
                         str(CPU_BATCH)]  # fmt: skip
-        if self.threads:
-            command += ["--threads", str(self.threads), "--threads-batch", str(self.threads)]
+        # As the in-process model: the physical cores this process may run on (llama-server's own default counts
+        # every core of the machine, whatever CPUs the process is given).
+        threads = self.threads or physical_cores()
+        command += ["--threads", str(threads), "--threads-batch", str(threads)]
         return command + self.extra
 
     def start(self, timeout: float = START_SECONDS) -> None:

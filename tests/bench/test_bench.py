@@ -17,7 +17,8 @@ def figures(stdout: str) -> dict[str, float]:
 
 @pytest.mark.llm
 def test_bench_context_prints_side_by_side_figures_and_a_name_value_line(tmp_path: Path):
-    result = run_bot("bench", "context", "--turns", "120", cwd=tmp_path)
+    # 120 turns with the real embedding model, on one CPU of make test's: a guard against a hang, not a speed bound
+    result = run_bot("bench", "context", "--turns", "120", cwd=tmp_path, timeout=900)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for label in ("this memory", "full history", "sliding window"):
@@ -108,7 +109,7 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
-        GM_SEED="3", timeout=900,  # three runs of the real model: a guard against a hang, not a speed bound
+        GM_SEED="3", timeout=1800,  # three runs of the real model: a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -142,7 +143,7 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
 def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path):
     result = run_bot(
         "bench", "turns", "--games", "1", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
-        GM_REPLY_TOKENS="24", GM_SEED="3", timeout=600,  # a guard against a hang, not a speed bound
+        GM_REPLY_TOKENS="24", GM_SEED="3", timeout=1200,  # a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -168,7 +169,7 @@ def test_bench_turns_refuses_nonsense(tmp_path: Path):
 def test_bench_quality_scores_both_runs_and_ends_with_figures(tmp_path: Path):
     result = run_bot(
         "bench", "quality", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24", GM_SEED="3",
-        timeout=900,  # both worlds twice with the real model: a guard against a hang, not a speed bound
+        timeout=1800,  # both worlds twice with the real model: a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout

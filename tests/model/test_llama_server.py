@@ -348,3 +348,18 @@ def test_on_a_cpu_the_server_runs_without_flash_attention_as_the_in_process_mode
     # written while another slot reads comes at a token a step.
     assert on_cpu[on_cpu.index("--batch-size") + 1] == on_cpu[on_cpu.index("--ubatch-size") + 1] == "64"
     assert "--batch-size" not in command(99)
+
+
+def test_the_server_takes_the_physical_cores_the_process_may_run_on_unless_told(tmp_path: Path, monkeypatch):
+    """llama-server's own default counts every core of the machine: given fewer CPUs (a container's, a test
+    worker's), its threads would share them and wait on each other."""
+    from bot.model import llama_server
+
+    def threads(**given) -> tuple[str, str]:
+        command = LlamaServer(Path("llama-server"), tmp_path / "m.gguf", "m", slots=1, n_ctx=2048,
+                              slot_dir=tmp_path / "slots", **given).command()  # fmt: skip
+        return command[command.index("--threads") + 1], command[command.index("--threads-batch") + 1]
+
+    monkeypatch.setattr(llama_server, "physical_cores", lambda: 3)
+    assert threads() == ("3", "3")
+    assert threads(threads=5) == ("5", "5")
