@@ -107,8 +107,10 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
 @pytest.mark.llm
 @pytest.mark.slow
 def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figures(tmp_path: Path):
+    # One game: each game costs every run its cold read and its background work; two games at once are played
+    # by the live run's test below.
     result = run_bot(
-        "bench", "turns", "--games", "2", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
+        "bench", "turns", "--games", "1", "--turns", "2", cwd=tmp_path, GM_N_CTX="2048", GM_REPLY_TOKENS="24",
         GM_SEED="3", timeout=1800,  # three runs of the real model: a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -117,7 +119,7 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
     assert "recall by meaning with all-MiniLM-L6-v2" in out
     assert "prompt tokens read at" in out, "the machine's speed is measured first"
     rows = [line.split() for line in out.splitlines() if line[:4].strip().isdigit()]
-    assert len(rows) == 2 * 2 * 3, "every GM turn of both games, in the three runs"
+    assert len(rows) == 2 * 3, "every GM turn of the game, in the three runs"
     numbers = figures(out)
     for key in ("first_text_p50", "first_text_p95", "first_text_p95_no_jobs", "jobs_delay_ratio",
                 "floor_ratio_p50", "live_reuse", "engine_share", "calls_per_turn"):  # fmt: skip
@@ -142,14 +144,15 @@ def test_bench_turns_plays_the_three_runs_with_the_real_model_and_ends_with_figu
 @pytest.mark.slow
 def test_bench_turns_without_comparison_plays_the_live_run_alone(tmp_path: Path):
     result = run_bot(
-        "bench", "turns", "--games", "1", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
+        "bench", "turns", "--games", "2", "--turns", "2", "--no-compare", cwd=tmp_path, GM_N_CTX="2048",
         GM_REPLY_TOKENS="24", GM_SEED="3", timeout=1200,  # a guard against a hang, not a speed bound
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "background on:" in out and "held to the end" not in out and "words alone" not in out
     rows = [line.split() for line in out.splitlines() if line[:4].strip().isdigit()]
-    assert len(rows) == 2, "the live run's two turns, and no other run"
+    assert len(rows) == 2 * 2, "both games' two turns, played at once in the live run, and no other run"
+    assert {row[0] for row in rows} == {"1", "2"}
     numbers = figures(out)
     assert 0 < numbers["first_text_p50"] <= numbers["first_text_p95"] and "jobs_delay_ratio" not in numbers
     assert numbers["catch_up_s"] >= 0 and numbers["facts_lag_max"] >= 0
