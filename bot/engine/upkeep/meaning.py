@@ -46,6 +46,9 @@ ROWS_ON_THE_LOOP = 500  # vector rows read into memory on the event loop; more a
 READ_BLOCK = 5000  # vector rows fetched at once when a game's vectors are read
 TEXTS_KEPT = 4096  # texts compared whole (lore, the world's secrets, a reply's sentences) whose vectors are kept
 TEXT_BATCH = 64  # parts of such texts embedded in one call
+# Stored fragments' parts (a reply's sentences, a clause) whose vectors are kept: a sentence the log says again
+# (a model that repeats itself, "I look around") is embedded once; a part's vector depends on its text alone.
+PARTS_KEPT = 4096
 # What a turn waits for the embedding model (its query, its lore) at most; past it, that turn goes by words.
 TURN_SECONDS = 5.0
 # A fragment is found by its closest part (a clue told in one sentence of a long reply), plus this much of the
@@ -90,6 +93,7 @@ class MeaningIndex:
         self._task: asyncio.Task | None = None
         self._adopting: asyncio.Task | None = None  # taking the model's new vector size (see _adopt)
         self._texts: OrderedDict[str, np.ndarray] = OrderedDict()  # a text -> its parts' vectors (this model's)
+        self._parts: OrderedDict[str, np.ndarray] = OrderedDict()  # a stored fragment's part -> its vector
         # texts being embedded now -> the call that embeds them
         self._embedding: dict[str, asyncio.Future[dict[str, np.ndarray]]] = {}
         self._damaged: set[str] = set()
@@ -128,6 +132,7 @@ class MeaningIndex:
         self.model = model = self._tag()
         self._games.clear()
         self._texts.clear()
+        self._parts = OrderedDict()  # replaced, not cleared: the worker's thread may be reading the old one
         self._queries.clear()
         await self.store.use_embedding_model(model)
         self.notify()
@@ -219,10 +224,26 @@ class MeaningIndex:
             if stop is not None and stop.is_set():
                 raise Interrupted
             try:
-                done.append(embedder.embed(passages(text)))
+                done.append(self._part_vectors(embedder, passages(text)))
             except NonFiniteVector:
                 done.append(None)
         return done
+
+    def _part_vectors(self, embedder: Embedder, parts: list[str]) -> np.ndarray:
+        """In the worker's thread: ``parts``' vectors, the parts embedded lately taken from memory."""
+        kept = self._parts
+        if not parts:
+            return embedder.embed(parts)
+        missing = [part for part in dict.fromkeys(parts) if part not in kept]
+        fresh = dict(zip(missing, embedder.embed(missing), strict=True))
+        vectors = np.vstack([fresh[part] if part in fresh else kept[part] for part in parts])
+        for part in parts:
+            if part in fresh:
+                kept[part] = fresh[part]
+            kept.move_to_end(part)
+        while len(kept) > PARTS_KEPT:
+            kept.popitem(last=False)
+        return vectors
 
     async def _save(self, todo: Sequence[VectorTodo], vectors: Sequence[np.ndarray | None]) -> None:
         """Store each fragment's vectors; one without a finite vector leaves the queue with none (it is still

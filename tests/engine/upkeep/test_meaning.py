@@ -895,3 +895,34 @@ async def test_texts_asked_for_by_two_calls_at_once_are_embedded_once(store):
             if text in first:
                 assert np.array_equal(vectors, first[text])
     await index.close()
+
+
+def test_a_part_the_log_says_again_is_embedded_once_and_keeps_its_vector(store, monkeypatch):
+    """A model that repeats itself ("The clock in the hall ticks on.", reply after reply) had each fragment's
+    sentences embedded afresh: a 60-turn game of the long-game test embedded 2,008 parts, 167 of them distinct."""
+    import numpy as np
+
+    from bot.engine.upkeep import meaning
+
+    embedder = SlowEmbedder(0)
+    seen: list[str] = []
+    embed = embedder._embed
+
+    def recorded(texts):
+        seen.extend(texts)
+        return embed(texts)
+
+    embedder._embed = recorded
+    index = meaning.MeaningIndex(store, None, embedder)
+    first = index._part_vectors(embedder, ["The clock ticks.", "Rain falls.", "The clock ticks."])
+    second = index._part_vectors(embedder, ["Rain falls.", "A door bangs."])
+    assert seen == ["The clock ticks.", "Rain falls.", "A door bangs."], "each part embedded once, in order"
+    assert first.shape == (3, embedder.dimension) and second.shape == (2, embedder.dimension)
+    assert np.array_equal(first[0], first[2]) and np.array_equal(first[1], second[0])
+    assert np.array_equal(second, embedder.embed(["Rain falls.", "A door bangs."])), "the same vectors as afresh"
+    monkeypatch.setattr(meaning, "PARTS_KEPT", 2)
+    index._part_vectors(embedder, ["Gulls cry."])  # the least lately used goes
+    seen.clear()
+    index._part_vectors(embedder, ["The clock ticks.", "Gulls cry."])
+    assert seen == ["The clock ticks."]
+    assert index._part_vectors(embedder, []).shape == (0, embedder.dimension)
