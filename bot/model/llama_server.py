@@ -251,11 +251,13 @@ class LlamaServer:
 
     def wait_serving(self, timeout: float) -> bool:
         """Wait (at most ``timeout`` seconds) while the server is down or being started again; whether it serves.
-        A server found dead before its supervisor saw it is waited for too."""
+        A server found dead before its supervisor saw it is waited for too, and so is one whose process still
+        runs but answers nothing: killed, it closes its port before it is gone."""
         deadline = time.monotonic() + timeout
         while not self._stopping.is_set():
             process = self.process
-            if process is not None and process.poll() is None and self.down is None and self._up.is_set():
+            running = process is not None and process.poll() is None and self.down is None and self._up.is_set()
+            if running and self.healthy():
                 return True
             if time.monotonic() >= deadline:
                 return False

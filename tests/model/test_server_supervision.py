@@ -113,6 +113,27 @@ async def test_a_kill_mid_game_loses_nothing_and_the_next_turn_is_answered_after
         model.close()
 
 
+def test_a_server_dying_but_not_yet_gone_is_not_taken_for_one_that_serves(tmp_path: Path):
+    """Killed, a server closes its port before its process is gone: a call refused in between found the process
+    running and took the server for serving, and the turn failed with "not answering" instead of waiting for
+    the restart (seen with make test's CPUs busy). A process that answers nothing is not a server that serves."""
+    import subprocess
+
+    model = _started(tmp_path)
+    owner = model.owner
+    try:
+        owner.stop()
+        owner._stopping.clear()
+        owner.process = subprocess.Popen(["sleep", "30"])  # running, answering nothing
+        assert owner.down is None and owner._up.is_set()
+        started = time.monotonic()
+        assert not owner.wait_serving(1.0)
+        assert time.monotonic() - started >= 1.0, "it waited for the server to answer"
+    finally:
+        owner.stop()
+        model.close()
+
+
 def test_a_local_process_without_the_key_cannot_have_the_server_save_a_slot(tmp_path: Path):
     """The server the bot started asks a key of every call; the key is in its environment, not its command line,
     which any local user can read."""
