@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
+from bot.memory.changes import attribute_name, changes_in
 from bot.words import sentences, stems
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene:
     for line in brief:
         bare = _BRIEF_LABEL.sub("", line.strip())
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
-        if value and _says_value(text, value.group(1)):
+        if value and (_says_value(text, value.group(1)) or _changes(text, bare)):
             return True
         if value:
             continue
@@ -169,6 +170,19 @@ def _says_value(text: str, value: str) -> bool:
         return digits in re.sub(r"\D", "", text)
     words = [word for word in re.findall(r"[\w'’-]+", value) if stems(word)]
     return bool(words) and bool(stems(words[-1]) & stems(text))
+
+
+def _changes(text: str, fact: str) -> bool:
+    """Whether ``text`` says that the fact's subject has a new value of its attribute (see
+    :func:`bot.memory.changes.changes_in`): it told the thing's news, and the fact's value is the one it replaced.
+    In bench change, "Mrs Ashdown puts the red signal flag back in the boathouse." had the flag's place before it,
+    "in the sea", told after it from the notes, and that turn then came back when asked where the flag was now."""
+    subject, _, rest = fact.partition(",")
+    attribute = attribute_name(rest.partition(":")[0])
+    return any(
+        change.subject.casefold() == subject.strip().casefold() and change.attribute == attribute
+        for change in changes_in(text, [subject.strip()])
+    )
 
 
 def notes_answer(brief: Sequence[str]) -> str:

@@ -41,6 +41,23 @@ def test_a_reply_carries_the_brief_by_a_word_of_its_answer_the_action_did_not_sa
     assert not carries("It opens to 2-9-4.", code, ["What is the combination?"]), "its old digits are not it"
 
 
+def test_a_reply_that_gives_the_briefed_thing_a_new_value_carries_it():
+    """bench change, the default GM, 300 turns: "Mrs Ashdown puts the red signal flag back in the boathouse." had
+    "(From earlier in the game: red signal flag, location: in the sea.)" told after it, the place it had just left,
+    and that turn came back unmarked when a player asked where the flag was now. A reply that moves the thing told
+    its news; one that only names it, or moves another thing, did not."""
+    flag = ["[fact, now] red signal flag, location: in the sea (before: on the cottage door until turn 159)"]
+    moved = "Mrs Ashdown puts the red signal flag back in the boathouse. The gulls cry."
+    assert carries(moved, flag, ["I wait and watch."])
+    assert carries("Wren carries the flag up to the cottage.", flag, ["Where is the red signal flag?"])
+    assert not carries("The red signal flag snaps in the wind.", flag, ["Where is the red signal flag?"])
+    assert not carries("Maya hands the storm lantern to Pip.", flag, ["Where is the red signal flag?"])
+    lantern = ["[fact, now] storm lantern, holder: Mrs Ashdown (before: Pip until turn 120)"]
+    assert not carries("Pip puts the storm lantern in the boathouse.", lantern, ["Who has the lantern?"]), (
+        "a new place is not a new holder"
+    )
+
+
 def test_a_brief_that_names_someone_or_somewhere_is_carried_by_the_name():
     """Seed 42 of the memory test: "Which physician looked after the skipper when he was sick?", briefed "Doctor
     Penhale from Brightwater treated the captain's fever last winter.", answered "The captain coughs into his sleeve.
