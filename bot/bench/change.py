@@ -11,8 +11,8 @@ Played through the real engine and store (recall by words and by meaning, the bu
 facts job finding nothing (as a small model's often does) and finding every change, at 300 and 1,000 turns. The
 chains of :data:`TUNED` are the ones the change finder's sentences were written against; :data:`HELD_OUT` were
 written apart, in other words, and are reported apart. With ``--replies``, the configured model answers the
-questions at the end of the 300-turn game (the facts job finding nothing), and its replies are checked for the
-latest value.
+questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as it
+stood then, and its replies are checked for the latest value.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from bot.model.worker import ModelWorker
 from bot.settings import ProcessSettings
 from bot.startup import load_embedder, load_model
 from bot.store import Store
+from bot.store.backup import backup_database
 from bot.worlds import WorldLibrary
 
 MARKERS = ("since changed", "before:", "until turn")  # how the prompt marks a value as older
@@ -307,9 +308,10 @@ def older_unmarked(lines: Sequence[str], chain: Chain) -> list[str]:
 async def play(turns: int, facts: bool, embedder: Embedder | None, reply_model: LanguageModel | None = None) -> Run:
     run = Run(turns, facts)
     with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "change.sqlite3")
+        played = Path(tmp) / "change.sqlite3"
         library = WorldLibrary(Path(tmp) / "no-worlds")
         library.worlds[LONG_GAME_WORLD.id] = LONG_GAME_WORLD
+        store = await Store.open(played)
         model = ChangeGameModel(turns, facts=facts)
         try:
             async with ModelWorker(model) as worker:
@@ -333,16 +335,38 @@ async def play(turns: int, facts: bool, embedder: Embedder | None, reply_model: 
                             older_unmarked(memory_lines(context.messages), chain),
                         ))  # fmt: skip
                 await engine.close()
-            if reply_model is not None:
-                async with ModelWorker(reply_model) as worker:
-                    engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=embedder)
-                    engine.hold_upkeep()  # the questions only
-                    for asked in run.asked:
-                        asked.reply = await _answer(engine, game.id, asked.question)
-                    await engine.close()
         finally:
             await store.close()
+        if reply_model is not None:
+            async with ModelWorker(reply_model) as worker:
+                for i, asked in enumerate(run.asked):
+                    asked.reply = await _answer_alone(played, Path(tmp) / f"asked-{i}.sqlite3", worker, library,
+                                                      embedder, game.id, asked.question)  # fmt: skip
     return run
+
+
+async def _answer_alone(
+    played: Path,
+    copy: Path,
+    worker: ModelWorker,
+    library: WorldLibrary,
+    embedder: Embedder | None,
+    game_id: int,
+    question: str,
+) -> str:
+    """The GM's reply to ``question`` asked of the game as it stood at its last turn, in a copy of it: each case is
+    asked on its own, so that no earlier answer (a wrong code the model made up, an aside to the asking player)
+    stands in the game when the next is asked."""
+    store = await Store.open(backup_database(played, copy))
+    try:
+        engine = Engine(store, worker, library, EngineConfig(n_ctx=4096), embedder=embedder)
+        engine.hold_upkeep()  # the question only
+        try:
+            return await _answer(engine, game_id, question)
+        finally:
+            await engine.close()
+    finally:
+        await store.close()
 
 
 async def _answer(engine: Engine, game_id: int, question: str) -> str:

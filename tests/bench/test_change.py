@@ -8,13 +8,19 @@ import io
 from bot.bench.change import CHAINS, play, report
 from bot.model import ScriptedModel
 
+PROMPTS: dict[str, str] = {}  # the last question in each reply's prompt -> that prompt
+
 
 def _reply(messages) -> str:
-    """Where the swan candlestick is, whatever is asked; the ferryman's questions answered only with a player's
-    line, on every try and after a Retry (the GM has nothing to say of its own)."""
+    """Where the swan candlestick is, whatever is asked; the strongbox's combination made up; the ferryman's
+    questions answered only with a player's line, on every try and after a Retry (the GM has nothing to say of its
+    own)."""
     question = messages[-1].content
+    PROMPTS[question.splitlines()[-1]] = "\n".join(m.content for m in messages)
     if "ferryman" in question or "boatman" in question:
         return "Maya: I look around."
+    if "strongbox" in question:
+        return "The strongbox's combination is now 1-2-3."
     return "The swan candlestick lies at the bottom of the old well."
 
 
@@ -29,6 +35,8 @@ async def test_the_change_bench_judges_each_questions_prompt_and_reply():
     assert ferryman.reply_says_latest
     boatman = by_question["Whose side is the boatman on these days?"]  # in other words: no brief to answer with
     assert boatman.reply is not None and "nothing to say" in boatman.reply and not boatman.reply_says_latest
+    iron_chest = next(prompt for question, prompt in PROMPTS.items() if "iron chest" in question)
+    assert "1-2-3" not in iron_chest, "each question is asked of the game as it stood, not after the last answer"
     out = io.StringIO()
     figures = report([run], out)
     assert 0 < figures["reply_latest_60_none_tuned"] < 1, out.getvalue()
