@@ -52,6 +52,8 @@ VAGUE = stems("something someone somebody anything anyone anybody everything eve
 # and what it has not measured by then is guarded by words alone. Embedding a world's secrets and public text
 # (about 100 texts) takes 1.7 s in process on two cores, in batches; a world is embedded when its game starts.
 MEANING_SECONDS = 5.0
+# What players were told or did alone, as the guard names it: a private message, a player's private memory.
+PRIVATE_REF = ("entry:", "private:")
 # A transcript line's label ("GM: ", "GM to Maya: "), before its text.
 _LABEL = re.compile(r"^[^:\n]{1,40}:\s+")
 # A stopped sentence, as the log shows it: an author reading data/play.log sees what was taken for a leak.
@@ -86,12 +88,16 @@ class TurnGuard:
         self._public: dict[tuple[str, ...], bool] = {}
         self._uncovered: dict[str, bool] = {}
 
-    async def check(self, text: str, audience: int | None = None) -> list[Hit]:
+    async def check(self, text: str, audience: int | None = None, *, public_record: bool = False) -> list[Hit]:
         """The hits in ``text`` for ``audience`` (a player id; ``None`` for the channel), public ones dropped:
-        secrets said word for word, and (with an embedding model) in other words."""
+        secrets said word for word, and (with an embedding model) in other words. ``public_record``: ``text`` is
+        the engine's, built from what the whole table has read (the notes' answer told after a reply), so it tells
+        no private message: one that says the same only said again what was public (the default model wrote
+        "[[to Maya: The red signal flag is snapped in the wind.]]", and the notes' "red signal flag, location: in
+        the boathouse" was stopped as her message in other words: bench change, 300 turns)."""
         hits: dict[tuple[str, str], Hit] = {}  # one per sentence and secret
         for hit in self.guard.candidates(text, audience):
-            if (hit.sentence, hit.ref) in hits:
+            if (hit.sentence, hit.ref) in hits or (public_record and hit.ref.startswith(PRIVATE_REF)):
                 continue
             if hit.uncoverable and hit.words not in self._public:
                 self._public[hit.words] = await self.store.said_in_public(self.game.id, hit.words)
@@ -106,12 +112,14 @@ class TurnGuard:
                         hits.setdefault((sentence, ref), Hit(ref, "(the clue this action earned)", sentence, (), False))
         if self.meaning is not None:
             caught = {sentence for sentence, _ in hits}
-            for hit in await self._by_meaning(self.meaning, text, audience, caught):
+            for hit in await self._by_meaning(self.meaning, text, audience, caught, private=not public_record):
                 hits.setdefault((hit.sentence, hit.ref), hit)
         return list(hits.values())
 
-    async def _by_meaning(self, meaning: MeaningIndex, text: str, audience: int | None, caught: set[str]) -> list[Hit]:
-        """Sentences that tell a world secret or another player's private message in other words."""
+    async def _by_meaning(
+        self, meaning: MeaningIndex, text: str, audience: int | None, caught: set[str], *, private: bool = True
+    ) -> list[Hit]:
+        """Sentences that tell a world secret or (``private``) another player's private message in other words."""
         said = [s.strip() for s in sentences(text) if s.strip() and s.strip() not in caught]
         secrets = [
             s for s in self.guard.secrets
@@ -122,15 +130,15 @@ class TurnGuard:
 
         async def measure():
             closeness = await meaning.closeness(said, [s.text for s in secrets]) if secrets else None
-            private = await self._nearest_private(meaning, said, audience)
+            nearest = await self._nearest_private(meaning, said, audience) if private else [None] * len(said)
             public = (
                 (await meaning.closeness(said, list(self.public_texts))).max(axis=1)
                 if self.public_texts else np.zeros(len(said))
             )  # fmt: skip
-            return closeness, private, public
+            return closeness, nearest, public
 
         try:  # a slow embedding model never holds a reply longer than this: the words still guard it
-            closeness, private, public = await asyncio.wait_for(measure(), MEANING_SECONDS)
+            closeness, nearest, public = await asyncio.wait_for(measure(), MEANING_SECONDS)
         except TimeoutError:
             log.warning("Game %d: the leak guard by meaning took over %.0f s; words alone this time",
                         self.game.id, MEANING_SECONDS)  # fmt: skip
@@ -148,8 +156,8 @@ class TurnGuard:
                 ):
                     if not await self._said_already(secret):
                         hits.append(Hit(secret.ref, "(in other words)", sentence, (), uncoverable=False))
-            if private[i] is not None:
-                ref, secret_text, score = private[i]
+            if nearest[i] is not None:
+                ref, secret_text, score = nearest[i]
                 rule = NEVER_HELD_RULE if self._never_read(secret_text) else MEANING_RULE
                 if leaks_by_meaning(sentence, secret_text, score, self.public_stems, near_public, rule):
                     hits.append(Hit(ref, "(in other words)", sentence, (), uncoverable=False))

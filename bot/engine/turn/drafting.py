@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from bot.engine.secrets.guard import TurnGuard
 from bot.engine.turn.narration import REGENERATE, Narration, Narrator, Request
 from bot.engine.turn.results import OnText
-from bot.memory.leaks import strip
+from bot.memory.leaks import Hit, strip
 from bot.memory.private import PrivateNote, split_reply
 from bot.store import Player
 
@@ -41,15 +41,16 @@ class Drafts:
         narration = await self.narrator.narrate(request, on_text, guard=guard)
         raw = narration.text
         public, notes = split_reply(raw, names)
-        hits = await guard.check(public)
+        hits = await _check(guard, public, narration)
         if not hits:
             return Drafted(public, notes, None, narration, raw)
         draft = public
         clues = [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
         await guard.record(request.turn, "channel", hits, "regenerated")
-        raw = (await self.narrator.narrate(request.with_note(REGENERATE))).text
+        again = await self.narrator.narrate(request.with_note(REGENERATE))
+        raw = again.text
         public, notes = split_reply(raw, names)
-        hits = await guard.check(public)
+        hits = await _check(guard, public, again)
         if hits:
             clues += [h.ref.removeprefix("clue:") for h in hits if h.ref.startswith("clue:")]
             await guard.record(request.turn, "channel", hits, "removed")
@@ -62,6 +63,16 @@ class Drafts:
         public, notes = split_reply(narration.text, request.shaping.names)
         whole = " ".join([public, *(n.text for n in notes if n.name == player.name)]).strip()
         return Drafted("", [PrivateNote(player.name, whole or "The GM says nothing.")], None, narration, narration.text)
+
+
+async def _check(guard: TurnGuard, public: str, narration: Narration) -> list[Hit]:
+    """The guard's hits in a public reply, the notes' answer the engine told after it (see
+    :meth:`Narrator.narrate`) checked as the public record's own words."""
+    told = narration.told_from_notes
+    if not told or not public.endswith(told):
+        return await guard.check(public)
+    said = public[: -len(told)]
+    return [*(await guard.check(said) if said.strip() else []), *await guard.check(told, public_record=True)]
 
 
 async def guard_note(

@@ -172,7 +172,7 @@ class Narration:
     nothing_new: bool = False  # all it said was an echo or a repeat, or too little: held back from the screen
     ignored_action: bool = False  # held back too: it said nothing of the action it answers
     missed_brief: bool = False  # held back too: it said nothing of what the notes told beside the action
-    told_from_notes: bool = False  # it said nothing of the brief on either try: the notes' answer follows it
+    told_from_notes: str = ""  # it said nothing of the brief on either try: the notes' answer that follows it
 
 
 class Narrator:
@@ -233,7 +233,7 @@ class Narrator:
         the notes' answer told after it in their own words (:data:`FROM_THE_NOTES`), or alone where the model had
         nothing to say twice: the engine knows what this reply must carry, and a narrator that does not say it
         twice does not take it from the table. The brief of a public action holds only what the whole table may
-        read, and the leak guard checks the line as it checks the rest."""
+        read: the leak guard checks the line for the world's secrets, not for what players were told alone."""
         shaping = request.shaping
         if not shaping.public or carries(narration.text, shaping.brief, shaping.actions, shaping.recent):
             return narration
@@ -243,11 +243,11 @@ class Narrator:
         told = FROM_THE_NOTES.format(answer=answer)
         if narration.text:
             told = f"\n\n{told}"
-        screen = _Screen(on_text, guard)
+        screen = _Screen(on_text, guard, public_record=True)
         await screen.show(told)
         await screen.finish()
         log.info("Game %d turn %d: the reply said nothing of the notes' brief, told after it", *request.where)
-        return dataclasses.replace(narration, text=narration.text + told, told_from_notes=True)
+        return dataclasses.replace(narration, text=narration.text + told, told_from_notes=told.strip())
 
     async def _try(
         self, request: Request, on_text: OnText | None, guard: TurnGuard | None, *, hold_back: bool,
@@ -308,9 +308,10 @@ class _Screen:
     replaces what was shown, and the front end still gets the whole reply.
     """
 
-    def __init__(self, on_text: OnText | None, guard: TurnGuard | None):
+    def __init__(self, on_text: OnText | None, guard: TurnGuard | None, *, public_record: bool = False):
         self.on_text = on_text
         self.guard = guard
+        self.public_record = public_record  # the engine's own line, from what the whole table has read
         self.held = ""  # with a guard, text waits until its sentence is complete and checked
 
     async def show(self, text: str) -> None:
@@ -319,7 +320,7 @@ class _Screen:
         if self.guard is not None:
             self.held += text
             text, self.held = complete_sentences(self.held)
-            if text and await self.guard.check(text):
+            if text and await self.guard.check(text, public_record=self.public_record):
                 self.on_text = None  # it leaks: show nothing more
                 return
         if text and not await _show(self.on_text, text):
@@ -330,7 +331,7 @@ class _Screen:
         if self.guard is None or not self.held or self.on_text is None:
             return
         rest, self.held = self.held, ""
-        if not await self.guard.check(rest):
+        if not await self.guard.check(rest, public_record=self.public_record):
             await _show(self.on_text, rest)
 
 

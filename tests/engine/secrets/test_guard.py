@@ -374,3 +374,18 @@ async def test_a_sentence_near_a_clue_the_narrator_never_read_is_judged_as_a_gue
         assert hits[(clue,)] == [], "a clue it never read: on the topic, not in the clue's own words"
     finally:
         await store.close()
+
+
+async def test_the_engines_own_line_from_the_public_record_is_not_checked_for_private_messages(tmp_path: Path):
+    """The notes' answer the engine tells after a reply is built from what the whole table has read: close in
+    meaning to an aside, it only says again what the aside said again. The model's sentence is still judged."""
+    aside = "The storm lantern is held by Wren."
+    said = "(From earlier in the game: storm lantern, holder: Wren.)"
+    store = await Store.open(tmp_path / "gm.sqlite3")
+    try:
+        game = await store.create_game("chan", "lighthouse")
+        guard = TurnGuard(store, game, Guard([]), _Closeness(aside, 0.9))
+        assert [h.ref for h in await guard.check(said)] == ["entry:9"]
+        assert await guard.check(said, public_record=True) == []
+    finally:
+        await store.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bot.engine import Engine
 from bot.engine.secrets.guard import TurnGuard
 from bot.engine.turn.drafting import WITHHELD, Drafted, Drafts, guard_note
-from bot.engine.turn.narration import REGENERATE, Narrator, Request, Shaping
+from bot.engine.turn.narration import REGENERATE, Narration, Narrator, Request, Shaping
 from bot.memory.private import PrivateNote
 from bot.model import ScriptedModel
 from bot.store import EntryKind, Game, NewEntry, Player, Visibility
@@ -147,3 +147,36 @@ async def test_a_private_clue_told_in_public_is_named_once_for_the_engine_to_giv
     drafted = await _drafts(engine).public(request, None, guard)
     assert drafted.clues == ("log-book",)
     assert drafted.public == CALM
+
+
+class _Told:
+    """A narrator whose reply said nothing of the brief twice: the notes' answer told after it (see
+    Narrator._told_from_notes), or, ``told=False``, the same words written by the model."""
+
+    def __init__(self, said: str, note: str, *, told: bool = True):
+        self.said, self.note, self.told = said, note, told
+
+    async def narrate(self, request, on_text=None, *, guard=None) -> Narration:
+        text = f"{self.said}\n\n{self.note}"
+        return Narration(text, 0.0, None, told_from_notes=self.note if self.told else "")
+
+
+async def test_the_notes_answer_told_after_a_reply_is_not_taken_for_a_private_message_that_says_it_too(
+    engine: Engine,
+):
+    """bench change, the default GM: its aside to Maya said where the red signal flag was, and the notes' answer
+    told after the next reply, built from what the whole table had read, was stopped as her message. The model's
+    own words saying the same are still stopped."""
+    game, (maya, _), request, guard = await _turn(engine, "Where is the red signal flag?")
+    aside = "The red signal flag hangs torn on the boathouse door, its pole snapped."
+    await engine.store.append(game.id, NewEntry(
+        turn=request.turn, kind=EntryKind.GM, author="GM", content=aside, visibility=Visibility.PRIVATE,
+        visible_to=(maya.id,),
+    ))  # fmt: skip
+    guard = await engine.guards.for_turn(game, engine.world_of(game), "")
+    note = "(From earlier in the game: red signal flag, location: torn on the boathouse door.)"
+    drafted = await Drafts(_Told(CALM, note)).public(request, None, guard)  # type: ignore[arg-type]
+    assert drafted.draft is None and drafted.public == f"{CALM}\n\n{note}"
+    assert await engine.store.leak_hits(game.id) == []
+    drafted = await Drafts(_Told(CALM, note, told=False)).public(request, None, guard)  # type: ignore[arg-type]
+    assert drafted.public == CALM, "written by the model, it tells Maya's message to the channel"
