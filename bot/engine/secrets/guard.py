@@ -92,9 +92,9 @@ class TurnGuard:
         """The hits in ``text`` for ``audience`` (a player id; ``None`` for the channel), public ones dropped:
         secrets said word for word, and (with an embedding model) in other words. ``public_record``: ``text`` is
         the engine's, built from what the whole table has read (the notes' answer told after a reply), so it tells
-        no private message: one that says the same only said again what was public (the default model wrote
-        "[[to Maya: The red signal flag is snapped in the wind.]]", and the notes' "red signal flag, location: in
-        the boathouse" was stopped as her message in other words: bench change, 300 turns)."""
+        no private message: one that says the same only said again what was public (after an aside of the
+        default model's to Maya, the notes' "red signal flag, location: in the boathouse" was stopped as her
+        message in other words: bench change, 300 turns)."""
         hits: dict[tuple[str, str], Hit] = {}  # one per sentence and secret
         for hit in self.guard.candidates(text, audience):
             if (hit.sentence, hit.ref) in hits or (public_record and hit.ref.startswith(PRIVATE_REF)):
