@@ -9,8 +9,9 @@ prompt, and whether an older value reached it unmarked (not shown as older, nor 
 
 Played through the real engine and store (recall by words and by meaning, the bundled embedding model), with the
 facts job finding nothing (as a small model's often does) and finding every change, at 300 and 1,000 turns. The
-chains of :data:`TUNED` are the ones the change finder's sentences were written against; :data:`HELD_OUT` were
-written apart, in other words, and are reported apart. With ``--replies``, the configured model answers the
+chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (its
+last five were held out until the default model's misses on them were looked into); :data:`HELD_OUT` were written
+apart after that, in other words, and are reported apart. With ``--replies``, the configured model answers the
 questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as it
 stood then, and its replies are checked for the latest value.
 """
@@ -128,9 +129,6 @@ TUNED: tuple[Chain, ...] = (
         ("Who has the storm lantern now?", "Whose hands is the hurricane lamp in?"),
         ("The storm lantern hisses as its wick burns.", "The storm lantern's glass is sooty."),
     ),
-)  # fmt: skip
-
-HELD_OUT: tuple[Chain, ...] = (
     Chain(
         "a key moved three times",
         (
@@ -196,13 +194,77 @@ HELD_OUT: tuple[Chain, ...] = (
     ),
 )  # fmt: skip
 
+HELD_OUT: tuple[Chain, ...] = (
+    Chain(
+        "a chart lent and given back",
+        (
+            Step(0.11, "Nell keeps the tide chart folded in her apron.", _item("tide chart", "holder", "Nell")),
+            Step(0.46, "Nell lends the tide chart to the harbourmaster.",
+                 _item("tide chart", "holder", "the harbourmaster")),
+            Step(0.81, "The harbourmaster gives the tide chart back to Nell.", _item("tide chart", "holder", "Nell")),
+        ),
+        ("Nell",), ("harbourmaster",),
+        ("Who has the tide chart now?", "Whose keeping is the map of the currents in?"),
+        ("The tide chart is stained with candle wax.", "Someone has pencilled notes on the tide chart."),
+    ),
+    Chain(
+        "a compass moved twice",
+        (
+            Step(0.16, "The whalebone compass sits on the mantelpiece.",
+                 _item("whalebone compass", "location", "on the mantelpiece")),
+            Step(0.5, "Tom slips the whalebone compass into his oilskin locker.",
+                 _item("whalebone compass", "location", "in Tom's oilskin locker")),
+            Step(0.88, "Pip buries the whalebone compass in the dunes.",
+                 _item("whalebone compass", "location", "buried in the dunes")),
+        ),
+        ("dunes",), ("mantelpiece", "locker"),
+        ("Where is the whalebone compass?", "Where would I find the carved bone needle that points north?"),
+        ("The whalebone compass needle trembles.", "A whale is carved on the whalebone compass."),
+    ),
+    Chain(
+        "a password changed twice",
+        (
+            Step(0.13, "The wreckers' password is gannet.", _item("wreckers' password", "code", "gannet")),
+            Step(0.48, "The wreckers change their password to cormorant.",
+                 _item("wreckers' password", "code", "cormorant")),
+            Step(0.78, "From tonight the wreckers' password is puffin.", _item("wreckers' password", "code", "puffin")),
+        ),
+        ("puffin",), ("gannet", "cormorant"),
+        ("What is the wreckers' password?", "Which word gets you past the wreckers' door these nights?"),
+        ("The wreckers keep their door barred.", "A wrecker whistles at the door before knocking."),
+    ),
+    Chain(
+        "a boat wrecked",
+        (
+            Step(0.2, "The rowing boat is drawn up on the slipway.",
+                 _item("rowing boat", "location", "on the slipway")),
+            Step(0.7, "The storm smashes the rowing boat to splinters on the rocks.",
+                 _item("rowing boat", "state", "smashed to splinters")),
+        ),
+        ("smashed", "splinters", "wrecked", "destroyed", "broken"), ("slipway",),
+        ("Where is the rowing boat?", "Can we take the little skiff out to the rock?"),
+        ("The rowing boat's paint is peeling.", "Someone has left a bailing tin in the rowing boat."),
+    ),
+    Chain(
+        "a keeper replaced",
+        (
+            Step(0.18, "Old Morwen keeps the light at night.", _item("light", "keeper", "Morwen")),
+            Step(0.55, "Morwen is too ill to climb the stairs, so Jory keeps the light now.",
+                 _item("light", "keeper", "Jory")),
+        ),
+        ("Jory",), ("Morwen",),
+        ("Who keeps the light at night?", "Who tends the great lamp up the tower after dark?"),
+        ("The light turns slowly over the black water.", "The great light's brass is polished every evening."),
+    ),
+)  # fmt: skip
+
 CHAINS = TUNED + HELD_OUT
 
 
-def planted(turns: int) -> dict[int, list[Step]]:
+def planted(turns: int, chains: Sequence[Chain] = CHAINS) -> dict[int, list[Step]]:
     """Each chain's steps at their turns of a game of ``turns`` turns."""
     at: dict[int, list[Step]] = {}
-    for chain in CHAINS:
+    for chain in chains:
         for step in chain.steps:
             at.setdefault(max(1, round(step.at * turns)), []).append(step)
     return at
@@ -212,13 +274,13 @@ class ChangeGameModel(ScriptedModel):
     """The GM of the change game: a planted step at its turn, filler on the chains' subjects otherwise; the facts
     job finds every planted change (``facts``) or nothing; summaries keep nothing of the chains."""
 
-    def __init__(self, turns: int, *, facts: bool, seed: int = 3):
+    def __init__(self, turns: int, *, facts: bool, seed: int = 3, chains: Sequence[Chain] = CHAINS):
         super().__init__(default=self._background)
         self.rng = random.Random(seed)
         self.turn = 0
-        self.steps = planted(turns)
+        self.steps = planted(turns, chains)
         self.facts = facts
-        self.topical = [line for chain in CHAINS for line in chain.filler]
+        self.topical = [line for chain in chains for line in chain.filler]
 
     def _background(self, messages: list[ChatMessage]) -> str:
         system, user = messages[0].content, messages[-1].content

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.change import CHAINS, Chain, ChangeGameModel, Step
+from bot.bench.change import TUNED, Chain, ChangeGameModel, Step
 from bot.bench.long_game import LONG_GAME_WORLD
 from bot.engine import Engine, EngineConfig
 from bot.memory.compaction import opens_scene
@@ -75,11 +75,15 @@ def scene_turns(turns: int, seed: int = 11) -> dict[int, tuple[tuple[str | None,
     return at
 
 
+# bench change's chains the scene finder was measured with (its held-out chains, written later, are left to it).
+CHAINS = TUNED
+
+
 class SceneGameModel(ChangeGameModel):
     """The change game's GM, opening a scene at its turns; the chunk summaries written by ``writer``."""
 
     def __init__(self, turns: int, writer: LanguageModel, scenes: dict[int, tuple[tuple[str | None, str], bool]]):
-        super().__init__(turns, facts=False)
+        super().__init__(turns, facts=False, chains=CHAINS)
         self.writer = writer
         self.scenes = scenes
 

@@ -14,6 +14,7 @@ from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
 
 from bot.memory.changes import attribute_name, changes_in
+from bot.memory.recall import asks
 from bot.words import sentences, stems
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene:
     for line in brief:
         bare = _BRIEF_LABEL.sub("", line.strip())
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
-        if value and (_says_value(text, value.group(1)) or _changes(text, bare)):
+        if value and (_says_value(text, value.group(1)) or (not _asks_about(actions, bare) and _changes(text, bare))):
             return True
         if value:
             continue
@@ -172,9 +173,19 @@ def _says_value(text: str, value: str) -> bool:
     return bool(words) and bool(stems(words[-1]) & stems(text))
 
 
+def _asks_about(actions: Sequence[str], fact: str) -> bool:
+    """Whether an action asks after the fact's thing: a question, or a look that names it. Its answer is the value
+    the notes hold, not a new one: asked "Where is the brass key now?", the default model wrote "The brass key now
+    rests in the chapel bell.", the place it held before the notes' "inside his boot", word for word from an older
+    turn (bench change, 300 turns)."""
+    subject = stems(fact.partition(",")[0])
+    return any(asks(action) and ("?" in action or subject & stems(action)) for action in actions)
+
+
 def _changes(text: str, fact: str) -> bool:
     """Whether ``text`` says that the fact's subject has a new value of its attribute (see
-    :func:`bot.memory.changes.changes_in`): it told the thing's news, and the fact's value is the one it replaced.
+    :func:`bot.memory.changes.changes_in`): it told the thing's news, and the fact's value is the one it replaced
+    (not in answer to an action that asks after it: see :func:`_asks_about`).
     In bench change, "Mrs Ashdown puts the red signal flag back in the boathouse." had the flag's place before it,
     "in the sea", told after it from the notes, and that turn then came back when asked where the flag was now."""
     subject, _, rest = fact.partition(",")

@@ -49,7 +49,7 @@ def test_a_reply_that_gives_the_briefed_thing_a_new_value_carries_it():
     flag = ["[fact, now] red signal flag, location: in the sea (before: on the cottage door until turn 159)"]
     moved = "Mrs Ashdown puts the red signal flag back in the boathouse. The gulls cry."
     assert carries(moved, flag, ["I wait and watch."])
-    assert carries("Wren carries the flag up to the cottage.", flag, ["Where is the red signal flag?"])
+    assert carries("Wren carries the flag up to the cottage.", flag, ["I listen to the sea."])
     assert not carries("The red signal flag snaps in the wind.", flag, ["Where is the red signal flag?"])
     assert not carries("Maya hands the storm lantern to Pip.", flag, ["Where is the red signal flag?"])
     lantern = ["[fact, now] storm lantern, holder: Mrs Ashdown (before: Pip until turn 120)"]
@@ -105,3 +105,17 @@ def test_one_word_of_a_brief_is_not_its_news():
     assert carries("Sawn through, near the blades.", told, ["I look at the oars. What is wrong with them?"]), (
         "a line of one word of news: that word"
     )
+
+
+def test_a_new_value_is_no_answer_to_an_action_that_asks_after_the_thing():
+    """bench change, the default GM, 300 turns: asked "Where is the brass key now?", briefed its place "inside his
+    boot", it wrote "The brass key now rests in the chapel bell.", word for word an older turn, and that was taken
+    as the key's news: nothing asked again, nothing told after it. An action that asks after the thing wants the
+    value the notes hold; a look at something else may still see it moved."""
+    boot = ["[fact, now] brass key, location: inside his boot (before: in the chapel bell until turn 240)"]
+    stale = "The brass key now rests in the chapel bell."
+    assert not carries(stale, boot, ["Where is the brass key now?"])
+    assert not carries(stale, boot, ["Where's the little metal key kept these days?"]), "asked in other words"
+    assert not carries(stale, boot, ["I search the chapel for the brass key."]), "a look that names it"
+    assert carries(stale, boot, ["I look around."]), "a look at the scene: the GM may move the key in it"
+    assert carries("Wren has it in his boot.", boot, ["Where is the brass key now?"])
