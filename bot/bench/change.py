@@ -9,8 +9,8 @@ prompt, and whether an older value reached it unmarked (not shown as older, nor 
 
 Played through the real engine and store (recall by words and by meaning, the bundled embedding model), with the
 facts job finding nothing (as a small model's often does) and finding every change, at 300 and 1,000 turns. The
-chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (its
-last five were held out until the default model's misses on them were looked into); :data:`HELD_OUT` were written
+chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (the
+last ten were held out until the misses on them were looked into, five at a time); :data:`HELD_OUT` were written
 apart after that, in other words, and are reported apart. With ``--replies``, the configured model answers the
 questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as it
 stood then, and its replies are checked for the latest value.
@@ -192,9 +192,6 @@ TUNED: tuple[Chain, ...] = (
         ("Where is the red signal flag?", "Where has the scarlet banner got to?"),
         ("The red signal flag snaps in the wind.", "Someone has mended a tear in the red signal flag."),
     ),
-)  # fmt: skip
-
-HELD_OUT: tuple[Chain, ...] = (
     Chain(
         "a chart lent and given back",
         (
@@ -255,6 +252,72 @@ HELD_OUT: tuple[Chain, ...] = (
         ("Jory",), ("Morwen",),
         ("Who keeps the light at night?", "Who tends the great lamp up the tower after dark?"),
         ("The light turns slowly over the black water.", "The great light's brass is polished every evening."),
+    ),
+)  # fmt: skip
+
+HELD_OUT: tuple[Chain, ...] = (
+    Chain(
+        "a telescope that changes owners",
+        (
+            Step(0.12, "The brass telescope belongs to Captain Hale.",
+                 _item("brass telescope", "holder", "Captain Hale")),
+            Step(0.52, "Hale trades the brass telescope to a tinker for a jug of rum.",
+                 _item("brass telescope", "holder", "a tinker")),
+            Step(0.85, "The tinker loses the brass telescope at cards to Orla.",
+                 _item("brass telescope", "holder", "Orla")),
+        ),
+        ("Orla",), ("Hale", "tinker"),
+        ("Who owns the brass telescope now?", "Whose is the spyglass these days?"),
+        ("The brass telescope's lens is scratched.", "Someone has engraved a star on the brass telescope."),
+    ),
+    Chain(
+        "a locket moved twice",
+        (
+            Step(0.09, "The silver locket hangs on a nail above the stove.",
+                 _item("silver locket", "location", "on a nail above the stove")),
+            Step(0.41, "Bram wraps the silver locket in a rag and stuffs it behind the loose brick.",
+                 _item("silver locket", "location", "behind the loose brick")),
+            Step(0.74, "Someone has moved the silver locket to the chapel windowsill.",
+                 _item("silver locket", "location", "on the chapel windowsill")),
+        ),
+        ("windowsill",), ("nail", "brick"),
+        ("Where is the silver locket now?", "Where did the little silver pendant go?"),
+        ("The silver locket is tarnished at the clasp.", "The silver locket holds a curl of red hair."),
+    ),
+    Chain(
+        "a master changed",
+        (
+            Step(0.15, "The innkeeper takes his orders from the magistrate.",
+                 _item("innkeeper", "allegiance", "the magistrate", "character")),
+            Step(0.6, "The innkeeper now takes his orders from the Black Gull gang.",
+                 _item("innkeeper", "allegiance", "the Black Gull gang", "character")),
+        ),
+        ("Gull",), ("magistrate",),
+        ("Who does the innkeeper take orders from now?", "Which master does the man who keeps the tavern obey?"),
+        ("The innkeeper wipes the same mug over and over.", "The innkeeper's apron is stained with ale."),
+    ),
+    Chain(
+        "a loaf eaten",
+        (
+            Step(0.25, "The last loaf of bread sits in the pantry.",
+                 _item("last loaf of bread", "location", "in the pantry")),
+            Step(0.66, "The children eat the last loaf of bread.", _item("last loaf of bread", "state", "eaten")),
+        ),
+        ("eaten", "gone", "ate"), ("pantry",),
+        ("Where is the last loaf of bread?", "Is there anything left to eat in the larder?"),
+        ("The last loaf of bread smells of caraway.", "Someone has cut a heel off the last loaf of bread."),
+    ),
+    Chain(
+        "a signal changed",
+        (
+            Step(0.2, "The signal for danger is three long flashes.",
+                 _item("danger signal", "code", "three long flashes")),
+            Step(0.7, "The signal for danger is changed to two short flashes.",
+                 _item("danger signal", "code", "two short flashes")),
+        ),
+        ("two short",), ("three long",),
+        ("What is the danger signal?", "How does the lighthouse warn of danger now?"),
+        ("The signal lamp is trimmed and ready.", "Nobody has given the danger signal in years."),
     ),
 )  # fmt: skip
 

@@ -93,6 +93,13 @@ _END_VERBS = (
 # Where or with what a thing came to its end, said after it: "burns the letter in the stove", "smashes the lamp
 # with a poker". The thing is what ended, not the place.
 _WHERE_OR_HOW = r"(?:\s+(?:in|into|on|onto|at|inside|under|with|against|over)\s+[^.;!?,]{1,60}?)?"
+# What it was left as, said first: "smashes the boat to splinters on the rocks", "burns the map to ashes".
+_LEFT_AS = (
+    r"(?:\s+(?:to|into|in)\s+(?:splinters|pieces|bits|shreds|ashes|cinders|matchwood|shards|smithereens|fragments|"
+    r"dust|rubble))?"
+)
+# When a holder keeps it, said after it: "Jory keeps the light now", "Nell has the chart these days".
+_FROM_NOW = r"(?:\s+(?:now|these\s+days|for\s+now|from\s+now\s+on|for\s+good|tonight|at\s+night|by\s+night))?"
 _SIDE = (
     r"(?:now\s+)?(?:works?|working)\s+for|(?:now\s+)?serves|sides?\s+with|has\s+joined|joins|joined|"
     r"switche[sd]\s+sides?\s+to|(?:is|are)\s+(?:now\s+)?loyal\s+to|swears?\s+(?:loyalty|allegiance)\s+to|"
@@ -100,6 +107,8 @@ _SIDE = (
     r"(?:has\s+)?gone\s+over\s+to|went\s+over\s+to|(?:is|are)\s+back\s+with|(?:is|are)\s+(?:now\s+)?on\s+"
     r"(?P<whose>[\w' -]{2,40}?)'s\s+side"
 )
+
+_CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
 
 _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "Tom carries the brass key down to the cellar", "She hides the letter under the floorboard"
@@ -114,25 +123,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+up|ended\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
         rf"was\s+taken|is\s+hidden|was\s+hidden|is\s+put|was\s+put)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
     # "Maya hands the lantern to Pip"
-    ("holder", re.compile(rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}\s+to\s+{_VALUE}{_END}", re.I)),
+    ("holder", re.compile(rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}\s+(?:back\s+)?to\s+{_VALUE}{_END}", re.I)),
     # "Pip now has the lantern", "Pip pockets the key"
     ("holder", re.compile(
         rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps)|pockets|takes\s+hold\s+of|"
-        rf"keeps)\s+(?:{_DET}){_THING}{_END}")),
+        rf"keeps)\s+(?:{_DET}){_THING}{_FROM_NOW}{_END}")),
     # "The door code is now 882", "the combination was changed to 5-1-9"
     ("code", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:code|combination|password))\s+(?:is\s+now|is|was\s+changed\s+to|"
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
         rf"has\s+been\s+changed\s+to|changed\s+to|now\s+reads|reads|becomes|became)\s+(?P<value>[\w-]+(?:\s+[\w-]+)?)"
         rf"{_END}", re.I)),
     # "The code of the cellar door is now 882"
     ("code", re.compile(
-        rf"\b(?P<kind>code|combination|password)\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
+        rf"\b(?P<kind>{_CODE_WORDS})\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"[\w'-]+)\s+(?:is\s+now|is|was\s+changed\s+to|has\s+been\s+changed\s+to|now\s+reads|becomes|became)\s+"
         rf"(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
     # "He changes the cellar code to 882", "sets the combination to 5-1-9"
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
-        rf"(?:code|combination|password))\s+to\s+(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+        rf"(?:{_CODE_WORDS}))\s+to\s+(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
     # "The ferryman now works for the Crown", "Wren switches sides to the smugglers"
     ("allegiance", re.compile(
         rf"\b(?:{_DET})?(?P<thing>(?:[A-Za-z][\w'-]*\s+){{0,2}}?[A-Za-z][\w'-]*)\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
@@ -142,7 +151,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"\b(?:{_DET})?{_THING}\s+(?:is|was|are|were|has\s+been|have\s+been|lies)\s+(?:now\s+)?(?P<value>{_END_WORDS})\b",
         re.I)),
     # "She smashes the lamp", "Wren burns the letter", "Wren burns the captain's letter in the kitchen stove"
-    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_WHERE_OR_HOW}{_END}", re.I)),
+    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_LEFT_AS}{_WHERE_OR_HOW}{_END}", re.I)),
 )  # fmt: skip
 
 _PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "them", "someone", "everyone"}
@@ -236,7 +245,7 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         if _ONLY_TIME.match(value):
             return None
         value = _TIME_AFTER.sub("", value)
-    if attribute == "code" and not re.search(r"\d", value):
+    if attribute == "code" and not re.search(r"\d", value) and not _word_for_a_password(thing, value):
         return None  # "the code is now .": no code said
     if attribute == "location" and groups.get("prep") and value:
         prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
@@ -250,6 +259,23 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         return None
     kind = "character" if attribute == "allegiance" else "item"
     return Change(kind, same_subject(thing, subjects), attribute, value, sentence)
+
+
+# What a password is said to be that is no password: "the password is wrong".
+_NOT_A_PASSWORD = frozenset(
+    "wrong right correct incorrect secret unknown forgotten lost changed new old different same simple easy hard "
+    "short long useless no not still".split()
+)
+
+
+def _word_for_a_password(thing: str, value: str) -> bool:
+    """Whether ``value`` is a word that a password is ("The wreckers' password is gannet."): one word, no code's
+    digits needed, not one that says what the password is like."""
+    words = value.split()
+    return (
+        thing.casefold().split()[-1] in ("password", "watchword", "passphrase", "countersign")
+        and len(words) == 1 and words[0].casefold() not in _NOT_A_PASSWORD and bool(content_words(value))
+    )  # fmt: skip
 
 
 def _ended(verb: str) -> str:

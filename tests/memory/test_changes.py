@@ -27,6 +27,11 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
         ("She smashes the lamp, and the oil runs out.", ("lamp", "state", "smashed")),
         ("The rations are used up.", ("rations", "state", "used up")),
         ("Wren left the lantern at the mill last night.", ("lantern", "location", "at the mill")),
+        ("Pip hands the lantern back to Maya.", ("lantern", "holder", "Maya")),
+        ("Ines keeps the ledger now.", ("ledger", "holder", "Ines")),
+        ("The smugglers' password is now heron.", ("smugglers' password", "code", "heron")),
+        ("They change the watchword to kittiwake.", ("watchword", "code", "kittiwake")),
+        ("The waves smash the skiff to pieces against the rocks.", ("skiff", "state", "smashed")),
     ],
 )  # fmt: skip
 def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
@@ -48,6 +53,8 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "Pip the groom swears he saw a rider leave the stables at midnight.",
         "They left the inn at dawn.",
         "She sets the clock to noon.",
+        "The password is wrong.",  # what a password is like is no password
+        "The old password is still secret.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):
