@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.change import TUNED, Chain, ChangeGameModel, Step
+from bot.bench.change import ChangeGameModel
+from bot.bench.change_chains import TUNED, Chain, Step
 from bot.bench.long_game import LONG_GAME_WORLD
 from bot.engine import Engine, EngineConfig
 from bot.memory.compaction import opens_scene

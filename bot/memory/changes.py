@@ -30,7 +30,7 @@ from bot.words import content_words, sentences
 # Attributes, as the facts job names them and as this module does: one name each, so values supersede.
 ATTRIBUTE_NAMES = {
     "location": ("location", "place", "whereabouts", "position", "where", "kept", "hidden"),
-    "holder": ("holder", "owner", "held by", "possessed by", "carried by", "who has it", "has"),
+    "holder": ("holder", "owner", "held by", "possessed by", "carried by", "who has it", "has", "keeper", "kept by"),
     "code": ("code", "combination", "password", "passcode", "number"),
     "allegiance": ("allegiance", "loyalty", "side", "employer", "works for", "serves", "master", "faction"),
     "state": ("state", "condition", "status", "existence"),
@@ -42,6 +42,28 @@ def attribute_name(attribute: str) -> str:
     """One name for an attribute of many ("whereabouts", "place": "location")."""
     said = " ".join(attribute.casefold().split())
     return _ATTRIBUTE.get(said, said)
+
+
+# What a question's first word can ask of a thing: "where" its place, its holder, or that it is gone; "who" its
+# holder or its side. Other questions ("what", "which", "how", a look) may ask any of them.
+_ASKS_FOR = {
+    "where": frozenset({"location", "holder", "state"}),
+    "who": frozenset({"holder", "allegiance"}),
+}
+_QUESTION_WORD = re.compile(r"\b(where|who|whom|whose|what|which|how|is|are|can|could|do|does|did)\b", re.I)
+
+
+def asks_for(action: str) -> frozenset[str] | None:
+    """The attributes a question can be asking about by its first question word ("Where would I find the bone
+    needle?": a place, a holder or an end, never a side), or None where any may be (a look, "what", "which")."""
+    for sentence in sentences(action):
+        if "?" not in sentence:
+            continue
+        found = _QUESTION_WORD.search(sentence)
+        if found is not None:
+            word = found.group(1).casefold()
+            return _ASKS_FOR.get("who" if word in ("whom", "whose") else word)
+    return None
 
 
 @dataclass(frozen=True)
@@ -56,7 +78,7 @@ class Change:
 _DET = r"(?:the|a|an|his|her|their|its|my|your|our|this|that)\s+"
 _NOT_A_NOUN = (
     r"(?!(?:from|to|into|onto|in|on|under|underneath|beneath|behind|inside|at|beside|near|among|atop|over|down|up|"
-    r"back|away|out|off|with|against|across|through|and|or|but|is|was|are|were|now|then)\b)"
+    r"back|away|out|off|with|against|across|through|and|or|but|is|was|are|were|has|have|had|been|being|now|then)\b)"
 )
 _WORD = rf"{_NOT_A_NOUN}[A-Za-z][\w'-]*"
 _THING = rf"(?P<thing>(?:{_WORD}\s+){{0,3}}?{_WORD})"
@@ -80,7 +102,21 @@ _MOVE_VERBS = (
     r"slips?|slipped|tucks?|tucked|locks?|locked|stores?|stored|brings?|brought|returns?|returned|lays?|laid|"
     r"sinks?|sank|sunk|shoves?|shoved|pushe[sd]|push|rolls?|rolled|drags?|dragged"
 )
-_GIVE_VERBS = r"gives?|gave|given|hands?|handed|pass(?:es|ed)?|sells?|sold|lends?|lent|entrusts?|entrusted"
+_GIVE_VERBS = (
+    r"gives?|gave|given|hands?|handed|pass(?:es|ed)?|sells?|sold|lends?|lent|entrusts?|entrusted|trades?|traded|"
+    r"swaps?|swapped|loses?|lost|bequeaths?|bequeathed|wills?|willed|surrenders?|surrendered|delivers?|delivered|"
+    r"sends?|sent|gambles?\s+away|gambled\s+away|passe[sd]\s+on|yields?|yielded"
+)
+# How a thing came to its new holder, said between it and the holder: "loses the telescope at cards to Orla".
+_BY_WAY_OF = r"(?:\s+(?:at|in|over|during|after|by)\s+[^.;!?,]{1,30}?)?"
+# What it was given for, said after the holder: "trades it to a tinker for a jug of rum".
+_IN_EXCHANGE = re.compile(r"\s+(?:for|in\s+exchange|in\s+return|in\s+payment|as\s+payment|as\s+a)\b.*$", re.I)
+# A thing whose value a new one replaces outright, said of any thing: "the signal for danger is changed to two
+# short flashes".
+_CHANGED_TO = (
+    r"(?:is|was|has\s+been|have\s+been|are|were|gets|got)\s+(?:now\s+)?(?:changed|switched|altered|reset)\s+to"
+)
+_CODE_LIKE = r"code|combination|password|watchword|passphrase|countersign|signal|sign|knock|cipher|word|call"
 _END_WORDS = (
     r"destroyed|burned|burnt|smashed|broken|shattered|crushed|drowned|dead|killed|sunk|eaten|drunk|spent|"
     r"used up|gone|melted|torn up|ripped up|ruined|dissolved|blown up|consumed|lost"
@@ -122,12 +158,17 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("location", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+up|ended\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
         rf"was\s+taken|is\s+hidden|was\s+hidden|is\s+put|was\s+put)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
-    # "Maya hands the lantern to Pip"
-    ("holder", re.compile(rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}\s+(?:back\s+)?to\s+{_VALUE}{_END}", re.I)),
+    # "Maya hands the lantern to Pip", "The tinker loses the telescope at cards to Orla"
+    ("holder", re.compile(
+        rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}{_BY_WAY_OF}\s+(?:back\s+)?(?:over\s+)?to\s+{_VALUE}{_END}", re.I)),
+    # "The telescope belongs to Captain Hale", "the chart is now owned by Nell"
+    ("holder", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+)?(?:(?:belongs|belonged|passe[sd])\s+(?:now\s+)?(?:(?:back|over)\s+)?to|"
+        rf"(?:is|was)\s+(?:now\s+)?(?:owned|kept|held)\s+by)\s+{_VALUE}{_END}", re.I)),
     # "Pip now has the lantern", "Pip pockets the key"
     ("holder", re.compile(
-        rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps)|pockets|takes\s+hold\s+of|"
-        rf"keeps)\s+(?:{_DET}){_THING}{_FROM_NOW}{_END}")),
+        rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps|owns)|pockets|"
+        rf"takes\s+hold\s+of|keeps|owns|wins|won|inherits|inherited|buys|bought)\s+(?:{_DET}){_THING}{_FROM_NOW}{_END}")),
     # "The door code is now 882", "the combination was changed to 5-1-9"
     ("code", re.compile(
         rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
@@ -142,6 +183,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"(?:{_CODE_WORDS}))\s+to\s+(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+    # "The signal for danger is changed to two short flashes"
+    ("changed", re.compile(
+        rf"\b(?:{_DET})?{_THING}(?:\s+(?:for|of)\s+[\w'-]+)?\s+{_CHANGED_TO}\s+{_VALUE}{_END}", re.I)),
     # "The ferryman now works for the Crown", "Wren switches sides to the smugglers"
     ("allegiance", re.compile(
         rf"\b(?:{_DET})?(?P<thing>(?:[A-Za-z][\w'-]*\s+){{0,2}}?[A-Za-z][\w'-]*)\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
@@ -234,7 +278,11 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
         return None
     groups = match.groupdict()
-    if attribute == "state":
+    changed = attribute == "changed"
+    if changed:  # a value replaced outright: a code's, a place's, or else the thing's state
+        value = groups.get("value") or ""
+        attribute = _replaced(thing, _trim(value, keep_articles=True))
+    elif attribute == "state":
         value = groups.get("value") or _ended(groups.get("verb") or "")
     elif attribute == "allegiance":
         value = groups.get("whose") or groups.get("value") or ""
@@ -245,7 +293,9 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         if _ONLY_TIME.match(value):
             return None
         value = _TIME_AFTER.sub("", value)
-    if attribute == "code" and not re.search(r"\d", value) and not _word_for_a_password(thing, value):
+    if attribute == "holder":
+        value = _IN_EXCHANGE.sub("", value)
+    if attribute == "code" and not changed and not re.search(r"\d", value) and not _word_for_a_password(thing, value):
         return None  # "the code is now .": no code said
     if attribute == "location" and groups.get("prep") and value:
         prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
@@ -259,6 +309,14 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         return None
     kind = "character" if attribute == "allegiance" else "item"
     return Change(kind, same_subject(thing, subjects), attribute, value, sentence)
+
+
+def _replaced(thing: str, value: str) -> str:
+    """The attribute a value said to replace another outright is of: a code's ("the signal for danger is changed
+    to two short flashes"), a place's ("switched to the old mill"), else the thing's state."""
+    if re.search(rf"\b(?:{_CODE_LIKE})$", thing, re.I):
+        return "code"
+    return "location" if re.match(rf"{_PLACE_WORDS}\b", value, re.I) else "state"
 
 
 # What a password is said to be that is no password: "the password is wrong".

@@ -73,12 +73,11 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
         if len(wanted & set(query_terms(pin.text))) >= BRIEF_PIN_WORDS:
             brief.append(pin)
     # A fact's newest value, for an action that names its subject ("where is the brass key?"), not one that only
-    # shares a word of its value ("this study" with "the key, location: in the study").
-    # A fact the engine found the action asks about by meaning (see bot.engine.upkeep.memory) is marked as a lead.
-    newer = [
-        item for item in recall
-        if item.found_by == NEWER and (item.lead or wanted & set(query_terms(_subject(item.text))))
-    ]  # fmt: skip
+    # shares a word of its value ("this study" with "the key, location: in the study"), nor a word of its subject
+    # but not the thing itself ("What is the danger signal?" names no flag of "red signal flag"; told after the
+    # reply as the notes' answer, bench change). A fact the engine found the action asks about by meaning (see
+    # bot.engine.upkeep.memory) is marked as a lead.
+    newer = [item for item in recall if item.found_by == NEWER and (item.lead or _names_thing(wanted, item.text))]
     brief += newer[:1]
     asking = asks(action)
     ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]
@@ -220,6 +219,13 @@ def _shares_words(wanted: Set[str], text: str) -> bool:
 def _unlabelled(text: str) -> str:
     """A recalled item's text without its label ("[turn 6] … ")."""
     return re.sub(r"^\[[^\]]*\]\s*", "", text)
+
+
+def _names_thing(wanted: Set[str], fact: str) -> bool:
+    """Whether the search terms ``wanted`` name a recalled fact's thing: the head of its name, its last word before
+    any phrase that follows it ("key" of "brass key to the cellar")."""
+    terms = query_terms(re.split(r"\s+(?:of|to|for|from|in|on|at|with|by)\s+", _subject(fact), maxsplit=1)[0])
+    return bool(terms) and terms[-1] in wanted
 
 
 def _subject(text: str) -> str:

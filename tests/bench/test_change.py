@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import io
 
-from bot.bench.change import CHAINS, play, report
+from bot.bench.change import play, report
+from bot.bench.change_chains import CHAINS
 from bot.model import ScriptedModel
 
 PROMPTS: dict[str, str] = {}  # the last question in each reply's prompt -> that prompt

@@ -32,6 +32,14 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
         ("The smugglers' password is now heron.", ("smugglers' password", "code", "heron")),
         ("They change the watchword to kittiwake.", ("watchword", "code", "kittiwake")),
         ("The waves smash the skiff to pieces against the rocks.", ("skiff", "state", "smashed")),
+        # a holder said in other verbs, and how the thing came to them
+        ("The brass telescope belongs to Captain Hale.", ("brass telescope", "holder", "Captain Hale")),
+        ("Hale trades the brass telescope to a tinker for a jug of rum.", ("brass telescope", "holder", "a tinker")),
+        ("The tinker loses the brass telescope at cards to Orla.", ("brass telescope", "holder", "Orla")),
+        ("The chart is now owned by Nell.", ("chart", "holder", "Nell")),
+        ("Orla owns the spyglass now.", ("spyglass", "holder", "Orla")),
+        # a value replaced outright, of anything
+        ("The signal for danger is changed to two short flashes.", ("signal", "code", "two short flashes")),
     ],
 )  # fmt: skip
 def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
@@ -55,6 +63,8 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "She sets the clock to noon.",
         "The password is wrong.",  # what a password is like is no password
         "The old password is still secret.",
+        "The signal for danger is three long flashes.",  # a value said, none replaced
+        "He trades glances with Maya.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):

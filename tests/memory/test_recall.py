@@ -106,6 +106,11 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     now = MemoryItem("fact:2", "[fact, now] brass key, location: in the cellar", found_by=NEWER)
     assert memory_brief("Where is the brass key?", [], [clue, now]) == [now], "a fact's value that holds now"
     assert memory_brief("Is there another way into the cellar?", [], [now]) == [], "its value's words are not it"
+    flag = MemoryItem("fact:4", "[fact, now] red signal flag, location: in the boathouse", found_by=NEWER)
+    assert memory_brief("What is the danger signal?", [], [flag]) == [], "a word of its name, not the thing"
+    assert memory_brief("Where did the red flag go?", [], [flag]) == [flag], "the thing, named short"
+    gate = MemoryItem("fact:6", "[fact, now] key to the gate, holder: Pip", found_by=NEWER)
+    assert memory_brief("Who has the key?", [], [gate]) == [gate], "the thing's name before what follows it"
     gulls = MemoryItem(
         "entry:110", "[turn 110] … Gulls perch along the lifeboat's gunwale.", found_by="both", lead=True, score=0.33
     )  # found by "old" in the turn's other sentence, and by meaning

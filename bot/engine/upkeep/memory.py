@@ -27,7 +27,7 @@ from bot.engine.upkeep.ledger import Ledger, LedgerFailed
 from bot.engine.upkeep.meaning import MeaningIndex
 from bot.engine.upkeep.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.upkeep.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
-from bot.memory.changes import ATTRIBUTE_NAMES, ValueHistory, attribute_name
+from bot.memory.changes import ATTRIBUTE_NAMES, ValueHistory, asks_for, attribute_name
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.facts import history_text
@@ -215,7 +215,15 @@ class MemoryKeeper:
         best = max(range(len(subjects)), key=scores.__getitem__)
         if scores[best] < SUBJECT_BY_MEANING:
             return recall
-        facts = sorted((f for f in followed if f.subject == subjects[best]), key=lambda f: (f.turn, f.id), reverse=True)
+        # The nearest thing is taken only for what the question can ask of it: "Where would I find the carved bone
+        # needle?" is not asking Tally's side, though no thing followed came nearer (bench change: the engine told
+        # "Tally, allegiance: the smugglers." after the reply, as the notes' answer).
+        fits = asks_for(action)
+        facts = sorted(
+            (f for f in followed
+             if f.subject == subjects[best] and (fits is None or attribute_name(f.attribute) in fits)),
+            key=lambda f: (f.turn, f.id), reverse=True,
+        )  # fmt: skip
         asked = [dataclasses.replace(_newer(fact, history), lead=True) for fact in facts]
         refs = {item.ref for item in asked}
         return asked + [item for item in recall if item.ref not in refs]

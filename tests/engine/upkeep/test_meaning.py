@@ -926,3 +926,28 @@ def test_a_part_the_log_says_again_is_embedded_once_and_keeps_its_vector(store, 
     index._part_vectors(embedder, ["The clock ticks.", "Gulls cry."])
     assert seen == ["The clock ticks."]
     assert index._part_vectors(embedder, []).shape == (0, embedder.dimension)
+
+
+@pytest.mark.slow
+async def test_a_thing_asked_about_by_meaning_is_told_only_for_what_the_question_can_ask_of_it(
+    store, worlds_dir, model, real_embedder
+):
+    """The nearest followed thing by meaning is a lead for the brief only where the question can ask its attribute:
+    "Where is Tally hiding?" is not asking Tally's side. In bench change, the whalebone compass asked in other words
+    ("Where would I find the carved bone needle that points north?") came nearest Tally, and the engine told
+    "Tally, allegiance: the smugglers." after the reply, as the notes' answer."""
+    async with ModelWorker(model) as worker:
+        engine = await _engine(store, worker, worlds_dir, real_embedder)
+        game = await _maya_and_tom(engine)
+        for said in ("Wren Tally now works for the smugglers.", "Tom carries the brass key down to the cellar."):
+            model.enqueue(said)
+            await engine.act(game.id, "maya", "I look around.")
+            await engine.memory.idle(game.id)
+        await engine.meaning.idle()
+        tally = next(f for f in await store.facts(game.id) if f.subject == "Wren Tally")
+
+        side = await engine.preview(game.id, "Maya", "Who does Tally answer to now?")
+        assert f"fact:{tally.id}" in side.trace.layer("brief").items, "found by meaning: a side is asked"
+        hiding = await engine.preview(game.id, "Maya", "Where is Tally hiding?")
+        assert f"fact:{tally.id}" not in hiding.trace.layer("brief").items, "a place is no side"
+        await engine.close()
