@@ -102,6 +102,19 @@ _MOVE_VERBS = (
     r"slips?|slipped|tucks?|tucked|locks?|locked|stores?|stored|brings?|brought|returns?|returned|lays?|laid|"
     r"sinks?|sank|sunk|shoves?|shoved|pushe[sd]|push|rolls?|rolled|drags?|dragged"
 )
+# How a thing is said to be where it is: "sits on the mantelpiece", "hangs on a nail above the stove".
+_STAYS = r"lies|lie|rests|sits|stands|hangs|waits|leans|stays|remains"
+# How it is said to have been put there: "is drawn up on the slipway", "is stowed beneath the pews".
+_PUT_AWAY = (
+    r"drawn|hung|kept|stowed|laid|stored|stuck|tucked|locked|buried|stashed|hidden|wedged|placed|moored|tied|"
+    r"chained|nailed|pinned|shelved|packed|sewn|sealed|propped|lodged|jammed|bolted"
+)
+# Verbs that put a thing somewhere, beyond the moves above: "wedges it behind a rock shelf", "sews it into a hem".
+_STOW_VERBS = (
+    r"wraps?|wrapped|stuffs?|stuffed|wedges?|wedged|sews?|sewed|sewn|jams?|jammed|crams?|crammed|stows?|stowed|"
+    r"props?|propped|nails?|nailed|pins?|pinned|hangs?|hung|packs?|packed|seals?|sealed|chains?|chained|ties?|tied|"
+    r"moors?|moored|wedges|posts?|posted|mails?|mailed"
+)
 _GIVE_VERBS = (
     r"gives?|gave|given|hands?|handed|pass(?:es|ed)?|sells?|sold|lends?|lent|entrusts?|entrusted|trades?|traded|"
     r"swaps?|swapped|loses?|lost|bequeaths?|bequeathed|wills?|willed|surrenders?|surrendered|delivers?|delivered|"
@@ -141,7 +154,11 @@ _SIDE = (
     r"switche[sd]\s+sides?\s+to|(?:is|are)\s+(?:now\s+)?loyal\s+to|swears?\s+(?:loyalty|allegiance)\s+to|"
     r"swore\s+(?:loyalty|allegiance)\s+to|(?:is|are)\s+(?:now\s+)?(?:in\s+the\s+pay\s+of|with)|"
     r"(?:has\s+)?gone\s+over\s+to|went\s+over\s+to|(?:is|are)\s+back\s+with|(?:is|are)\s+(?:now\s+)?on\s+"
-    r"(?P<whose>[\w' -]{2,40}?)'s\s+side"
+    r"(?P<whose>[\w' -]{2,40}?)'s\s+side|swears?\s+(?:himself|herself|themselves|fealty)\s+to|"
+    r"swore\s+(?:himself|herself|themselves|fealty)\s+to|throws?\s+in\s+(?:his|her|their)\s+lot\s+with|"
+    r"threw\s+in\s+(?:his|her|their)\s+lot\s+with|(?:now\s+)?(?:takes|took)\s+(?:his|her|their)\s+orders\s+from|"
+    r"(?:now\s+)?answers?\s+to|turns?\s+informer\s+for|(?:is|are)\s+(?:now\s+)?in\s+league\s+with|"
+    r"(?:now\s+)?spies\s+for|(?:has\s+)?defected\s+to|defects\s+to|(?:has\s+)?sold\s+out\s+to|sells\s+out\s+to"
 )
 
 _CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
@@ -149,11 +166,19 @@ _CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
 _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "Tom carries the brass key down to the cellar", "She hides the letter under the floorboard"
     ("location", re.compile(
-        rf"\b(?:{_MOVE_VERBS})\s+(?:it\s+|{_DET})?{_THING}{_FROM}\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
-    # "The candlestick now lies at the bottom of the well", "the key is now in the cellar"
+        rf"\b(?:{_MOVE_VERBS}|{_STOW_VERBS})\s+(?:it\s+|{_DET})?{_THING}{_FROM}\s+{_PLACE_PREP}\s+{_VALUE}{_END}",
+        re.I)),
+    # "The candlestick now lies at the bottom of the well", "the key is now in the cellar", "The compass sits on
+    # the mantelpiece", "the chalice stands once more in the vestry": where a thing is, said of it, is its place
     ("location", re.compile(
-        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+(?:lies|rests|sits|stands|hangs|is)|(?:lies|rests|sits|stands|hangs|is)"
-        rf"\s+now)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
+        rf"\b(?:{_DET})?{_THING}\s+(?:(?:now|still|again)\s+)?(?:{_STAYS}|is\s+now|is\s+back|(?:is|are)\s+(?:now\s+)?"
+        rf"(?:{_PUT_AWAY})(?:\s+(?:up|away|down|back|safely))?)(?:\s+(?:now|once\s+more|again|back))?\s+"
+        rf"{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
+    # "Bram wraps the locket in a rag and stuffs it behind the loose brick": where "it" goes is the thing's place
+    ("location", re.compile(
+        rf"\b(?:{_MOVE_VERBS}|{_STOW_VERBS})\s+(?:{_DET}){_THING}\s+(?:in|into|on|with|under|inside|beneath|up|down|"
+        rf"away|off|from|out)\b[^.;!?]{{0,60}}?\s+and\s+[a-z]+\s+it\s+"
+        rf"{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
     # "the key ends up in the well", "the lantern is left on the beach"
     ("location", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+up|ended\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
@@ -161,6 +186,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "Maya hands the lantern to Pip", "The tinker loses the telescope at cards to Orla"
     ("holder", re.compile(
         rf"\b(?:{_GIVE_VERBS})\s+(?:{_DET})?{_THING}{_BY_WAY_OF}\s+(?:back\s+)?(?:over\s+)?to\s+{_VALUE}{_END}", re.I)),
+    # "presses the ledger into the hands of Widow Polmear", "puts the key in Pip's hands"
+    ("holder", re.compile(
+        rf"\b(?:{_MOVE_VERBS}|{_GIVE_VERBS}|{_STOW_VERBS}|press(?:es|ed)?|thrusts?|slips?)\s+(?:{_DET})?{_THING}\s+"
+        rf"(?:into|in)\s+(?:the\s+hands?\s+of\s+{_VALUE}|(?P<owner>[\w' -]{{2,40}}?)'s?\s+hands?){_END}", re.I)),
     # "The telescope belongs to Captain Hale", "the chart is now owned by Nell"
     ("holder", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:now\s+)?(?:(?:belongs|belonged|passe[sd])\s+(?:now\s+)?(?:(?:back|over)\s+)?to|"
@@ -168,21 +197,23 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "Pip now has the lantern", "Pip pockets the key"
     ("holder", re.compile(
         rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps|owns)|pockets|"
-        rf"takes\s+hold\s+of|keeps|owns|wins|won|inherits|inherited|buys|bought)\s+(?:{_DET}){_THING}{_FROM_NOW}{_END}")),
+        rf"takes\s+hold\s+of|keeps|owns|wins|won|inherits|inherited|buys|bought|seizes|seized|steals|stole|snatches|"
+        rf"snatched|grabs|grabbed|receives|received|claims|claimed|confiscates|confiscated)\s+(?:{_DET}){_THING}"
+        rf"{_FROM_NOW}(?:\s+(?:tucked|folded|hidden|wrapped|safe|close)\b[^.;!?]{{0,60}}?)?{_END}")),
     # "The door code is now 882", "the combination was changed to 5-1-9"
     ("code", re.compile(
         rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
-        rf"has\s+been\s+changed\s+to|changed\s+to|now\s+reads|reads|becomes|became)\s+(?P<value>[\w-]+(?:\s+[\w-]+)?)"
+        rf"has\s+been\s+changed\s+to|changed\s+to|now\s+reads|reads|becomes|became)\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?"
         rf"{_END}", re.I)),
     # "The code of the cellar door is now 882"
     ("code", re.compile(
         rf"\b(?P<kind>{_CODE_WORDS})\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"[\w'-]+)\s+(?:is\s+now|is|was\s+changed\s+to|has\s+been\s+changed\s+to|now\s+reads|becomes|became)\s+"
-        rf"(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+        rf"[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
     # "He changes the cellar code to 882", "sets the combination to 5-1-9"
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
-        rf"(?:{_CODE_WORDS}))\s+to\s+(?P<value>[\w-]+(?:\s+[\w-]+)?){_END}", re.I)),
+        rf"(?:{_CODE_WORDS}))\s+to\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
     # "The signal for danger is changed to two short flashes"
     ("changed", re.compile(
         rf"\b(?:{_DET})?{_THING}(?:\s+(?:for|of)\s+[\w'-]+)?\s+{_CHANGED_TO}\s+{_VALUE}{_END}", re.I)),
@@ -194,6 +225,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("state", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:is|was|are|were|has\s+been|have\s+been|lies)\s+(?:now\s+)?(?P<value>{_END_WORDS})\b",
         re.I)),
+    # "Nothing remains of the figurehead", "the boathouse goes up in flames"
+    ("state", re.compile(rf"\bnothing\s+(?:is\s+left|remains)\s+of\s+(?:{_DET})?{_THING}{_END}", re.I)),
+    ("state", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:goes|went|has\s+gone)\s+(?:up\s+in\s+(?:flames|smoke)|to\s+the\s+bottom|"
+        rf"down\s+with\s+all\s+hands)\b", re.I)),
     # "She smashes the lamp", "Wren burns the letter", "Wren burns the captain's letter in the kitchen stove"
     ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_LEFT_AS}{_WHERE_OR_HOW}{_END}", re.I)),
 )  # fmt: skip
@@ -273,6 +309,7 @@ _TIME_AFTER = re.compile(rf"\s+{_TIME}$", re.I)
 
 def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[str]) -> Change | None:
     thing = _PREPOSITION.sub("", _trim(match.group("thing")))
+    thing = re.sub(rf"^.*\b{_DET}", "", thing, flags=re.I)  # "tonight the countersign": the countersign
     if attribute == "code" and match.groupdict().get("kind"):  # "the code of the cellar door": "cellar door code"
         thing = f"{thing} {match.group('kind').casefold()}"
     if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
@@ -287,7 +324,7 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     elif attribute == "allegiance":
         value = groups.get("whose") or groups.get("value") or ""
     else:
-        value = groups.get("value") or ""
+        value = groups.get("value") or groups.get("owner") or ""
     value = _trim(value, keep_articles=True)
     if attribute in ("location", "holder"):
         if _ONLY_TIME.match(value):

@@ -40,6 +40,24 @@ from bot.memory.changes import attribute_name, changes_in, same_subject
         ("Orla owns the spyglass now.", ("spyglass", "holder", "Orla")),
         # a value replaced outright, of anything
         ("The signal for danger is changed to two short flashes.", ("signal", "code", "two short flashes")),
+        # where a thing is, said of it, is its place
+        ("The whalebone compass sits on the mantelpiece.", ("whalebone compass", "location", "on the mantelpiece")),
+        ("The rowing boat is drawn up on the slipway.", ("rowing boat", "location", "on the slipway")),
+        ("By dawn the chalice stands once more in the vestry.", ("chalice", "location", "in the vestry")),
+        ("Bram wraps the silver locket in a rag and stuffs it behind the loose brick.",
+         ("silver locket", "location", "behind the loose brick")),
+        # a holder in other words, and a side
+        ("Nell keeps the tide chart folded in her apron.", ("tide chart", "holder", "Nell")),
+        ("Silas presses the ledger into the hands of Widow Polmear.", ("ledger", "holder", "Widow Polmear")),
+        ("Crake seizes the ledger.", ("ledger", "holder", "Crake")),
+        ("The innkeeper now takes his orders from the Black Gull gang.",
+         ("innkeeper", "allegiance", "the Black Gull gang")),
+        ("Elias swears himself to Lord Tremaine.", ("Elias", "allegiance", "Lord Tremaine")),
+        ("Kit throws in his lot with the wreckers.", ("Kit", "allegiance", "the wreckers")),
+        # a code said in quotes; a thing that is no more
+        ("From tonight the countersign becomes 'Cormorant'.", ("countersign", "code", "Cormorant")),
+        ("Nothing remains of the old figurehead.", ("old figurehead", "state", "destroyed")),
+        ("The sloop goes down with all hands.", ("sloop", "state", "destroyed")),
     ],
 )  # fmt: skip
 def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
