@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.change_chains import CHAINS, HELD_OUT, TUNED, Chain, Step
+from bot.bench.change_chains import TUNED, Chain, Step
+from bot.bench.change_held_out import CHAINS, HELD_OUT
 from bot.bench.long_game import FILLER, LONG_GAME_WORLD, says
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed

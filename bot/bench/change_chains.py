@@ -1,8 +1,7 @@
-"""The chains of ``bench change`` (see bot.bench.change): one thing each, whose value the GM changes at given
-turns of a long game, with the questions a player asks of it at the end and filler that changes nothing.
-
-:data:`TUNED` are the chains the change finder's sentences and the reply rules were set against; :data:`HELD_OUT`
-were written apart, by a writer who had not read the finder, and are reported apart.
+"""The tuned chains of ``bench change`` (see bot.bench.change): one thing each, whose value the GM changes at
+given turns of a long game, with the questions a player asks of it at the end and filler that changes nothing.
+These are the chains the change finder's sentences and the reply rules were set against; the held-out ones are in
+bot.bench.change_held_out.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ class Chain:
     filler: tuple[str, ...]  # turns on the same subject that change nothing
 
 
-def _item(subject: str, attribute: str, value: str, kind: str = "item") -> tuple[str, str, str, str]:
+def fact(subject: str, attribute: str, value: str, kind: str = "item") -> tuple[str, str, str, str]:
     return (kind, subject, attribute, value)
 
 
@@ -36,13 +35,13 @@ TUNED: tuple[Chain, ...] = (
         "candlestick moved four times",
         (
             Step(0.04, "Ines sets the swan candlestick on the chapel altar.",
-                 _item("swan candlestick", "location", "on the chapel altar")),
+                 fact("swan candlestick", "location", "on the chapel altar")),
             Step(0.23, "Pip carries the swan candlestick into the vestry.",
-                 _item("swan candlestick", "location", "in the vestry")),
+                 fact("swan candlestick", "location", "in the vestry")),
             Step(0.47, "Mrs Ashdown takes the swan candlestick up to the bell tower.",
-                 _item("swan candlestick", "location", "in the bell tower")),
+                 fact("swan candlestick", "location", "in the bell tower")),
             Step(0.77, "Wren drops the swan candlestick into the old well.",
-                 _item("swan candlestick", "location", "in the old well")),
+                 fact("swan candlestick", "location", "in the old well")),
         ),
         ("well",), ("altar", "vestry", "bell tower"),
         ("Where is the swan candlestick now?", "Where did the silver candle holder end up?",
@@ -53,10 +52,10 @@ TUNED: tuple[Chain, ...] = (
         "a side switched and switched back",
         (
             Step(0.08, "The ferryman works for Ashby, everyone says.",
-                 _item("ferryman", "allegiance", "Ashby", "character")),
+                 fact("ferryman", "allegiance", "Ashby", "character")),
             Step(0.37, "The ferryman now works for the Crown.",
-                 _item("ferryman", "allegiance", "the Crown", "character")),
-            Step(0.87, "The ferryman is back with Ashby.", _item("ferryman", "allegiance", "Ashby", "character")),
+                 fact("ferryman", "allegiance", "the Crown", "character")),
+            Step(0.87, "The ferryman is back with Ashby.", fact("ferryman", "allegiance", "Ashby", "character")),
         ),
         ("Ashby",), ("Crown",),
         ("Who does the ferryman work for now?", "Whose side is the boatman on these days?"),
@@ -65,8 +64,8 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a code changed once",
         (
-            Step(0.15, "The cellar door code is 419.", _item("cellar door code", "code", "419")),
-            Step(0.63, "Mrs Ashdown changes the cellar door code to 882.", _item("cellar door code", "code", "882")),
+            Step(0.15, "The cellar door code is 419.", fact("cellar door code", "code", "419")),
+            Step(0.63, "Mrs Ashdown changes the cellar door code to 882.", fact("cellar door code", "code", "882")),
         ),
         ("882",), ("419",),
         ("What is the cellar door code?", "What number opens the wine vault's lock now?"),
@@ -76,9 +75,9 @@ TUNED: tuple[Chain, ...] = (
         "a thing that stops existing",
         (
             Step(0.06, "The captain's letter lies in the desk drawer.",
-                 _item("captain's letter", "location", "in the desk drawer")),
+                 fact("captain's letter", "location", "in the desk drawer")),
             Step(0.67, "Wren burns the captain's letter in the kitchen stove.",
-                 _item("captain's letter", "state", "burned")),
+                 fact("captain's letter", "state", "burned")),
         ),
         ("burn", "burned", "burnt", "ashes"), ("drawer",),
         ("Where is the captain's letter?", "What became of the skipper's correspondence?"),
@@ -87,9 +86,9 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a thing handed on three times",
         (
-            Step(0.1, "Maya hands the storm lantern to Pip.", _item("storm lantern", "holder", "Pip")),
-            Step(0.4, "Pip gives the storm lantern to Mrs Ashdown.", _item("storm lantern", "holder", "Mrs Ashdown")),
-            Step(0.73, "Mrs Ashdown hands the storm lantern to Wren.", _item("storm lantern", "holder", "Wren")),
+            Step(0.1, "Maya hands the storm lantern to Pip.", fact("storm lantern", "holder", "Pip")),
+            Step(0.4, "Pip gives the storm lantern to Mrs Ashdown.", fact("storm lantern", "holder", "Mrs Ashdown")),
+            Step(0.73, "Mrs Ashdown hands the storm lantern to Wren.", fact("storm lantern", "holder", "Wren")),
         ),
         ("Wren",), ("Pip", "Ashdown"),
         ("Who has the storm lantern now?", "Whose hands is the hurricane lamp in?"),
@@ -98,11 +97,11 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a key moved three times",
         (
-            Step(0.05, "Tom hides the brass key under the mat.", _item("brass key", "location", "under the mat")),
+            Step(0.05, "Tom hides the brass key under the mat.", fact("brass key", "location", "under the mat")),
             Step(0.33, "The brass key now rests in the chapel bell.",
-                 _item("brass key", "location", "in the chapel bell")),
+                 fact("brass key", "location", "in the chapel bell")),
             Step(0.8, "Wren tucks the brass key inside his boot.",
-                 _item("brass key", "location", "inside Wren's boot")),
+                 fact("brass key", "location", "inside Wren's boot")),
         ),
         ("boot",), ("mat", "bell"),
         ("Where is the brass key now?", "Where's the little metal key kept these days?"),
@@ -111,9 +110,9 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a side switched once",
         (
-            Step(0.12, "Tally serves the excise men.", _item("Tally", "allegiance", "the excise men", "character")),
+            Step(0.12, "Tally serves the excise men.", fact("Tally", "allegiance", "the excise men", "character")),
             Step(0.57, "Tally has gone over to the smugglers.",
-                 _item("Tally", "allegiance", "the smugglers", "character")),
+                 fact("Tally", "allegiance", "the smugglers", "character")),
         ),
         ("smuggler", "smugglers"), ("excise",),
         ("Which side is Tally on?", "Who does Tally answer to now?"),
@@ -122,10 +121,10 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a code changed twice",
         (
-            Step(0.09, "The combination of the strongbox is 7-3-1.", _item("strongbox combination", "code", "7-3-1")),
+            Step(0.09, "The combination of the strongbox is 7-3-1.", fact("strongbox combination", "code", "7-3-1")),
             Step(0.43, "The strongbox combination was changed to 2-9-4.",
-                 _item("strongbox combination", "code", "2-9-4")),
-            Step(0.83, "The strongbox combination is now 5-5-0.", _item("strongbox combination", "code", "5-5-0")),
+                 fact("strongbox combination", "code", "2-9-4")),
+            Step(0.83, "The strongbox combination is now 5-5-0.", fact("strongbox combination", "code", "5-5-0")),
         ),
         ("5-5-0",), ("7-3-1", "2-9-4"),
         ("What is the strongbox combination?", "Which numbers open the iron chest?"),
@@ -135,8 +134,8 @@ TUNED: tuple[Chain, ...] = (
         "a thing used up",
         (
             Step(0.14, "The last oil barrel stands in the lamp room.",
-                 _item("last oil barrel", "location", "in the lamp room")),
-            Step(0.6, "The last oil barrel is used up.", _item("last oil barrel", "state", "used up")),
+                 fact("last oil barrel", "location", "in the lamp room")),
+            Step(0.6, "The last oil barrel is used up.", fact("last oil barrel", "state", "used up")),
         ),
         ("used up", "empty"), ("lamp room",),
         ("Where is the last oil barrel?", "Is there any lamp fuel left in the barrel?"),
@@ -146,13 +145,13 @@ TUNED: tuple[Chain, ...] = (
         "a thing moved and brought back",
         (
             Step(0.07, "Pip carries the red signal flag to the boathouse.",
-                 _item("red signal flag", "location", "in the boathouse")),
+                 fact("red signal flag", "location", "in the boathouse")),
             Step(0.3, "The red signal flag now hangs on the cottage door.",
-                 _item("red signal flag", "location", "on the cottage door")),
+                 fact("red signal flag", "location", "on the cottage door")),
             Step(0.53, "Wren throws the red signal flag into the sea.",
-                 _item("red signal flag", "location", "in the sea")),
+                 fact("red signal flag", "location", "in the sea")),
             Step(0.9, "Mrs Ashdown puts the red signal flag back in the boathouse.",
-                 _item("red signal flag", "location", "in the boathouse")),
+                 fact("red signal flag", "location", "in the boathouse")),
         ),
         ("boathouse",), ("cottage door", "sea"),
         ("Where is the red signal flag?", "Where has the scarlet banner got to?"),
@@ -161,10 +160,10 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a chart lent and given back",
         (
-            Step(0.11, "Nell keeps the tide chart folded in her apron.", _item("tide chart", "holder", "Nell")),
+            Step(0.11, "Nell keeps the tide chart folded in her apron.", fact("tide chart", "holder", "Nell")),
             Step(0.46, "Nell lends the tide chart to the harbourmaster.",
-                 _item("tide chart", "holder", "the harbourmaster")),
-            Step(0.81, "The harbourmaster gives the tide chart back to Nell.", _item("tide chart", "holder", "Nell")),
+                 fact("tide chart", "holder", "the harbourmaster")),
+            Step(0.81, "The harbourmaster gives the tide chart back to Nell.", fact("tide chart", "holder", "Nell")),
         ),
         ("Nell",), ("harbourmaster",),
         ("Who has the tide chart now?", "Whose keeping is the map of the currents in?"),
@@ -174,11 +173,11 @@ TUNED: tuple[Chain, ...] = (
         "a compass moved twice",
         (
             Step(0.16, "The whalebone compass sits on the mantelpiece.",
-                 _item("whalebone compass", "location", "on the mantelpiece")),
+                 fact("whalebone compass", "location", "on the mantelpiece")),
             Step(0.5, "Tom slips the whalebone compass into his oilskin locker.",
-                 _item("whalebone compass", "location", "in Tom's oilskin locker")),
+                 fact("whalebone compass", "location", "in Tom's oilskin locker")),
             Step(0.88, "Pip buries the whalebone compass in the dunes.",
-                 _item("whalebone compass", "location", "buried in the dunes")),
+                 fact("whalebone compass", "location", "buried in the dunes")),
         ),
         ("dunes",), ("mantelpiece", "locker"),
         ("Where is the whalebone compass?", "Where would I find the carved bone needle that points north?"),
@@ -187,10 +186,10 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a password changed twice",
         (
-            Step(0.13, "The wreckers' password is gannet.", _item("wreckers' password", "code", "gannet")),
+            Step(0.13, "The wreckers' password is gannet.", fact("wreckers' password", "code", "gannet")),
             Step(0.48, "The wreckers change their password to cormorant.",
-                 _item("wreckers' password", "code", "cormorant")),
-            Step(0.78, "From tonight the wreckers' password is puffin.", _item("wreckers' password", "code", "puffin")),
+                 fact("wreckers' password", "code", "cormorant")),
+            Step(0.78, "From tonight the wreckers' password is puffin.", fact("wreckers' password", "code", "puffin")),
         ),
         ("puffin",), ("gannet", "cormorant"),
         ("What is the wreckers' password?", "Which word gets you past the wreckers' door these nights?"),
@@ -200,9 +199,9 @@ TUNED: tuple[Chain, ...] = (
         "a boat wrecked",
         (
             Step(0.2, "The rowing boat is drawn up on the slipway.",
-                 _item("rowing boat", "location", "on the slipway")),
+                 fact("rowing boat", "location", "on the slipway")),
             Step(0.7, "The storm smashes the rowing boat to splinters on the rocks.",
-                 _item("rowing boat", "state", "smashed to splinters")),
+                 fact("rowing boat", "state", "smashed to splinters")),
         ),
         ("smashed", "splinters", "wrecked", "destroyed", "broken"), ("slipway",),
         ("Where is the rowing boat?", "Can we take the little skiff out to the rock?"),
@@ -211,9 +210,9 @@ TUNED: tuple[Chain, ...] = (
     Chain(
         "a keeper replaced",
         (
-            Step(0.18, "Old Morwen keeps the light at night.", _item("light", "keeper", "Morwen")),
+            Step(0.18, "Old Morwen keeps the light at night.", fact("light", "keeper", "Morwen")),
             Step(0.55, "Morwen is too ill to climb the stairs, so Jory keeps the light now.",
-                 _item("light", "keeper", "Jory")),
+                 fact("light", "keeper", "Jory")),
         ),
         ("Jory",), ("Morwen",),
         ("Who keeps the light at night?", "Who tends the great lamp up the tower after dark?"),
@@ -223,11 +222,11 @@ TUNED: tuple[Chain, ...] = (
         "a telescope that changes owners",
         (
             Step(0.12, "The brass telescope belongs to Captain Hale.",
-                 _item("brass telescope", "holder", "Captain Hale")),
+                 fact("brass telescope", "holder", "Captain Hale")),
             Step(0.52, "Hale trades the brass telescope to a tinker for a jug of rum.",
-                 _item("brass telescope", "holder", "a tinker")),
+                 fact("brass telescope", "holder", "a tinker")),
             Step(0.85, "The tinker loses the brass telescope at cards to Orla.",
-                 _item("brass telescope", "holder", "Orla")),
+                 fact("brass telescope", "holder", "Orla")),
         ),
         ("Orla",), ("Hale", "tinker"),
         ("Who owns the brass telescope now?", "Whose is the spyglass these days?"),
@@ -237,11 +236,11 @@ TUNED: tuple[Chain, ...] = (
         "a locket moved twice",
         (
             Step(0.09, "The silver locket hangs on a nail above the stove.",
-                 _item("silver locket", "location", "on a nail above the stove")),
+                 fact("silver locket", "location", "on a nail above the stove")),
             Step(0.41, "Bram wraps the silver locket in a rag and stuffs it behind the loose brick.",
-                 _item("silver locket", "location", "behind the loose brick")),
+                 fact("silver locket", "location", "behind the loose brick")),
             Step(0.74, "Someone has moved the silver locket to the chapel windowsill.",
-                 _item("silver locket", "location", "on the chapel windowsill")),
+                 fact("silver locket", "location", "on the chapel windowsill")),
         ),
         ("windowsill",), ("nail", "brick"),
         ("Where is the silver locket now?", "Where did the little silver pendant go?"),
@@ -251,9 +250,9 @@ TUNED: tuple[Chain, ...] = (
         "a master changed",
         (
             Step(0.15, "The innkeeper takes his orders from the magistrate.",
-                 _item("innkeeper", "allegiance", "the magistrate", "character")),
+                 fact("innkeeper", "allegiance", "the magistrate", "character")),
             Step(0.6, "The innkeeper now takes his orders from the Black Gull gang.",
-                 _item("innkeeper", "allegiance", "the Black Gull gang", "character")),
+                 fact("innkeeper", "allegiance", "the Black Gull gang", "character")),
         ),
         ("Gull",), ("magistrate",),
         ("Who does the innkeeper take orders from now?", "Which master does the man who keeps the tavern obey?"),
@@ -263,8 +262,8 @@ TUNED: tuple[Chain, ...] = (
         "a loaf eaten",
         (
             Step(0.25, "The last loaf of bread sits in the pantry.",
-                 _item("last loaf of bread", "location", "in the pantry")),
-            Step(0.66, "The children eat the last loaf of bread.", _item("last loaf of bread", "state", "eaten")),
+                 fact("last loaf of bread", "location", "in the pantry")),
+            Step(0.66, "The children eat the last loaf of bread.", fact("last loaf of bread", "state", "eaten")),
         ),
         ("eaten", "gone", "ate"), ("pantry",),
         ("Where is the last loaf of bread?", "Is there anything left to eat in the larder?"),
@@ -274,29 +273,26 @@ TUNED: tuple[Chain, ...] = (
         "a signal changed",
         (
             Step(0.2, "The signal for danger is three long flashes.",
-                 _item("danger signal", "code", "three long flashes")),
+                 fact("danger signal", "code", "three long flashes")),
             Step(0.7, "The signal for danger is changed to two short flashes.",
-                 _item("danger signal", "code", "two short flashes")),
+                 fact("danger signal", "code", "two short flashes")),
         ),
         ("two short",), ("three long",),
         ("What is the danger signal?", "How does the lighthouse warn of danger now?"),
         ("The signal lamp is trimmed and ready.", "Nobody has given the danger signal in years."),
     ),
-)  # fmt: skip
-
-HELD_OUT: tuple[Chain, ...] = (
     Chain(
         "silver chalice goes to the cave and comes back",
         (
             Step(0.1, "Father Anselm locks the silver chalice inside the oak press in the chapel vestry after "
                  "evensong.",
-                 _item("silver chalice", "location", "chapel vestry")),
+                 fact("silver chalice", "location", "chapel vestry")),
             Step(0.38, "Under cover of fog, two of Jory's lads carry the silver chalice down the cliff path and "
                  "wedge it behind a rock shelf in the sea cave at Pengarrow Cove.",
-                 _item("silver chalice", "location", "sea cave at Pengarrow Cove")),
+                 fact("silver chalice", "location", "sea cave at Pengarrow Cove")),
             Step(0.71, "By dawn the silver chalice stands once more in the chapel vestry, freshly polished, as "
                  "though it had never left.",
-                 _item("silver chalice", "location", "chapel vestry")),
+                 fact("silver chalice", "location", "chapel vestry")),
         ),
         ("vestry",), ("cave", "pengarrow"),
         (
@@ -313,13 +309,13 @@ HELD_OUT: tuple[Chain, ...] = (
         (
             Step(0.08, "Silas Tregear, the cooper, keeps the smuggling ledger tucked beneath his leather apron at "
                  "all hours.",
-                 _item("smuggling ledger", "holder", "Silas Tregear the cooper")),
+                 fact("smuggling ledger", "holder", "Silas Tregear the cooper")),
             Step(0.42, "Fearing a search, Silas presses the smuggling ledger into the hands of Widow Annis Polmear,"
                  " who sews it into her mattress.",
-                 _item("smuggling ledger", "holder", "Widow Annis Polmear")),
+                 fact("smuggling ledger", "holder", "Widow Annis Polmear")),
             Step(0.8, "Having turned the cottage upside down, Lieutenant Crake of the Revenue pockets the "
                  "smuggling ledger with a thin smile.",
-                 _item("smuggling ledger", "holder", "Lieutenant Crake of the Revenue")),
+                 fact("smuggling ledger", "holder", "Lieutenant Crake of the Revenue")),
         ),
         ("crake",), ("tregear", "polmear"),
         (
@@ -336,10 +332,10 @@ HELD_OUT: tuple[Chain, ...] = (
         (
             Step(0.15, "The carved mermaid figurehead leans against the rear wall of the boathouse, her blue paint "
                  "flaking in the damp.",
-                 _item("carved mermaid figurehead", "location", "boathouse")),
+                 fact("carved mermaid figurehead", "location", "boathouse")),
             Step(0.63, "Flames swallow the carved mermaid figurehead when the Midsummer bonfire on Beacon Hill is "
                  "lit, and by midnight nothing of her remains but glowing ashes.",
-                 _item("carved mermaid figurehead", "state", "burnt to ashes on the bonfire")),
+                 fact("carved mermaid figurehead", "state", "burnt to ashes on the bonfire")),
         ),
         ("burnt", "burned", "ashes", "bonfire", "destroyed"), ("boathouse",),
         (
@@ -356,13 +352,13 @@ HELD_OUT: tuple[Chain, ...] = (
         (
             Step(0.12, "At the Drowned Man, the back-room countersign is 'Blackthorn', and Meg behind the bar will "
                  "open the door for no other word.",
-                 _item("back-room countersign", "code", "Blackthorn")),
+                 fact("back-room countersign", "code", "Blackthorn")),
             Step(0.47, "Word passes from mouth to mouth along the quay: from tonight the back-room countersign "
                  "becomes 'Cormorant'.",
-                 _item("back-room countersign", "code", "Cormorant")),
+                 fact("back-room countersign", "code", "Cormorant")),
             Step(0.84, "Meg leans over the tap and breathes a fresh back-room countersign into Jory's ear, "
                  "'Juniper', since the last one has been sold to the excisemen.",
-                 _item("back-room countersign", "code", "Juniper")),
+                 fact("back-room countersign", "code", "Juniper")),
         ),
         ("juniper",), ("blackthorn", "cormorant"),
         (
@@ -379,15 +375,15 @@ HELD_OUT: tuple[Chain, ...] = (
         (
             Step(0.06, "Curate Elias Wren blesses the smugglers' boats each new moon and hides their brandy beneath"
                  " the chapel pews.",
-                 _item("Elias Wren", "allegiance", "the smugglers", "character")),
+                 fact("Elias Wren", "allegiance", "the smugglers", "character")),
             Step(0.3, "Threatened with the gallows, Elias Wren turns informer and feeds names to the Revenue men.",
-                 _item("Elias Wren", "allegiance", "the Revenue men", "character")),
+                 fact("Elias Wren", "allegiance", "the Revenue men", "character")),
             Step(0.58, "Elias Wren swears himself to Lord Tremaine of the manor, who pays better than either crown "
                  "or cove.",
-                 _item("Elias Wren", "allegiance", "Lord Tremaine of the manor", "character")),
+                 fact("Elias Wren", "allegiance", "Lord Tremaine of the manor", "character")),
             Step(0.88, "Sick of being bought and sold, Elias Wren renounces every master and throws in his lot with"
                  " the wreckers of Black Rock.",
-                 _item("Elias Wren", "allegiance", "the wreckers of Black Rock", "character")),
+                 fact("Elias Wren", "allegiance", "the wreckers of Black Rock", "character")),
         ),
         ("wreckers", "wrecker"), ("smugglers", "revenue", "tremaine"),
         (
@@ -400,6 +396,3 @@ HELD_OUT: tuple[Chain, ...] = (
         ),
     ),
 )  # fmt: skip
-
-
-CHAINS = TUNED + HELD_OUT

@@ -77,7 +77,13 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     # but not the thing itself ("What is the danger signal?" names no flag of "red signal flag"; told after the
     # reply as the notes' answer, bench change). A fact the engine found the action asks about by meaning (see
     # bot.engine.upkeep.memory) is marked as a lead.
-    newer = [item for item in recall if item.found_by == NEWER and (item.lead or _names_thing(wanted, item.text))]
+    # A fact recall found itself that has older values ("[fact, now] ferryman, allegiance: Ashby (before: …)") is
+    # its newest value too, where the action names it.
+    newer = [
+        item for item in recall
+        if (item.found_by == NEWER and item.lead)
+        or ((item.found_by == NEWER or item.text.startswith("[fact, now]")) and _names_thing(wanted, item.text))
+    ]  # fmt: skip
     brief += newer[:1]
     asking = asks(action)
     ranked = [item for item in recall if item.found_by not in (FOLLOWING, NEWER)]

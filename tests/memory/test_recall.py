@@ -109,6 +109,9 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     flag = MemoryItem("fact:4", "[fact, now] red signal flag, location: in the boathouse", found_by=NEWER)
     assert memory_brief("What is the danger signal?", [], [flag]) == [], "a word of its name, not the thing"
     assert memory_brief("Where did the red flag go?", [], [flag]) == [flag], "the thing, named short"
+    found = MemoryItem("fact:5", "[fact, now] ferryman, allegiance: Ashby (before: the Crown until turn 52)",
+                       found_by="words", score=0.2)  # fmt: skip
+    assert memory_brief("Who does the ferryman work for now?", [], [clue, found]) == [found], "recall found it"
     gate = MemoryItem("fact:6", "[fact, now] key to the gate, holder: Pip", found_by=NEWER)
     assert memory_brief("Who has the key?", [], [gate]) == [gate], "the thing's name before what follows it"
     gulls = MemoryItem(
