@@ -219,7 +219,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"\b(?:{_DET})?{_THING}(?:\s+(?:for|of)\s+[\w'-]+)?\s+{_CHANGED_TO}\s+{_VALUE}{_END}", re.I)),
     # "The ferryman now works for the Crown", "Wren switches sides to the smugglers"
     ("allegiance", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:[A-Za-z][\w'-]*\s+){{0,2}}?[A-Za-z][\w'-]*)\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
+        rf"\b(?:{_DET})?(?P<thing>(?:{_WORD}\s+){{0,2}}?{_WORD})\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
         re.I)),
     # "The letter is burned", "the lamp was smashed"
     ("state", re.compile(

@@ -134,3 +134,10 @@ def test_a_thing_ended_somewhere_is_ended_not_moved():
     assert (burned.subject, burned.attribute, burned.value) == ("captain's letter", "state", "burned")
     [smashed] = changes_in("She smashes the lamp with a poker.")
     assert (smashed.subject, smashed.value) == ("lamp", "smashed")
+
+
+def test_a_side_is_never_taken_by_words_that_are_no_thing():
+    """"Elias renounces every master and throws in his lot with the wreckers" is no side of "every master and" (a
+    thing ends at no "and"): the finder says nothing rather than a fact of nothing."""
+    said = "Elias renounces every master and throws in his lot with the wreckers."
+    assert all(not change.subject.endswith(" and") for change in changes_in(said))
