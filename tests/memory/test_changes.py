@@ -137,7 +137,7 @@ def test_a_thing_ended_somewhere_is_ended_not_moved():
 
 
 def test_a_side_is_never_taken_by_words_that_are_no_thing():
-    """"Elias renounces every master and throws in his lot with the wreckers" is no side of "every master and" (a
+    """ "Elias renounces every master and throws in his lot with the wreckers" is no side of "every master and" (a
     thing ends at no "and"): the finder says nothing rather than a fact of nothing."""
     said = "Elias renounces every master and throws in his lot with the wreckers."
     assert all(not change.subject.endswith(" and") for change in changes_in(said))
