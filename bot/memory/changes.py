@@ -50,19 +50,36 @@ _ASKS_FOR = {
     "where": frozenset({"location", "holder", "state"}),
     "who": frozenset({"holder", "allegiance"}),
 }
+_WHO = {"whom": "who", "whose": "who"}
 _QUESTION_WORD = re.compile(r"\b(where|who|whom|whose|what|which|how|is|are|can|could|do|does|did)\b", re.I)
 
 
+# Words of a question that name what it asks of a thing, whatever its question word: "Which faction does the young
+# clergyman serve?" asks a side, "What number opens the vault?" a code.
+_NAMES_AN_ATTRIBUTE = {
+    "location": ("whereabouts",),
+    "holder": ("owner", "owns", "owned"),
+    "code": ("code", "combination", "password", "passcode", "number", "watchword", "countersign", "passphrase"),
+    "allegiance": ("allegiance", "loyalty", "loyal", "side", "employer", "faction", "serve", "serves", "obey", "obeys"),
+}  # fmt: skip
+_ATTRIBUTE_WORD = {word: name for name, words in _NAMES_AN_ATTRIBUTE.items() for word in words}
+
+
 def asks_for(action: str) -> frozenset[str] | None:
-    """The attributes a question can be asking about by its first question word ("Where would I find the bone
-    needle?": a place, a holder or an end, never a side), or None where any may be (a look, "what", "which")."""
+    """The attributes a question can be asking about: those its first question word can ask ("Where would I find
+    the bone needle?": a place, a holder or an end, never a side), narrowed to those its words name ("Which faction
+    does he serve?": a side) where they agree ("Where is the side door key?" asks no side); None where any may be (a
+    look, a "what" or "which" that names none)."""
     for sentence in sentences(action):
         if "?" not in sentence:
             continue
+        words = re.findall(r"[a-z]+", sentence.casefold())
+        named = frozenset(_ATTRIBUTE_WORD[word] for word in words if word in _ATTRIBUTE_WORD)
         found = _QUESTION_WORD.search(sentence)
-        if found is not None:
-            word = found.group(1).casefold()
-            return _ASKS_FOR.get("who" if word in ("whom", "whose") else word)
+        asked = _ASKS_FOR.get(_WHO.get(found.group(1).casefold(), found.group(1).casefold())) if found else None
+        if asked is None:
+            return named or None
+        return named if named and named <= asked else asked
     return None
 
 

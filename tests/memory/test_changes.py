@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.memory.changes import attribute_name, changes_in, same_subject
+from bot.memory.changes import asks_for, attribute_name, changes_in, same_subject
 
 
 @pytest.mark.parametrize(
@@ -141,3 +141,21 @@ def test_a_side_is_never_taken_by_words_that_are_no_thing():
     thing ends at no "and"): the finder says nothing rather than a fact of nothing."""
     said = "Elias renounces every master and throws in his lot with the wreckers."
     assert all(not change.subject.endswith(" and") for change in changes_in(said))
+
+
+@pytest.mark.parametrize(
+    ("asked", "attributes"),
+    [
+        ("Where would I find the carved bone needle that points north?", {"location", "holder", "state"}),
+        ("Whose keeping is the map of the currents in?", {"holder", "allegiance"}),
+        ("Which faction does the young clergyman serve these days?", {"allegiance"}),  # the words name a side
+        ("What number opens the wine vault's lock now?", {"code"}),
+        ("Who owns the brass telescope now?", {"holder"}),
+        ("Where is the side door key?", {"location", "holder", "state"}),  # a side door is no side
+        ("Where did the silver candle holder end up?", {"location", "holder", "state"}),
+        ("What stands on the chapel altar these days?", None),  # "what" may ask anything
+        ("I look at the brass key.", None),  # a look asks nothing in particular
+    ],
+)
+def test_a_question_asks_what_its_question_word_and_its_words_allow(asked: str, attributes: set[str] | None):
+    assert asks_for(asked) == (frozenset(attributes) if attributes is not None else None)
