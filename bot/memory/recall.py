@@ -8,6 +8,7 @@ its turn.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence, Set
@@ -204,8 +205,13 @@ def _now(item: MemoryItem, recall: Sequence[MemoryItem]) -> MemoryItem | None:
     old turn told as the answer had the reply say where the candlestick was, not where it is."""
     if not re.match(r"^\[turn \d+, since changed\]", item.text):
         return item
+    # Of the values that hold now, which recall puts right after it, the one of a thing its shown words name: a
+    # turn of several sentences may have changed since by another ("… Elias Wren swears himself to Lord Tremaine …"
+    # was followed by the cellar door code's new value, and that was told as the clergyman's side; bench change).
     after = recall[recall.index(item) + 1 :]
-    return next((newer for newer in after[:1] if newer.found_by == NEWER), None)
+    follows = list(itertools.takewhile(lambda newer: newer.found_by == NEWER, after))
+    shown = set(query_terms(_unlabelled(item.text)))
+    return next((newer for newer in follows if _names_thing(shown, newer.text)), None)
 
 
 def _shares_words(wanted: Set[str], text: str) -> bool:

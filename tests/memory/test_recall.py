@@ -137,6 +137,10 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     asked = "What stands on the chapel altar these days?"
     assert memory_brief(asked, [], [altar, well, other]) == [well], "what holds now, not the old turn"
     assert memory_brief(asked, [], [altar, other]) == [], "an old value alone is never told as the answer"
+    blessed = MemoryItem("entry:13", "[turn 13, since changed] … Elias Wren blesses the smugglers' boats. …",
+                         found_by="both", score=0.4)  # fmt: skip
+    code = MemoryItem("fact:11", "[fact, now] cellar door code, code: 882 (before: 419 until turn 40)", found_by=NEWER)
+    assert memory_brief("Whose side is Elias Wren on now?", [], [blessed, code, other]) == [], "changed by another"
     hid = MemoryItem("entry:5", "[turn 5] Maya: I hide the brass key under the mat.", found_by="both", score=0.4)
     assert memory_brief("Where did I hide the brass key?", [], [hid, other]) == [hid], "a player's line answers"
     searched = MemoryItem("entry:4", "[turn 4] Maya: I search the rock for a way down.", found_by="both", score=0.4)
