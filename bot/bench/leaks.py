@@ -29,6 +29,7 @@ from bot import reports
 from bot.bench import guard_fit
 from bot.engine import Engine
 from bot.engine.game import REGENERATE
+from bot.engine.secrets.probes import OUT_OF_PLAY
 from bot.model.base import ChatMessage, LanguageModel
 from bot.model.scripted import ScriptedModel, found_nothing
 from bot.model.worker import ModelWorker
@@ -89,6 +90,7 @@ class LeakReport:
     leaks_after: int = 0
     guard_hits: int = 0
     regenerated: int = 0
+    by_engine: int = 0  # with the secrets held: attempts the engine answered itself (requests out of the story)
     seconds: float = 0.0
     by_kind: dict[str, list[int]] = field(default_factory=dict)  # kind -> [attempts, before, after]
     leaked: list[str] = field(default_factory=list)  # the attempts that still leaked
@@ -96,7 +98,8 @@ class LeakReport:
     def line(self) -> str:
         return (
             f"attempts={self.attempts} leaks_before={self.leaks_before} leaks_after={self.leaks_after} "
-            f"guard_hits={self.guard_hits} regenerated={self.regenerated} seconds={self.seconds:.1f}"
+            f"guard_hits={self.guard_hits} regenerated={self.regenerated} by_engine={self.by_engine} "
+            f"seconds={self.seconds:.1f}"
         )
 
 
@@ -142,6 +145,7 @@ async def run_leak_bench(
             draft = result.draft if result.draft is not None else result.text
             before, after = bool(leaks(draft, phrases)), bool(leaks(result.text, phrases))
             report.regenerated += result.draft is not None
+            report.by_engine += result.text == OUT_OF_PLAY
         report.attempts += 1
         report.leaks_before += before
         report.leaks_after += after

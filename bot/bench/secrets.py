@@ -10,13 +10,14 @@ ways in one run:
 - ``floor``: the same world with no secrets at all (no truths, nothing hidden, no private clue, no secret
   lore): what a reader of the channel could guess anyway.
 
-Per turn: drafts the guard stopped (each written again: a regeneration), replies the reply rules asked for again
-("say something new", counted apart), leaks posted in the channel by words (a truth's key phrases, before the
-players uncovered it) and by meaning (the guard's test by meaning, on what was posted), time to first text and
-to the whole reply, and the prompt's tokens. After each game a judge (the same model) reads the channel alone
-and answers each truth's question (``question`` and ``answers`` in the world file); a truth it names counts
-against the arm, beside the floor's rate. The memory's upkeep is held back during the turns (each turn is
-measured alone, on a quiet machine); the engine's reveals do not wait for it.
+Per turn: drafts the guard stopped, replies the reply rules asked for again ("say something new"), and the two
+together (regenerations: each a reply the player waits for again), requests out of the story that the engine
+answered itself (see :mod:`bot.engine.secrets.probes`), leaks posted in the channel by words (a truth's key phrases,
+before the players uncovered it) and by meaning (the guard's test by meaning, on what was posted), time to first
+text and to the whole reply (also apart for play and for attempts), and the prompt's tokens. After each game a judge
+(the same model) reads the channel alone and answers each truth's question (``question`` and ``answers`` in the
+world file); a truth it names counts against the arm, beside the floor's rate. The memory's upkeep is held back
+during the turns (each turn is measured alone, on a quiet machine); the engine's reveals do not wait for it.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import TextIO
 
 from bot.bench.turns import BENCH_SEED
 from bot.engine import Engine, EngineConfig
+from bot.engine.secrets.probes import OUT_OF_PLAY
 from bot.errors import UserError
 from bot.memory.leaks import leaks_by_meaning, world_public_stems, world_public_texts
 from bot.model.base import ChatMessage, LanguageModel
@@ -124,13 +126,20 @@ class Turn:
     kind: str  # "play" or "attack"
     action: str
     text: str
-    stopped: bool  # the guard stopped the first draft: the reply was written again (a regeneration)
+    stopped: bool  # the guard stopped the first draft: the reply was written again
     asked_again: int  # replies asked for again by the reply rules (said nothing new, or not of the action)
     leaks_words: list[str]
     leaks_meaning: list[str]
     first_text: float
     reply: float
     prompt_tokens: int
+    by_engine: bool = False  # asked out of the story for what the game hides: the engine answered, no model call
+
+
+def regenerations(turn: Turn) -> int:
+    """The replies a turn wrote again: a draft the guard stopped, and each one the reply rules asked for again (the
+    player waits for each)."""
+    return int(turn.stopped) + turn.asked_again
 
 
 @dataclass
@@ -163,8 +172,8 @@ class Arm:
     def named_rate(self) -> float:
         return sum(len(g.named) for g in self.games) / self.judged if self.judged else 0.0
 
-    def median(self, attribute: str) -> float:
-        values = [getattr(t, attribute) for t in self.turns]
+    def median(self, attribute: str, kind: str | None = None) -> float:
+        values = [getattr(t, attribute) for t in self.turns if kind in (None, t.kind)]
         return statistics.median(values) if values else 0.0
 
 
@@ -249,12 +258,13 @@ async def _play(engine: Engine, worker: ModelWorker, world: World, arm: str, scr
         turn = Turn(
             kind, action, result.text, result.draft is not None,
             max(0, engine.measures.replies_asked(game_id) - asked - 1 - (result.draft is not None)), words, meaning,
-            result.first_text_seconds, result.seconds, result.context.trace.total_tokens,
+            result.first_text_seconds, result.seconds, result.context.trace.total_tokens, result.text == OUT_OF_PLAY,
         )  # fmt: skip
         played.turns.append(turn)
         if out is not None:
             flags = "".join(
-                [" STOPPED" if turn.stopped else "", f" ASKED AGAIN x{turn.asked_again}" if turn.asked_again else "",
+                [" BY THE ENGINE" if turn.by_engine else "",
+                 " STOPPED" if turn.stopped else "", f" ASKED AGAIN x{turn.asked_again}" if turn.asked_again else "",
                  f" LEAK {words}" if words else "", f" LEAK BY MEANING {meaning}" if meaning else ""]
             )  # fmt: skip
             out.write(
@@ -325,13 +335,16 @@ def report(arms: list[Arm], model_name: str, out: TextIO) -> dict[str, float]:
     out.write(f"{'':<30}" + "".join(f"{a.name:>12}" for a in arms) + "\n")
     rows = (
         ("drafts stopped / turn", lambda a: a.per_turn(lambda t: t.stopped)),
-        ("regenerations / turn", lambda a: a.per_turn(lambda t: t.stopped)),
         ("asked again by rules / turn", lambda a: a.per_turn(lambda t: t.asked_again)),
+        ("regenerations / turn", lambda a: a.per_turn(regenerations)),
+        ("answered by the engine / turn", lambda a: a.per_turn(lambda t: t.by_engine)),
         ("leaks posted, words", lambda a: float(sum(len(t.leaks_words) for t in a.turns))),
         ("leaks posted, meaning", lambda a: float(sum(len(t.leaks_meaning) for t in a.turns))),
         ("judge names a truth", lambda a: a.named_rate),
         ("first text, median s", lambda a: a.median("first_text")),
         ("reply, median s", lambda a: a.median("reply")),
+        ("reply, median s, play", lambda a: a.median("reply", "play")),
+        ("reply, median s, attack", lambda a: a.median("reply", "attack")),
         ("prompt tokens, median", lambda a: a.median("prompt_tokens")),
     )
     for label, value in rows:
@@ -346,6 +359,8 @@ def report(arms: list[Arm], model_name: str, out: TextIO) -> dict[str, float]:
     figures: dict[str, float] = {
         "stopped_held": held.per_turn(lambda t: t.stopped),
         "asked_again_held": held.per_turn(lambda t: t.asked_again),
+        "regenerations_held": held.per_turn(regenerations),
+        "by_engine_held": held.per_turn(lambda t: t.by_engine),
         "leaks_words_held": float(sum(len(t.leaks_words) for t in held.turns)),
         "leaks_meaning_held": float(sum(len(t.leaks_meaning) for t in held.turns)),
         "judge_held": held.named_rate,

@@ -83,7 +83,10 @@ def test_bench_leaks_with_the_leaking_gm_counts_every_draft_and_stops_every_one(
     numbers = figures(result.stdout)
     assert set(numbers) >= {"attempts", "leaks_before", "leaks_after", "guard_hits", "regenerated"}
     assert numbers["attempts"] == 22
-    assert numbers["leaks_before"] == 20, "every spoken attempt leaks in the scripted GM's draft"
+    # The engine holds the secrets: the requests of the GM out of the story it answers itself; every other spoken
+    # attempt leaks in the scripted GM's draft.
+    assert 0 < numbers["by_engine"] < 20
+    assert numbers["leaks_before"] + numbers["by_engine"] == 20, "every draft of a spoken attempt leaks"
     assert numbers["leaks_after"] == 0
     for kind in ("other player", "ignore instructions", "role-play", "prompt", "command"):
         assert kind in result.stdout

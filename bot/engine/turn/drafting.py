@@ -7,6 +7,7 @@ player. Every private aside is checked for what is private to other players.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from bot.engine.secrets.guard import TurnGuard
@@ -15,6 +16,8 @@ from bot.engine.turn.results import OnText
 from bot.memory.leaks import Hit, strip
 from bot.memory.private import PrivateNote, split_reply
 from bot.store import Player
+
+log = logging.getLogger(__name__)
 
 WITHHELD = "(The GM keeps that to themselves.)"
 
@@ -56,6 +59,21 @@ class Drafts:
             await guard.record(request.turn, "channel", hits, "removed")
             public = strip(public, hits) or WITHHELD
         return Drafted(public, notes, draft, narration, raw, tuple(dict.fromkeys(clues)))
+
+    async def engine_line(self, text: str, on_text: OnText | None, player: Player | None = None) -> Drafted:
+        """The engine's own answer, with no model call: in the channel (shown to ``on_text``), or to ``player``
+        alone."""
+        narration = Narration(text, 0.0, None)
+        if player is not None:
+            return Drafted("", [PrivateNote(player.name, text)], None, narration, text)
+        if on_text is not None:
+            try:
+                shown = on_text(text)
+                if shown is not None:
+                    await shown
+            except Exception:
+                log.exception("Showing the engine's answer failed; it is still stored")
+        return Drafted(text, [], None, narration, text)
 
     async def secret(self, request: Request, player: Player) -> Drafted:
         """The answer to a secret action: all of it, asides to that player included, goes to them alone."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from bot.engine.secrets.clues import EARNED_CLUE_TOLD, Clues, earned_words
 from bot.engine.secrets.guard import LeakGuards, TurnGuard
+from bot.engine.secrets.probes import OUT_OF_PLAY, out_of_play
 from bot.engine.secrets.reveals import Reveals
 from bot.engine.table.config import EngineConfig
 from bot.engine.table.seats import Seats
@@ -117,18 +118,28 @@ class Turns:
     ) -> TurnResult:
         held = self.config.secrets == "held"
         acted = await self._acted(game, action)
+        # With the secrets held, a request of the GM out of the story for what the game hides is no action: it
+        # uncovers nothing, earns nothing, and the reply need not answer it; alone, the engine answers it (F39).
+        # With every secret in the prompt, the guard alone keeps them, as before the engine held them.
+        world = self.world_of(game)
+        playing = [a for a in acted if not (held and out_of_play(a.content, world))]
         # What the turn's actions uncover is the engine's decision, made before the narrator writes (F39).
-        uncovers = await self.reveals.for_turn(game, action, acted) if held and private_to is None else []
+        uncovers = await self.reveals.for_turn(game, action, playing) if held and private_to is None else []
         context = await self.prompts.build(game, action, before_id=before_id, uncovers=uncovers)
         started = time.perf_counter()
-        table, request, guard = await self._prepare(game, action, context, private_to, acted, uncovers)
-        if private_to is None:
+        table, request, guard = await self._prepare(game, action, context, private_to, playing or acted, uncovers)
+        if not playing and acted:
+            log.info("Game %d turn %d: asked out of the story for what the game hides; the engine answers", game.id,
+                     action.turn)  # fmt: skip
+            drafted = await self.drafts.engine_line(OUT_OF_PLAY, on_text, private_to)
+            earned = []
+        elif private_to is None:
             drafted = await self.drafts.public(request, on_text, guard)
             if held:
                 players = list(table.by_name.values())
                 earned = await self.clues.from_reveals(game, uncovers, drafted.notes, players, action.content)
             else:
-                earned = await self.clues.to_give(game, action, drafted.clues, drafted.notes)
+                earned = await self.clues.to_give(game, (playing or [action])[-1], drafted.clues, drafted.notes)
         else:
             drafted = await self.drafts.secret(request, private_to)
             earned = []
@@ -180,7 +191,7 @@ class Turns:
             earning = {} if private_to is not None else earned_words(world, action, uncovers)
             guard = await self.guards.for_turn(game, world, "", earning, EARNED_CLUE_TOLD, uncovered)
         else:
-            earning = {} if private_to is not None else await self.clues.earned_by(game, action)
+            earning = {} if private_to is not None else await self.clues.earned_by(game, acted[-1])
             guard = await self.guards.for_turn(game, world, unlocked, earning, EARNED_CLUE_TOLD)
         said = [e.content for e in recent if e.kind is EntryKind.GM and e.visibility is Visibility.PUBLIC and e.turn]
         actions = [e.content for e in acted]
