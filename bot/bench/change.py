@@ -1,19 +1,19 @@
 """``bench change``: whether the memory tells where a value is now, after it changed again and again (F40).
 
-Built as MEME (arXiv 2605.12477) measures a memory's tracking of changing values: chains of two to five changes
-of one thing (a place, a holder, a code, a side, an end), values that return to an earlier one, things that stop
+Built as MEME (arXiv 2605.12477) measures a memory's tracking of changing values: chains of two to five changes of
+one thing (a place, a holder, a code, a side, an end), values that return to an earlier one, things that stop
 existing, a change that makes another fact false (the candlestick in the well leaves the altar bare). Each chain is
 told by the GM at its turns of a long scripted game, among filler on the same subjects; at the game's end a player
-asks about each, in the chain's words and in others. Per question: whether the latest value reached the GM's
-prompt, and whether an older value reached it unmarked (not shown as older, nor followed by the newer one).
+asks about each, in the chain's words and in others. Per question: whether the latest value reached the GM's prompt,
+and whether an older value reached it unmarked (not shown as older, nor followed by the newer one).
 
 Played through the real engine and store (recall by words and by meaning, the bundled embedding model), with the
 facts job finding nothing (as a small model's often does) and finding every change, at 300 and 1,000 turns. The
-chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (the
-last fifteen were held out until the misses on them were looked into, five at a time); :data:`HELD_OUT` were written
-apart after that, in other words, and are reported apart. With ``--replies``, the configured model answers the
-questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as it
-stood then, and its replies are checked for the latest value.
+chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (the last
+thirty were held out until the misses on them were looked into, five or ten at a time); :data:`HELD_OUT` were
+written apart after that, in other words, and are reported apart. With ``--replies``, the configured model answers
+the questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as
+it stood then, and its replies are checked for the latest value.
 """
 
 from __future__ import annotations

@@ -7,230 +7,290 @@ from bot.bench.change_chains import TUNED, Chain, Step, fact
 
 HELD_OUT: tuple[Chain, ...] = (
     Chain(
-        "pewter reliquary box",
+        'jade hourglass',
         (
-            Step(0.08, "The pewter reliquary box rests in the chapel crypt, tucked behind the founder's coffin "
-                 "where only the sexton ever sweeps.",
-                 fact("pewter reliquary box", "location", "in the chapel crypt")),
-            Step(0.37, "Before dawn, Sexton Gideon Hobb carries the pewter reliquary box out of the crypt and "
-                 "wedges it into the hollow oak beside the manor gate.",
-                 fact("pewter reliquary box", "location", "in the hollow oak by the manor gate")),
-            Step(0.81, "Now the pewter reliquary box lies beneath the straw in the inn's dovecote, where pigeons "
-                 "coo over it day and night.",
-                 fact("pewter reliquary box", "location", "under the straw in the inn's dovecote")),
+            Step(0.1, "The jade hourglass stands on the mantel of the abbot's study, its green sand long since "
+                 'run out.',
+                 fact('jade hourglass', 'location', "on the mantel of the abbot's study", 'item')),
+            Step(0.3, 'Brother Anselm carries the jade hourglass down to the crypt and sets it in an empty niche '
+                 'beside the ossuary.',
+                 fact('jade hourglass', 'location', 'in a niche in the crypt beside the ossuary', 'item')),
+            Step(0.55, 'By vespers the jade hourglass has somehow found its way up into the bell tower, wedged '
+                 "behind the great bell's oak frame.",
+                 fact('jade hourglass', 'location', 'in the bell tower, wedged behind the bell frame', 'item')),
+            Step(0.8, '"Put it back where it belongs," the abbot snaps, and Anselm, red-faced, returns the jade '
+                 'hourglass to the mantel of the study.',
+                 fact('jade hourglass', 'location', "on the mantel of the abbot's study", 'item')),
         ),
-        ("dovecote",), ("crypt", "oak"),
+        ('mantel', "abbot's", 'study'),
+        ('bell', 'crypt', 'frame', 'niche', 'ossuary', 'tower', 'wedged'),
         (
-            "Where is the pewter reliquary box now?",
-            "Where has the little tin casket holding the saint's bone been hidden these days?",
-        ),
-        (
-            "The pewter reliquary box is said to hold a knucklebone of Saint Piran, though nobody has opened it in "
-            "years.",
-            "Children dare one another to touch the pewter reliquary box for luck, and none of them ever does.",
-        ),
-    ),
-    Chain(
-        "keg of Nantes brandy",
-        (
-            Step(0.1, "The Pascoe boys roll the keg of Nantes brandy deep into the cave at Gullet Cove and heap "
-                 "wet kelp over it.",
-                 fact("keg of Nantes brandy", "location", "in the cave at Gullet Cove")),
-            Step(0.29, "The keg of Nantes brandy is now in the net loft above the harbour.",
-                 fact("keg of Nantes brandy", "location", "in the net loft above the harbour")),
-            Step(0.52, "Dragged up the back lane by moonlight, the keg of Nantes brandy ends its journey in the "
-                 "manor's ice house, packed among straw and frozen blocks.",
-                 fact("keg of Nantes brandy", "location", "in the manor's ice house")),
-            Step(0.77, "Fearing the squire's gamekeeper, the Pascoe boys haul the keg of Nantes brandy back to its "
-                 "old hiding place in the cave at Gullet Cove.",
-                 fact("keg of Nantes brandy", "location", "back in the cave at Gullet Cove")),
-        ),
-        ("gullet", "cave"), ("loft", "ice"),
-        (
-            "Where is the keg of Nantes brandy now?",
-            "Where have the smugglers stashed that little cask of French spirits at this point?",
+            'Where is the jade hourglass now?',
+            "Where is the abbey's green sand-timer kept now?",
         ),
         (
-            "The keg of Nantes brandy bears a chalked anchor on its lid, the Pascoe mark.",
-            "Everyone in the taproom pretends never to have heard of a keg of Nantes brandy.",
+            'Anselm murmurs that the jade hourglass was a gift from a bishop long dead.',
+            'The novices whisper that the jade hourglass turns itself over on moonless nights.',
+            'Candlelight catches the jade hourglass and throws a green glimmer across the wall.',
         ),
     ),
     Chain(
-        "ivory snuffbox",
+        'iron-bound sea chest',
         (
-            Step(0.14, "Squire Ashcombe keeps the ivory snuffbox in his waistcoat pocket and taps its lid whenever "
-                 "he tells a lie.",
-                 fact("ivory snuffbox", "holder", "Squire Ashcombe")),
-            Step(0.46, "Kit Dunmore, the stable lad, slips the ivory snuffbox out of the squire's riding coat while"
-                 " brushing it, and pockets it with a grin.",
-                 fact("ivory snuffbox", "holder", "Kit Dunmore, the stable lad")),
-            Step(0.88, "It is the widow Rosamund Penhallow who owns the ivory snuffbox now, accepted as a winter's "
-                 "rent and set proudly on her mantelpiece.",
-                 fact("ivory snuffbox", "holder", "the widow Rosamund Penhallow")),
+            Step(0.08, "The iron-bound sea chest is lashed beneath the bosun's hammock on the orlop deck.",
+                 fact(
+                     'iron-bound sea chest',
+                     'location',
+                     "beneath the bosun's hammock on the orlop deck",
+                     'item',
+                 )),
+            Step(0.4, 'During the squall the iron-bound sea chest was dragged aft by four men and chained to the '
+                 'foot of the mizzen mast.',
+                 fact('iron-bound sea chest', 'location', 'chained to the foot of the mizzen mast', 'item')),
+            Step(0.8, 'Captain Morwenna had the iron-bound sea chest rowed ashore at dusk; it now lies buried '
+                 'under the leaning palm on Gull Key.',
+                 fact('iron-bound sea chest', 'location', 'buried under the leaning palm on Gull Key', 'item')),
         ),
-        ("penhallow", "rosamund"), ("ashcombe", "dunmore"),
+        ('buried', 'leaning', 'palm', 'gull', 'key'),
+        ('beneath', "bosun's", 'chained', 'deck', 'foot', 'hammock', 'mast', 'mizzen', 'orlop'),
         (
-            "Who has the ivory snuffbox now?",
-            "Who is currently in possession of the small carved case for powdered tobacco?",
-        ),
-        (
-            "The ivory snuffbox has a ship carved on its lid, worn smooth by years of thumbs.",
-            "Nobody in the village can afford snuff good enough for the ivory snuffbox.",
-        ),
-    ),
-    Chain(
-        "deed to the tide mill",
-        (
-            Step(0.18, "Obadiah Trenoweth, the miller, holds the deed to the tide mill, folded flat inside the "
-                 "family Bible.",
-                 fact("deed to the tide mill", "holder", "Obadiah Trenoweth, the miller")),
-            Step(0.49, "One reckless hand of whist, and the deed to the tide mill passes across the inn table to "
-                 "Captain Ezra Vosper.",
-                 fact("deed to the tide mill", "holder", "Captain Ezra Vosper")),
-            Step(0.84, "Having scraped together every shilling he can find, the miller buys back the deed to the "
-                 "tide mill, and it rests once more with Obadiah Trenoweth.",
-                 fact("deed to the tide mill", "holder", "Obadiah Trenoweth, the miller")),
-        ),
-        ("trenoweth", "obadiah"), ("vosper", "ezra"),
-        (
-            "Who holds the deed to the tide mill now?",
-            "Who currently owns the paperwork proving title to the water-powered grinding works by the estuary?",
+            'Where is the iron-bound sea chest now?',
+            "Where did the bosun's heavy strongbox end up?",
         ),
         (
-            "The deed to the tide mill is written in a cramped clerk's hand and smells faintly of flour.",
-            "Lawyers in Truro have twice asked to see the deed to the tide mill, and twice been refused.",
+            'The crew swear the iron-bound sea chest is heavier than any gold could make it.',
+            'Morwenna keeps the only key to the iron-bound sea chest, or so the cook claims.',
+            'Rust streaks the corners of the iron-bound sea chest like old blood.',
         ),
     ),
     Chain(
-        "password for the sail-loft meetings",
+        'wax-sealed petition',
         (
-            Step(0.06, "Whoever climbs to the sail-loft meetings must murmur the password, cormorant, or answer to "
-                 "Big Lowenna's cudgel.",
-                 fact("password for the sail-loft meetings", "code", "cormorant")),
-            Step(0.4, "After a stranger is overheard repeating it in the taproom, the password for the sail-loft "
-                 "meetings becomes juniper.",
-                 fact("password for the sail-loft meetings", "code", "juniper")),
-            Step(0.73, "Lowenna breathes the new password for the sail-loft meetings into each ear in turn: "
-                 "blackthorn.",
-                 fact("password for the sail-loft meetings", "code", "blackthorn")),
+            Step(0.08, "The wax-sealed petition lies in the top drawer of Chancellor Vey's writing desk, under a "
+                 'blotter.',
+                 fact(
+                     'wax-sealed petition',
+                     'location',
+                     "in the top drawer of Chancellor Vey's writing desk",
+                     'item',
+                 )),
+            Step(0.4, 'Someone has moved the wax-sealed petition: the clerk admits it was locked away in the '
+                 'chancellery strongroom overnight.',
+                 fact('wax-sealed petition', 'location', 'in the chancellery strongroom', 'item')),
+            Step(0.8, 'Vey, pale and sweating, feeds the wax-sealed petition to the brazier; the seal bubbles, '
+                 'the parchment curls, and nothing is left but grey ash.',
+                 fact('wax-sealed petition', 'location', 'burned to ash in the brazier, destroyed', 'item')),
         ),
-        ("blackthorn",), ("cormorant", "juniper"),
+        ('burned', 'ash', 'brazier', 'destroyed'),
+        ('chancellery', 'chancellor', 'desk', 'drawer', 'strongroom', 'top', "vey's", 'writing'),
         (
-            "What is the password for the sail-loft meetings now?",
-            "What secret word gets a man up the ladder to the gatherings above the canvas-makers' store these days?",
-        ),
-        (
-            "Lowenna reminds everyone that the password for the sail-loft meetings is never to be written down.",
-            "A drunk fisherman boasts he knows the password for the sail-loft meetings, but cannot for the life of "
-            "him recall it.",
-        ),
-    ),
-    Chain(
-        "all-clear signal from the chapel belfry",
-        (
-            Step(0.21, "When the coast is free of riders, the all-clear signal from the chapel belfry is a single "
-                 "green lamp hung in the east window.",
-                 fact("all-clear signal from the chapel belfry", "code", "a single green lamp")),
-            Step(0.63, "From tonight the all-clear signal from the chapel belfry changes: two blue lamps, one above"
-                 " the other, mean the road is safe.",
-                 fact("all-clear signal from the chapel belfry", "code", "two blue lamps, one above the other")),
-        ),
-        ("blue",), ("green",),
-        (
-            "What is the all-clear signal from the chapel belfry now?",
-            "What light in the church tower tells a landing party that no riders are about?",
+            'Where is the wax-sealed petition now?',
+            "What became of the guild's sealed appeal to the chancellor?",
         ),
         (
-            "The all-clear signal from the chapel belfry can be seen from every cove along the bay on a clear night.",
-            "Old Zebedee swears he once missed the all-clear signal from the chapel belfry and spent a whole night "
-            "afloat with forty kegs.",
+            "The wax-sealed petition bears the stamp of the Weavers' Guild, a spindle crossed with a "
+            'shuttle.',
+            'Forty names are said to be signed at the foot of the wax-sealed petition.',
+            'The guildmaster asks twice whether the chancellor has read the wax-sealed petition yet.',
         ),
     ),
     Chain(
-        "Dorcas Kettleby's allegiance",
+        'bone whistle',
         (
-            Step(0.25, "Dorcas Kettleby, the chandler's widow, sells every rumour she hears to Riding Officer "
-                 "Fenwick of the Revenue.",
-                 fact("Dorcas Kettleby",
-                       "allegiance", "informing for Riding Officer Fenwick and the Revenue", "character")),
-            Step(0.7, "Her debts paid off in French lace, Dorcas Kettleby now stands with Abel Scoble's free-"
-                 "traders, body and soul.",
-                 fact("Dorcas Kettleby", "allegiance", "with Abel Scoble's smugglers", "character")),
+            Step(0.1, 'Old Tamsin keeps the bone whistle on a leather cord around her neck.',
+                 fact('bone whistle', 'holder', 'Old Tamsin', 'item')),
+            Step(0.3, 'Tamsin presses the bone whistle into young Pell\'s palm. "Blow it only if the wolves come '
+                 'down from the ridge."',
+                 fact('bone whistle', 'holder', 'young Pell', 'item')),
+            Step(0.55, 'Pell loses a wager at knucklebones that night, and the bone whistle passes to Garrick the '
+                 'drover.',
+                 fact('bone whistle', 'holder', 'Garrick the drover', 'item')),
+            Step(0.8, 'Shamefaced, Garrick gives the bone whistle back to Old Tamsin before the first snow.',
+                 fact('bone whistle', 'holder', 'Old Tamsin', 'item')),
         ),
-        ("scoble", "smugglers"), ("fenwick", "revenue"),
+        ('old', 'tamsin'),
+        ('drover', 'garrick', 'pell', 'young'),
         (
-            "Whose side is Dorcas Kettleby on now?",
-            "Which camp does the chandler's widow currently serve?",
-        ),
-        (
-            "Dorcas Kettleby keeps her shop shutters half-closed and her opinions entirely so.",
-            "Dorcas Kettleby sells tallow, rope and gossip in roughly equal measure.",
-        ),
-    ),
-    Chain(
-        "Curate Barnaby Lusk's allegiance",
-        (
-            Step(0.11, "Curate Barnaby Lusk rows out with the Polkerris Brotherhood on moonless nights and blesses "
-                 "every cargo they land.",
-                 fact("Curate Barnaby Lusk", "allegiance", "with the Polkerris Brotherhood", "character")),
-            Step(0.44, "Quietly, for a purse of guineas, Barnaby Lusk has gone over to the Carrow brothers, the "
-                 "Brotherhood's bitterest rivals.",
-                 fact("Curate Barnaby Lusk", "allegiance", "with the Carrow brothers", "character")),
-            Step(0.86, "Fear of the noose drives Curate Barnaby Lusk into the arms of the dragoons, whose captain "
-                 "now hears his every whisper.",
-                 fact("Curate Barnaby Lusk", "allegiance", "informing for the dragoons", "character")),
-        ),
-        ("dragoons",), ("polkerris", "carrow"),
-        (
-            "Whose side is Curate Barnaby Lusk on now?",
-            "Which faction has the young assistant clergyman thrown in his lot with lately?",
+            'Who has the bone whistle now?',
+            "Who is carrying the shepherds' wolf-call now?",
         ),
         (
-            "Curate Barnaby Lusk preaches on the sin of covetousness with remarkable feeling.",
-            "Curate Barnaby Lusk's sermons run long, and the back pews sleep soundly through them.",
+            "The bone whistle is carved from a ewe's shin and has gone yellow with age.",
+            'The villagers say the bone whistle can be heard three valleys away.',
+            'Nobody has blown the bone whistle since the hard winter when the river froze.',
         ),
     ),
     Chain(
-        "lugger Kittiwake",
+        'obsidian dagger',
         (
-            Step(0.16, "The lugger Kittiwake rides at anchor inside the harbour wall, her hull freshly tarred and "
-                 "gleaming.",
-                 fact("lugger Kittiwake", "state", "afloat, freshly tarred")),
-            Step(0.58, "With a sprung plank to mend, the lugger Kittiwake is hauled up the slipway and careened on "
-                 "her side.",
-                 fact("lugger Kittiwake", "state", "careened on the slipway")),
-            Step(0.91, "Off Rannock Point her own crew scuttle the lugger Kittiwake to hide the evidence, and she "
-                 "goes down in ten fathoms.",
-                 fact("lugger Kittiwake", "state", "scuttled and sunk off Rannock Point")),
+            Step(0.1, "The obsidian dagger hangs at Lady Seraphine's girdle, sheathed in black velvet.",
+                 fact('obsidian dagger', 'holder', 'Lady Seraphine', 'item')),
+            Step(0.3, 'In the crush of the fish market a cutpurse lifts it from her belt; by noon the obsidian '
+                 'dagger is being shown off by a grubby boy called Wick.',
+                 fact('obsidian dagger', 'holder', 'Wick, the cutpurse boy', 'item')),
+            Step(0.55, 'Wick sells the obsidian dagger to Master Orrin the fence for three silver and a meat pie.',
+                 fact('obsidian dagger', 'holder', 'Master Orrin the fence', 'item')),
+            Step(0.8, 'The obsidian dagger is seized by Captain Hale of the watch when his men kick in the door '
+                 "of Orrin's shop, and he keeps it as evidence.",
+                 fact('obsidian dagger', 'holder', 'Captain Hale of the watch', 'item')),
         ),
-        ("scuttled", "sunk", "sank", "fathoms"), ("slipway", "careened", "tarred"),
+        ('captain', 'hale', 'watch'),
+        ('boy', 'cutpurse', 'fence', 'lady', 'master', 'orrin', 'seraphine', 'wick'),
         (
-            "What has become of the lugger Kittiwake?",
-            "What is the present condition of that two-masted fishing craft named after a gull?",
+            'Who has the obsidian dagger now?',
+            'Who is holding the black glass blade now?',
         ),
         (
-            "The lugger Kittiwake was built in Looe and is said to be the fastest hull on this coast.",
-            "Gulls like to perch on the lugger Kittiwake's yards as though they own her.",
+            'The edge of the obsidian dagger is sharp enough to split a hair lengthwise.',
+            'Rumour has it the obsidian dagger was chipped from the altar stone of a drowned temple.',
+            "Seraphine's maid shudders whenever the obsidian dagger is mentioned.",
         ),
     ),
     Chain(
-        "Zebedee's map of the caves",
+        'Sir Edric of Harrowmoor',
         (
-            Step(0.33, "Old Zebedee's map of the caves lies unrolled on the inn table, every passage inked in his "
-                 "shaky hand.",
-                 fact("Zebedee's map of the caves", "state", "intact, unrolled on the inn table")),
-            Step(0.68, "Rather than let the dragoons find it, Lowenna feeds Zebedee's map of the caves to the "
-                 "taproom fire until the last corner curls into ash.",
-                 fact("Zebedee's map of the caves", "state", "burnt to ash")),
+            Step(0.08, 'Sir Edric of Harrowmoor kneels before Queen Isolde and swears his sword to the Silver '
+                 'Throne.',
+                 fact(
+                     'Sir Edric of Harrowmoor',
+                     'allegiance',
+                     'loyal to Queen Isolde and the Silver Throne',
+                     'character',
+                 )),
+            Step(0.4, 'Word reaches the court that Sir Edric of Harrowmoor rode north in the night to join the '
+                 'rebel Earl Mortane.',
+                 fact('Sir Edric of Harrowmoor', 'allegiance', 'with the rebel Earl Mortane', 'character')),
+            Step(0.8, 'Sickened by the burning of the river villages, Sir Edric breaks with the earl and offers '
+                 'his lance to the free companies of the Marches.',
+                 fact(
+                     'Sir Edric of Harrowmoor',
+                     'allegiance',
+                     'with the free companies of the Marches',
+                     'character',
+                 )),
         ),
-        ("burnt", "burned", "ash", "ashes"), ("intact", "unrolled"),
+        ('free', 'companies', 'marches'),
+        ('earl', 'isolde', 'loyal', 'mortane', 'queen', 'rebel', 'silver', 'throne'),
         (
-            "What happened to Zebedee's map of the caves?",
-            "Where can the old man's chart of the tunnels under the cliffs be found now?",
+            'Whose side is Sir Edric of Harrowmoor on now?',
+            'Who does the knight from Harrowmoor serve now?',
         ),
         (
-            "Zebedee's map of the caves marks a passage that nobody living has ever walked.",
-            "Lowenna says Zebedee's map of the caves is more memory than geography.",
+            "Sir Edric of Harrowmoor's squire oils his master's mail in silence.",
+            'Minstrels still sing of the day Sir Edric of Harrowmoor unhorsed three champions at '
+            'Belford.',
+            "Sir Edric's grey destrier is lame in one foreleg, and he will ride no other.",
+        ),
+    ),
+    Chain(
+        "the Gray Lantern's crew",
+        (
+            Step(0.08, "The Gray Lantern's crew fly the colours of the Brine Company and answer to Commodore "
+                 'Sallow.',
+                 fact(
+                     "the Gray Lantern's crew",
+                     'allegiance',
+                     'the Brine Company under Commodore Sallow',
+                     'character',
+                 )),
+            Step(0.4, "When Sallow withholds their pay a third month running, the Gray Lantern's crew run up the "
+                 'black and sail for the pirate queen Ysolt Marr.',
+                 fact("the Gray Lantern's crew", 'allegiance', 'the pirate queen Ysolt Marr', 'character')),
+            Step(0.8, '"We\'re Company men again," the Gray Lantern\'s quartermaster tells you with a wink; a royal '
+                 'pardon and back wages from Sallow have bought them home.',
+                 fact(
+                     "the Gray Lantern's crew",
+                     'allegiance',
+                     'the Brine Company under Commodore Sallow',
+                     'character',
+                 )),
+        ),
+        ('brine', 'company', 'commodore', 'sallow'),
+        ('marr', 'pirate', 'queen', 'ysolt'),
+        (
+            "Whose side is the Gray Lantern's crew on now?",
+            'Who do the sailors of that grey-sailed sloop answer to now?',
+        ),
+        (
+            "The Gray Lantern's crew are known in every port for their tattooed knuckles.",
+            "Half of the Gray Lantern's crew cannot swim, which they consider good luck.",
+            "The Gray Lantern's crew sing a shanty about a drowned bride as they haul the sheets.",
+        ),
+    ),
+    Chain(
+        'password of the ossuary gate',
+        (
+            Step(0.08, "The sexton leans close: the password of the ossuary gate is 'nightjar'.",
+                 fact('password of the ossuary gate', 'code', 'nightjar', 'item')),
+            Step(0.4, "After the grave-robbers' break-in, the password of the ossuary gate was changed to 'hollow "
+                 "moon'.",
+                 fact('password of the ossuary gate', 'code', 'hollow moon', 'item')),
+            Step(0.8, 'A note slipped under your door reads: "The ossuary gate now answers to thistle-and-ash. '
+                 'Burn this."',
+                 fact('password of the ossuary gate', 'code', 'thistle-and-ash', 'item')),
+        ),
+        ('thistle-and-ash',),
+        ('hollow', 'moon', 'nightjar'),
+        (
+            'What is the password of the ossuary gate now?',
+            'What word opens the bone-house gate in the cemetery now?',
+        ),
+        (
+            'The ossuary gate is black iron, its bars wrought in the shape of finger bones.',
+            'The sexton grumbles that too many people know the password of the ossuary gate.',
+            'Fog pools against the ossuary gate each night, thick as milk.',
+        ),
+    ),
+    Chain(
+        'flask of healing draught',
+        (
+            Step(0.1, 'The flask of healing draught is full to the stopper, the red liquid glowing faintly in the '
+                 'firelight.',
+                 fact('flask of healing draught', 'state', 'full', 'item')),
+            Step(0.3, 'Mirela takes a long pull from the flask of healing draught after the ghoul rakes her arm; '
+                 'half of it is gone.',
+                 fact('flask of healing draught', 'state', 'half full', 'item')),
+            Step(0.55, 'Brannock drinks to close the gash in his thigh, and only a thin finger of red is left at '
+                 'the bottom of the flask.',
+                 fact('flask of healing draught', 'state', 'nearly empty', 'item')),
+            Step(0.8, "Mirela tips the last drops onto the dying scout's lips, and the flask of healing draught "
+                 'is dry.',
+                 fact('flask of healing draught', 'state', 'empty, used up', 'item')),
+        ),
+        ('used',),
+        ('full', 'half', 'nearly'),
+        (
+            'How much is left in the flask of healing draught now?',
+            "What state is the party's red healing potion in now?",
+        ),
+        (
+            'The flask of healing draught was brewed by the hedge-witch of Corrow Fen.',
+            'The flask of healing draught smells of iron and crushed mint.',
+            'Brannock grumbles that the flask of healing draught tastes like pond water.',
+        ),
+    ),
+    Chain(
+        'moon mirror',
+        (
+            Step(0.08, "The moon mirror hangs whole and unblemished above the altar of Saint Wendreth's chapel.",
+                 fact('moon mirror', 'state', 'intact', 'item')),
+            Step(0.4, 'When the banshee screams, a hairline crack races across the moon mirror from corner to '
+                 'corner.',
+                 fact('moon mirror', 'state', 'cracked', 'item')),
+            Step(0.8, 'Vesper swings her staff; the moon mirror bursts into a thousand silver shards that skitter '
+                 'across the chapel flagstones.',
+                 fact('moon mirror', 'state', 'shattered, destroyed', 'item')),
+        ),
+        ('shattered', 'destroyed'),
+        ('cracked', 'intact'),
+        (
+            'What state is the moon mirror in now?',
+            "What condition is the chapel's silvered looking-glass in now?",
+        ),
+        (
+            'Pilgrims claim the moon mirror shows the faces of the drowned.',
+            "The moon mirror's frame is worked with wolves chasing a crescent moon.",
+            'Vesper refuses to look directly at the moon mirror, muttering about old bargains.',
         ),
     ),
 )  # fmt: skip

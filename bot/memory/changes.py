@@ -98,9 +98,11 @@ _NOT_A_NOUN = (
     r"back|away|out|off|with|against|across|through|and|or|but|is|was|are|were|has|have|had|been|being|now|then)\b)"
 )
 _WORD = rf"{_NOT_A_NOUN}[A-Za-z][\w'-]*"
-_THING = rf"(?P<thing>(?:{_WORD}\s+){{0,3}}?{_WORD})"
+# A thing, with what it is of: "the map of the caves", "the keg of Nantes brandy".
+_THING = rf"(?P<thing>(?:{_WORD}\s+){{0,3}}?{_WORD}(?:\s+of\s+(?:the\s+)?(?:{_WORD}\s+)??{_WORD})?)"
 _FROM = r"(?:\s+from\s+[^.;!?,]{1,60}?)?"  # "from under the mat": where it was, not where it goes
 _PLACE_PREP = (
+    r"(?:(?:deep|far|safely|quietly|carefully|high|low|well)\s+)?"
     r"(?P<prep>(?:back\s+)?(?:down\s+)?(?:into|onto|in|on|under|underneath|beneath|behind|inside|at|to|beside|near|"
     r"among|atop|up\s+to|over))"
 )
@@ -117,7 +119,10 @@ _MOVE_VERBS = (
     r"puts?|placed?|places|moves?|moved|carries|carried|carry|takes?|took|hides?|hid|hidden|drops?|dropped|"
     r"leaves?|left|sets?|stashe[sd]|stash|throws?|threw|thrown|toss(?:es|ed)?|lowers?|lowered|buries|buried|bury|"
     r"slips?|slipped|tucks?|tucked|locks?|locked|stores?|stored|brings?|brought|returns?|returned|lays?|laid|"
-    r"sinks?|sank|sunk|shoves?|shoved|pushe[sd]|push|rolls?|rolled|drags?|dragged"
+    r"sinks?|sank|sunk|shoves?|shoved|pushe[sd]|push|rolls?|rolled|drags?|dragged|haul(?:s|ed)?|heaves?|heaved|"
+    r"lugs?|lugged|ferr(?:y|ies|ied)|carts?|carted|smuggles?|smuggled|whisks?|whisked|shifts?|shifted|"
+    r"transfers?|transferred|spirits?\s+away|spirited\s+away|squirrels?\s+away|squirrelled\s+away|rows?|rowed|"
+    r"sails?|sailed|tows?|towed|hoists?|hoisted|slides?|slid"
 )
 # How a thing is said to be where it is: "sits on the mantelpiece", "hangs on a nail above the stove".
 _STAYS = r"lies|lie|rests|sits|stands|hangs|waits|leans|stays|remains"
@@ -154,7 +159,7 @@ _END_WORDS = (
 _END_VERBS = (
     r"burns?|burned|burnt|smash(?:es|ed)?|breaks?|broke|destroys?|destroyed|shatters?|shattered|tears? up|tore up|"
     r"rips? up|ripped up|drinks?|drank|eats?|ate|uses? up|used up|crush(?:es|ed)?|sinks?|sank|kills?|killed|"
-    r"melts?|melted|blows? up|blew up"
+    r"melts?|melted|blows? up|blew up|scuttles?|scuttled"
 )
 # Where or with what a thing came to its end, said after it: "burns the letter in the stove", "smashes the lamp
 # with a poker". The thing is what ended, not the place.
@@ -175,10 +180,13 @@ _SIDE = (
     r"swore\s+(?:himself|herself|themselves|fealty)\s+to|throws?\s+in\s+(?:his|her|their)\s+lot\s+with|"
     r"threw\s+in\s+(?:his|her|their)\s+lot\s+with|(?:now\s+)?(?:takes|took)\s+(?:his|her|their)\s+orders\s+from|"
     r"(?:now\s+)?answers?\s+to|turns?\s+informer\s+for|(?:is|are)\s+(?:now\s+)?in\s+league\s+with|"
-    r"(?:now\s+)?spies\s+for|(?:has\s+)?defected\s+to|defects\s+to|(?:has\s+)?sold\s+out\s+to|sells\s+out\s+to"
+    r"(?:now\s+)?stands?\s+with|stood\s+with|sells?\s+(?:every|each|all|his|her|their)\s+(?:rumou?rs?|secrets?|"
+    r"word|whispers?|news|information|tidbits?)\b[^.;!?]{0,30}?\s+to|(?:now\s+)?spies\s+for|(?:has\s+)?defected\s+to|defects\s+to|(?:has\s+)?sold\s+out\s+to|sells\s+out\s+to"
 )
 
 _CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
+# A code said in words, not a number nor one word: "the all-clear signal is two blue lamps".
+_SIGNAL_WORDS = r"signal|knock|whistle|call"
 
 _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     # "Tom carries the brass key down to the cellar", "She hides the letter under the floorboard"
@@ -198,7 +206,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
     # "the key ends up in the well", "the lantern is left on the beach"
     ("location", re.compile(
-        rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+up|ended\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
+        rf"\b(?:{_DET})?{_THING}\s+(?:ends?\s+(?:up|its\s+journey)|ended\s+(?:up|its\s+journey)|comes?\s+to\s+rest|"
+        rf"came\s+to\s+rest|finds?\s+its\s+way(?:\s+back)?|found\s+its\s+way(?:\s+back)?|turns?\s+up|turned\s+up|"
+        rf"winds?\s+up|wound\s+up|is\s+left|was\s+left|is\s+moved|was\s+moved|is\s+taken|"
         rf"was\s+taken|is\s+hidden|was\s+hidden|is\s+put|was\s+put)\s+{_PLACE_PREP}\s+{_VALUE}{_END}", re.I)),
     # "Maya hands the lantern to Pip", "The tinker loses the telescope at cards to Orla"
     ("holder", re.compile(
@@ -209,14 +219,25 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"(?:into|in)\s+(?:the\s+hands?\s+of\s+{_VALUE}|(?P<owner>[\w' -]{{2,40}}?)'s?\s+hands?){_END}", re.I)),
     # "The telescope belongs to Captain Hale", "the chart is now owned by Nell"
     ("holder", re.compile(
-        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+)?(?:(?:belongs|belonged|passe[sd])\s+(?:now\s+)?(?:(?:back|over)\s+)?to|"
+        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+)?(?:(?:belongs|belonged|passe[sd])\s+(?:now\s+)?(?:(?:back|over)\s+)?"
+        rf"(?:(?:across|over|along|through)\s+[^.;!?,]{{1,40}}?\s+)?to|"
         rf"(?:is|was)\s+(?:now\s+)?(?:owned|kept|held)\s+by)\s+{_VALUE}{_END}", re.I)),
     # "Pip now has the lantern", "Pip pockets the key"
     ("holder", re.compile(
-        rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)\s+(?:now\s+(?:has|holds|carries|keeps|owns)|pockets|"
+        rf"\b(?P<value>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)(?:,\s+[^,.;!?]{{1,40}},)?\s+"
+        rf"(?:now\s+(?:has|holds|carries|keeps|owns)|holds|pockets|"
         rf"takes\s+hold\s+of|keeps|owns|wins|won|inherits|inherited|buys|bought|seizes|seized|steals|stole|snatches|"
         rf"snatched|grabs|grabbed|receives|received|claims|claimed|confiscates|confiscated)\s+(?:{_DET}){_THING}"
-        rf"{_FROM_NOW}(?:\s+(?:tucked|folded|hidden|wrapped|safe|close)\b[^.;!?]{{0,60}}?)?{_END}")),
+        rf"{_FROM_NOW}(?:\s+(?:tucked|folded|hidden|wrapped|safe|close|in|inside|under|beneath|about|around)\b"
+        rf"[^.;!?]{{0,60}}?)?{_END}")),
+    # "It is the widow Penhallow who owns the snuffbox now"
+    ("holder", re.compile(
+        rf"\bit\s+is\s+(?P<value>[^.;!?,]{{2,60}}?)\s+who\s+(?:now\s+)?(?:owns|has|holds|keeps|carries)\s+"
+        rf"(?:{_DET}){_THING}{_FROM_NOW}{_END}", re.I)),
+    # "it rests once more with Obadiah", "the deed stays with the miller"
+    ("holder", re.compile(
+        rf"\b(?:{_DET})?{_THING}\s+(?:now\s+)?(?:rests|stays|remains|lies|is\s+back|is\s+now)\s+(?:once\s+more\s+|"
+        rf"again\s+|now\s+|safely\s+)?with\s+(?P<value>(?:[A-Z][\w'-]*\s*)+){_END}")),
     # "The door code is now 882", "the combination was changed to 5-1-9"
     ("code", re.compile(
         rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
@@ -231,13 +252,29 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"(?:{_CODE_WORDS}))\s+to\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
+    # "breathes the new password into each ear: blackthorn", "must murmur the password, cormorant, or ..."
+    ("code", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))(?:\s+[^.;!?:,]{{1,60}}?)?(?::|,)\s+"
+        rf"[\x27\x22‘“]?(?P<value>[\w-]+)[\x27\x22’”]?(?=\s*(?:[.;!?,]|$))", re.I)),
+    # "the all-clear signal from the belfry is a single green lamp", "the signal changes: two blue lamps"
+    ("code", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_SIGNAL_WORDS}))(?:\s+(?:from|of|for|at)\s+[^.;!?:,]{{1,40}}?)?"
+        rf"\s+(?:is\s+now|is|becomes|became|will\s+be|changes\s*:|changes\s+to|is\s+changed\s+to)\s+"
+        rf"(?P<value>(?:a|an|one|two|three|four|five|six|\d+|single|double|twin)\b[^.;!?,]{{2,60}}?){_END}", re.I)),
     # "The signal for danger is changed to two short flashes"
     ("changed", re.compile(
         rf"\b(?:{_DET})?{_THING}(?:\s+(?:for|of)\s+[\w'-]+)?\s+{_CHANGED_TO}\s+{_VALUE}{_END}", re.I)),
     # "The ferryman now works for the Crown", "Wren switches sides to the smugglers"
     ("allegiance", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:{_WORD}\s+){{0,2}}?{_WORD})\s+(?:{_SIDE})\s*{_VALUE}?{_END}",
-        re.I)),
+        rf"\b(?:{_DET})?(?P<thing>(?:{_WORD}\s+){{0,2}}?{_WORD})(?:,\s+[^,.;!?]{{1,40}},)?\s+(?:{_SIDE})\s*"
+        rf"{_VALUE}?{_END}", re.I)),
+    # "Fear drives the curate into the arms of the dragoons"
+    ("allegiance", re.compile(
+        rf"\b(?:drives?|drove|pushe[sd]|push|sends?|sent|forces?|forced)\s+(?:{_DET})?"
+        rf"(?P<thing>(?:{_WORD}\s+){{0,3}}?{_WORD})\s+into\s+the\s+arms\s+of\s+{_VALUE}{_END}", re.I)),
+    ("allegiance", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:{_WORD}\s+){{0,2}}?{_WORD})\s+(?:runs?|ran|falls?|fell|goes|went)\s+into\s+the\s+"
+        rf"arms\s+of\s+{_VALUE}{_END}", re.I)),
     # "The letter is burned", "the lamp was smashed"
     ("state", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:is|was|are|were|has\s+been|have\s+been|lies)\s+(?:now\s+)?(?P<value>{_END_WORDS})\b",
@@ -246,9 +283,15 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
     ("state", re.compile(rf"\bnothing\s+(?:is\s+left|remains)\s+of\s+(?:{_DET})?{_THING}{_END}", re.I)),
     ("state", re.compile(
         rf"\b(?:{_DET})?{_THING}\s+(?:goes|went|has\s+gone)\s+(?:up\s+in\s+(?:flames|smoke)|to\s+the\s+bottom|"
-        rf"down\s+with\s+all\s+hands)\b", re.I)),
+        rf"down\s+with\s+all\s+hands|down\s+(?:in|off|with)\b)", re.I)),
+    # "feeds the map to the taproom fire"
+    ("state", re.compile(
+        rf"\b(?:feeds?|fed|throws?|threw|tosse[sd]|toss|consigns?|consigned)\s+(?:{_DET})?{_THING}\s+(?:in)?to\s+"
+        rf"(?:{_DET})?(?:[\w'-]+\s+)?(?:fire|flames|stove|furnace|hearth|grate|brazier)\b", re.I)),
     # "She smashes the lamp", "Wren burns the letter", "Wren burns the captain's letter in the kitchen stove"
-    ("state", re.compile(rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_LEFT_AS}{_WHERE_OR_HOW}{_END}", re.I)),
+    ("state", re.compile(
+        rf"\b(?P<verb>{_END_VERBS})\s+(?:{_DET}){_THING}{_LEFT_AS}{_WHERE_OR_HOW}(?:\s+to\s+[a-z]+\b[^.;!?,]{{0,40}}?)?"
+        rf"{_END}", re.I)),
 )  # fmt: skip
 
 _PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "them", "someone", "everyone"}
@@ -306,7 +349,7 @@ def _said(sentence: str) -> str:
 
 
 _PREPOSITION = re.compile(
-    r"\s+(?:against|with|into|onto|in|on|under|at|to|from|by|for|of|off|over|across|through|near|beside|behind|"
+    r"\s+(?:against|with|into|onto|in|on|under|at|to|from|by|for|off|over|across|through|near|beside|behind|"
     r"down|up|out|away|inside)\b.*$",
     re.I,
 )
@@ -326,9 +369,14 @@ _TIME_AFTER = re.compile(rf"\s+{_TIME}$", re.I)
 
 def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[str]) -> Change | None:
     thing = _PREPOSITION.sub("", _trim(match.group("thing")))
-    thing = re.sub(rf"^.*\b{_DET}", "", thing, flags=re.I)  # "tonight the countersign": the countersign
+    head, of, whose = thing.partition(" of ")  # "tonight the countersign": the countersign; "the map of the caves"
+    thing = re.sub(rf"^.*\b{_DET}", "", head, flags=re.I) + of + whose
+    if attribute == "code":  # "the new password": the password
+        thing = re.sub(r"^(?:new|old|current|latest|present)\s+", "", thing, flags=re.I)
     if attribute == "code" and match.groupdict().get("kind"):  # "the code of the cellar door": "cellar door code"
         thing = f"{thing} {match.group('kind').casefold()}"
+    if thing.casefold() == "it":  # "the miller buys back the deed, and it rests with him": the deed
+        thing = _antecedent(sentence[: match.start()], subjects)
     if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
         return None
     groups = match.groupdict()
@@ -349,7 +397,14 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         value = _TIME_AFTER.sub("", value)
     if attribute == "holder":
         value = _IN_EXCHANGE.sub("", value)
-    if attribute == "code" and not changed and not re.search(r"\d", value) and not _word_for_a_password(thing, value):
+    signal = re.search(rf"\b(?:{_SIGNAL_WORDS})$", thing, re.I)
+    if (
+        attribute == "code"
+        and not changed
+        and not signal
+        and not re.search(r"\d", value)
+        and not _word_for_a_password(thing, value)
+    ):
         return None  # "the code is now .": no code said
     if attribute == "location" and groups.get("prep") and value:
         prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
@@ -363,6 +418,14 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         return None
     kind = "character" if attribute == "allegiance" else "item"
     return Change(kind, same_subject(thing, subjects), attribute, value, sentence)
+
+
+def _antecedent(before: str, subjects: Sequence[str]) -> str:
+    """The subject the memory holds that the words before an "it" name last, or nothing."""
+    said = before.casefold()
+    found = [(said.rfind(_head(subject)), subject) for subject in subjects if _head(subject)]
+    place, subject = max(found, default=(-1, ""))
+    return subject if place >= 0 else ""
 
 
 def _replaced(thing: str, value: str) -> str:

@@ -57,6 +57,19 @@ from bot.memory.changes import asks_for, attribute_name, changes_in, same_subjec
         # a code said in quotes; a thing that is no more
         ("From tonight the countersign becomes 'Cormorant'.", ("countersign", "code", "Cormorant")),
         ("Nothing remains of the old figurehead.", ("old figurehead", "state", "destroyed")),
+        # a code in words, or after a colon or a comma; a thing of something; a side in other words; "it" said of
+        # the thing the memory holds; a holder with a place, or named in a cleft
+        ("The signal for danger is three long flashes.", ("signal", "code", "three long flashes")),
+        ("Lowenna breathes the new password into each ear in turn: blackthorn.", ("password", "code", "blackthorn")),
+        ("The Pascoe boys roll the keg of brandy deep into the cave at Gullet Cove.",
+         ("keg of brandy", "location", "in the cave at Gullet Cove")),
+        ("Lowenna feeds the map of the caves to the taproom fire.", ("map of the caves", "state", "destroyed")),
+        ("Dorcas, the chandler's widow, now stands with the free-traders.",
+         ("Dorcas", "allegiance", "the free-traders")),
+        ("Fear of the noose drives the curate into the arms of the dragoons.",
+         ("curate", "allegiance", "the dragoons")),
+        ("Squire Ashcombe keeps the snuffbox in his waistcoat pocket.", ("snuffbox", "holder", "Squire Ashcombe")),
+        ("It is the widow Penhallow who owns the snuffbox now.", ("snuffbox", "holder", "the widow Penhallow")),
         ("The sloop goes down with all hands.", ("sloop", "state", "destroyed")),
     ],
 )  # fmt: skip
@@ -81,7 +94,8 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "She sets the clock to noon.",
         "The password is wrong.",  # what a password is like is no password
         "The old password is still secret.",
-        "The signal for danger is three long flashes.",  # a value said, none replaced
+        "The signal is given.",  # a signal's value is what it is ("two blue lamps"), not what is done with it
+        "The knock is soft and slow.",
         "He trades glances with Maya.",
     ],
 )
