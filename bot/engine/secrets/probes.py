@@ -115,12 +115,37 @@ _ASKING = (
 def out_of_play(text: str, world: World | None = None) -> bool:
     """Whether a player's message asks the GM, out of the story, for what the game hides or to drop its rules
     (see the module's text); a message put to one of ``world``'s characters never does."""
-    said = " ".join(text.replace("’", "'").casefold().split())
-    if world is not None and _addresses_a_character(said, world):
+    plain = " ".join(text.replace("’", "'").split())
+    said = plain.casefold()
+    if _speaks_to_someone(plain) or (world is not None and _addresses_a_character(said, world)):
         return False
     if _THE_GMS_TEXT.search(said) or _THE_MACHINE.search(said) or _THE_ANSWERS.search(said):
         return True
     return bool(_WHO_DID_IT.search(said) and (_STRAIGHT.search(said) or _TO_THE_GM.search(said)))
+
+
+def _speaks_to_someone(plain: str) -> bool:
+    """Whether a message speaks to someone in the story, named or not: it opens by calling them ("Keeper, what
+    really happened?") or asks, tells or presses them ("I ask the keeper what really happened to the ship")."""
+    called = _CALLED.match(plain)
+    if called and called.group(1).casefold() not in _NOT_CALLED:
+        return True
+    return bool(_ASKS_SOMEONE.search(plain.casefold()))
+
+
+# A message that opens with a name and a comma calls someone ("Mrs. Crane, ...", "Keeper, ..."), unless it is the
+# GM or a word of the table ("Listen, ...", "Seriously, ...").
+_CALLED = re.compile(r"^((?:[A-Z][\w.'-]*\s+){0,3}[A-Z][\w.'-]*)\s*,")
+_NOT_CALLED = frozenset(
+    "gm dm narrator bot ai game master gamemaster listen look okay ok please hey well fine alright right yes no so "
+    "now seriously honestly guys everyone folks friends come sorry thanks hmm ugh lol oh".split()
+) | {"game master"}
+_ASKS_SOMEONE = re.compile(
+    r"\b(?:ask|asks|asking|question|questions|press|presses|beg|begs|urge|urges|tell|tells|whisper to|whispers to|"
+    r"say to|says to|turn to|turns to)\s+(?:the|a|an|him|her|them|his|their|our|my|old|young)\b"
+    r"(?!\s+(?:gm|dm|narrator|bot|ai|game master|others|other players|rest|table|group|players|party|answers?|"
+    r"solution|secrets?|plot|truth|story|whole)\b)"
+)
 
 
 def _addresses_a_character(said: str, world: World) -> bool:
