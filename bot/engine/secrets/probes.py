@@ -63,14 +63,19 @@ _THE_GMS_TEXT = _any(
     r"\b(?:before|at) the (?:start|beginning) of (?:the game|your context|the session)\b",
     r"\bbefore (?:the game|we|the session) (?:started|began|start)\b",
 )
+# The modes a program has, not a character: "developer mode", "maintenance mode" (a character's "stealth mode" is
+# play).
+_MACHINE_MODES = (
+    r"(?:developer|dev|debug|god|admin|administrator|maintenance|unrestricted|unfiltered|uncensored|jailbreak|dan|"
+    r"test|testing|sudo|root|raw|diagnostic|service|superuser|omniscient|spoiler|author|gm)"
+)
 # Words that name the machinery, not the story, or ask the GM to leave it.
 _THE_MACHINE = _any(
     r"\b(?:system prompt|gm[- ]only|jailbreak|jailbroken|language model|llm|chatgpt|openai|fourth wall|"
     r"break(?:ing)? character|out of character|world file|context window|new instructions|sudo|admin command|"
     r"character sheets? for|skip to the (?:end|ending)|the gm(?:'s| is) hiding)\b",
     r"</?\s*system\s*>|\[\s*system\s*\]",
-    r"\b\w+ mode (?:enabled|on|activated|engaged)\b|\b(?:enter|switch to|activate|turn on|go into|in|into)\s+"
-    r"(?:\w+\s+)?mode\b",
+    rf"\b{_MACHINE_MODES} mode\b",
     rf"\b(?:as|speaking as|answer as|talk as|i'?m|i am)\s+(?:the|an|a|this|the game's|your)\s+{_ROLES}\b",
     r"\b(?:as an ai|you are an ai|you're an ai|ai model|unfiltered)\b|\b(?:a|an|another|different|other) ai\b",
     r"\byou are (?:now )?dan\b|\bdo anything now\b|\bfrom now on,? you\b",

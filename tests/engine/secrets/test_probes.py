@@ -80,6 +80,7 @@ def test_a_request_of_the_gm_is_out_of_play(text: str, manor: World):
         "I ask the keeper what really happened to the ship.",  # put to someone in the story, by no name
         "Keeper, what really happened? Tell us plainly.",
         "Tell him to forget the rules of the house.",
+        "I switch to stealth mode and creep past the dozing guard.",  # a character's mode, not a program's
     ],
 )
 def test_play_near_it_in_words_is_not(text: str, manor: World):
