@@ -10,8 +10,9 @@ and whether an older value reached it unmarked (not shown as older, nor followed
 Played through the real engine and store (recall by words and by meaning, the bundled embedding model), with the
 facts job finding nothing (as a small model's often does) and finding every change, at 300 and 1,000 turns. The
 chains of :data:`TUNED` are the ones the change finder's sentences and the reply rules were set against (the last
-thirty were held out until the misses on them were looked into, five or ten at a time); :data:`HELD_OUT` were
-written apart after that, in other words, and are reported apart. With ``--replies``, the configured model answers
+thirty were held out until the misses on them were looked into, five or ten at a time), and those of
+:data:`SEEN` were held out once, then looked into; :data:`HELD_OUT` were written apart after that, in other
+words, and are reported apart. With ``--replies``, the configured model answers
 the questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as
 it stood then, and its replies are checked for the latest value.
 """
@@ -30,6 +31,7 @@ from typing import TextIO
 
 from bot.bench.change_chains import TUNED, Chain, Step
 from bot.bench.change_held_out import CHAINS, HELD_OUT
+from bot.bench.change_seen import SEEN
 from bot.bench.long_game import FILLER, LONG_GAME_WORLD, says
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed
@@ -261,7 +263,7 @@ def report(runs: Sequence[Run], out: TextIO) -> dict[str, float]:
 def run(settings: ProcessSettings, lengths: Sequence[int], replies: bool, out: TextIO) -> dict[str, float]:
     embedder, unavailable = load_embedder(settings)
     out.write(
-        f"bench change: {len(CHAINS)} chains ({len(TUNED)} tuned, {len(HELD_OUT)} held out), "
+        f"bench change: {len(CHAINS)} chains ({len(TUNED) + len(SEEN)} tuned, {len(HELD_OUT)} held out), "
         f"{sum(len(c.questions) for c in CHAINS)} questions; recall by "
         f"{'words and meaning (' + embedder.name + ')' if embedder else 'words alone: ' + str(unavailable)}\n"
     )

@@ -1,298 +1,279 @@
 """The held-out chains of ``bench change`` (see bot.bench.change_chains): written apart, by a writer who had not
-read the change finder, and reported apart; moved to the tuned chains once their misses are looked into."""
+read the change finder, and reported apart; moved to bot.bench.change_seen once their misses are looked into."""
 
 from __future__ import annotations
 
 from bot.bench.change_chains import TUNED, Chain, Step, fact
+from bot.bench.change_seen import SEEN
 
 HELD_OUT: tuple[Chain, ...] = (
     Chain(
-        'jade hourglass',
+        'coral reliquary voyage',
         (
-            Step(0.1, "The jade hourglass stands on the mantel of the abbot's study, its green sand long since "
-                 'run out.',
-                 fact('jade hourglass', 'location', "on the mantel of the abbot's study", 'item')),
-            Step(0.3, 'Brother Anselm carries the jade hourglass down to the crypt and sets it in an empty niche '
-                 'beside the ossuary.',
-                 fact('jade hourglass', 'location', 'in a niche in the crypt beside the ossuary', 'item')),
-            Step(0.55, 'By vespers the jade hourglass has somehow found its way up into the bell tower, wedged '
-                 "behind the great bell's oak frame.",
-                 fact('jade hourglass', 'location', 'in the bell tower, wedged behind the bell frame', 'item')),
-            Step(0.8, '"Put it back where it belongs," the abbot snaps, and Anselm, red-faced, returns the jade '
-                 'hourglass to the mantel of the study.',
-                 fact('jade hourglass', 'location', "on the mantel of the abbot's study", 'item')),
+            Step(0.05, 'Captain Oriel Vance sets the coral reliquary down in the chartroom of the Saltwren, '
+                 'wedged between the rum casks and the tide tables.',
+                 fact('coral reliquary', 'location', 'chartroom of the Saltwren', 'item')),
+            Step(0.3, 'When the squall hits, the reliquary is carried below and lashed inside the bilge locker, '
+                 'where the crew swear no salt-ghost would think to look.',
+                 fact('coral reliquary', 'location', 'bilge locker', 'item')),
+            Step(0.55, 'Come dawn at Harrowmere quay, you watch the bosun haul it ashore; the coral reliquary is '
+                 'signed into the customs house strongroom.',
+                 fact('coral reliquary', 'location', 'customs house strongroom at Harrowmere', 'item')),
+            Step(0.8, 'By the time the bells of Ketterby ring noon, the coral reliquary rests on the altar of '
+                 'the drowned chapel, delivered there by smugglers who lifted it from the customs house.',
+                 fact('coral reliquary', 'location', 'altar of the drowned chapel at Ketterby', 'item')),
         ),
-        ('mantel', "abbot's", 'study'),
-        ('bell', 'crypt', 'frame', 'niche', 'ossuary', 'tower', 'wedged'),
-        (
-            'Where is the jade hourglass now?',
-            "Where is the abbey's green sand-timer kept now?",
-        ),
-        (
-            'Anselm murmurs that the jade hourglass was a gift from a bishop long dead.',
-            'The novices whisper that the jade hourglass turns itself over on moonless nights.',
-            'Candlelight catches the jade hourglass and throws a green glimmer across the wall.',
-        ),
+        ('chapel', 'altar'),
+        ('chartroom', 'bilge', 'strongroom'),
+        ('Where is the coral reliquary now?',
+         "Where has Captain Vance's pink sea-stone relic box ended up?",),
+        ('The coral reliquary hums faintly whenever the tide turns, a sound like distant singing.',
+         'Old sailors spit over the rail at any mention of the coral reliquary.',
+         'Frost forms in odd spirals on the lid of the coral reliquary.',),
     ),
     Chain(
-        'iron-bound sea chest',
+        'pewter orrery of Blackthorn Hall',
         (
-            Step(0.08, "The iron-bound sea chest is lashed beneath the bosun's hammock on the orlop deck.",
-                 fact(
-                     'iron-bound sea chest',
-                     'location',
-                     "beneath the bosun's hammock on the orlop deck",
-                     'item',
-                 )),
-            Step(0.4, 'During the squall the iron-bound sea chest was dragged aft by four men and chained to the '
-                 'foot of the mizzen mast.',
-                 fact('iron-bound sea chest', 'location', 'chained to the foot of the mizzen mast', 'item')),
-            Step(0.8, 'Captain Morwenna had the iron-bound sea chest rowed ashore at dusk; it now lies buried '
-                 'under the leaning palm on Gull Key.',
-                 fact('iron-bound sea chest', 'location', 'buried under the leaning palm on Gull Key', 'item')),
+            Step(0.08, 'In the east wing of Blackthorn Hall the pewter orrery sits beneath a dust sheet in the '
+                 'library, its planets frozen mid-turn.',
+                 fact('pewter orrery', 'location', 'library', 'item')),
+            Step(0.25, 'Lady Corvina, fearing thieves, has it moved up to the bell tower; two footmen groan '
+                 "under the orrery's weight all the way up the spiral stair.",
+                 fact('pewter orrery', 'location', 'bell tower', 'item')),
+            Step(0.5, "'I had the orrery taken down to the wine cellar,' the butler Hesketh confides, 'behind "
+                 "the Amontillado racks, where no prying eyes will find it.'",
+                 fact('pewter orrery', 'location', 'wine cellar', 'item')),
+            Step(0.75, 'Once the storm has passed, the orrery is restored to its old place in the library, dust '
+                 'sheet and all, as though it had never left.',
+                 fact('pewter orrery', 'location', 'library', 'item')),
         ),
-        ('buried', 'leaning', 'palm', 'gull', 'key'),
-        ('beneath', "bosun's", 'chained', 'deck', 'foot', 'hammock', 'mast', 'mizzen', 'orlop'),
-        (
-            'Where is the iron-bound sea chest now?',
-            "Where did the bosun's heavy strongbox end up?",
-        ),
-        (
-            'The crew swear the iron-bound sea chest is heavier than any gold could make it.',
-            'Morwenna keeps the only key to the iron-bound sea chest, or so the cook claims.',
-            'Rust streaks the corners of the iron-bound sea chest like old blood.',
-        ),
+        ('library',),
+        ('tower', 'cellar', 'Amontillado'),
+        ('Where is the pewter orrery now?',
+         "Where would I find Lady Corvina's clockwork model of the planets at this point?",),
+        ('The pewter orrery chimes a thin, discordant note at midnight.',
+         'Lady Corvina speaks of the pewter orrery as though it were a living relative.',
+         'Someone has polished the smallest moon of the pewter orrery until it gleams.',),
     ),
     Chain(
-        'wax-sealed petition',
+        'Varangian drinking horn',
         (
-            Step(0.08, "The wax-sealed petition lies in the top drawer of Chancellor Vey's writing desk, under a "
-                 'blotter.',
-                 fact(
-                     'wax-sealed petition',
-                     'location',
-                     "in the top drawer of Chancellor Vey's writing desk",
-                     'item',
-                 )),
-            Step(0.4, 'Someone has moved the wax-sealed petition: the clerk admits it was locked away in the '
-                 'chancellery strongroom overnight.',
-                 fact('wax-sealed petition', 'location', 'in the chancellery strongroom', 'item')),
-            Step(0.8, 'Vey, pale and sweating, feeds the wax-sealed petition to the brazier; the seal bubbles, '
-                 'the parchment curls, and nothing is left but grey ash.',
-                 fact('wax-sealed petition', 'location', 'burned to ash in the brazier, destroyed', 'item')),
+            Step(0.1, "The Varangian drinking horn hangs from the rafters of Jarl Hrothgeir's mead hall at "
+                 'Skarvik, blackened by a century of hearth smoke.',
+                 fact('Varangian drinking horn', 'location', 'rafters of the mead hall at Skarvik', 'item')),
+            Step(0.35, 'Three nights later the drinking horn turns up in the herring nets off Fiskeholm, and the '
+                 'fishermen nail it to their smokehouse door for luck.',
+                 fact('Varangian drinking horn', 'location', 'smokehouse door at Fiskeholm', 'item')),
+            Step(0.6, 'Between verses the skald lets slip that the horn now lies buried in the barrow of '
+                 'Ulfrida the Pale, laid beside her by her grieving sons.',
+                 fact('Varangian drinking horn', 'location', 'barrow of Ulfrida the Pale', 'item')),
         ),
-        ('burned', 'ash', 'brazier', 'destroyed'),
-        ('chancellery', 'chancellor', 'desk', 'drawer', 'strongroom', 'top', "vey's", 'writing'),
-        (
-            'Where is the wax-sealed petition now?',
-            "What became of the guild's sealed appeal to the chancellor?",
-        ),
-        (
-            "The wax-sealed petition bears the stamp of the Weavers' Guild, a spindle crossed with a "
-            'shuttle.',
-            'Forty names are said to be signed at the foot of the wax-sealed petition.',
-            'The guildmaster asks twice whether the chancellor has read the wax-sealed petition yet.',
-        ),
+        ('barrow', 'Ulfrida'),
+        ('rafters', 'Skarvik', 'Fiskeholm', 'smokehouse', 'mead'),
+        ('Where is the Varangian drinking horn now?',
+         "Where has the jarl's old rune-banded ale vessel got to?",),
+        ('The Varangian drinking horn is banded with bronze runes no living skald can read.',
+         'Children dare each other to touch the Varangian drinking horn for courage.',),
     ),
     Chain(
-        'bone whistle',
+        'lapis compass of Venice',
         (
-            Step(0.1, 'Old Tamsin keeps the bone whistle on a leather cord around her neck.',
-                 fact('bone whistle', 'holder', 'Old Tamsin', 'item')),
-            Step(0.3, 'Tamsin presses the bone whistle into young Pell\'s palm. "Blow it only if the wolves come '
-                 'down from the ridge."',
-                 fact('bone whistle', 'holder', 'young Pell', 'item')),
-            Step(0.55, 'Pell loses a wager at knucklebones that night, and the bone whistle passes to Garrick the '
-                 'drover.',
-                 fact('bone whistle', 'holder', 'Garrick the drover', 'item')),
-            Step(0.8, 'Shamefaced, Garrick gives the bone whistle back to Old Tamsin before the first snow.',
-                 fact('bone whistle', 'holder', 'Old Tamsin', 'item')),
+            Step(0.06, 'Signora Bellamonte keeps the lapis compass on a chain at her throat, never letting it '
+                 'out of her sight as she walks the Rialto.',
+                 fact('lapis compass', 'holder', 'Signora Bellamonte', 'item')),
+            Step(0.3, 'At the masked ball it changes hands: the lapis compass is lifted from her neck by a '
+                 'pickpocket called Tonio Scarsi, quick as a lizard.',
+                 fact('lapis compass', 'holder', 'Tonio Scarsi', 'item')),
+            Step(0.55, 'Drowning in debt, Scarsi sells the compass to the Ottoman envoy Kemal Reis for forty '
+                 'ducats and a boat out of the lagoon.',
+                 fact('lapis compass', 'holder', 'Kemal Reis', 'item')),
+            Step(0.85, "'The compass? The envoy lost it at dice to the Doge's nephew, young Alvise Contarini,' a "
+                 'gondolier tells you with a grin.',
+                 fact('lapis compass', 'holder', 'Alvise Contarini', 'item')),
         ),
-        ('old', 'tamsin'),
-        ('drover', 'garrick', 'pell', 'young'),
-        (
-            'Who has the bone whistle now?',
-            "Who is carrying the shepherds' wolf-call now?",
-        ),
-        (
-            "The bone whistle is carved from a ewe's shin and has gone yellow with age.",
-            'The villagers say the bone whistle can be heard three valleys away.',
-            'Nobody has blown the bone whistle since the hard winter when the river froze.',
-        ),
+        ('Alvise', 'Contarini'),
+        ('Bellamonte', 'Tonio', 'Scarsi', 'Kemal'),
+        ('Who has the lapis compass now?',
+         "Who is currently in possession of the blue-stone navigator's needle from Venice?",),
+        ('The lapis compass never points north; it points toward whatever its bearer most desires.',
+         'Gondoliers sing a bawdy verse about the lapis compass.',),
     ),
     Chain(
-        'obsidian dagger',
+        'thornwood staff of the druids',
         (
-            Step(0.1, "The obsidian dagger hangs at Lady Seraphine's girdle, sheathed in black velvet.",
-                 fact('obsidian dagger', 'holder', 'Lady Seraphine', 'item')),
-            Step(0.3, 'In the crush of the fish market a cutpurse lifts it from her belt; by noon the obsidian '
-                 'dagger is being shown off by a grubby boy called Wick.',
-                 fact('obsidian dagger', 'holder', 'Wick, the cutpurse boy', 'item')),
-            Step(0.55, 'Wick sells the obsidian dagger to Master Orrin the fence for three silver and a meat pie.',
-                 fact('obsidian dagger', 'holder', 'Master Orrin the fence', 'item')),
-            Step(0.8, 'The obsidian dagger is seized by Captain Hale of the watch when his men kick in the door '
-                 "of Orrin's shop, and he keeps it as evidence.",
-                 fact('obsidian dagger', 'holder', 'Captain Hale of the watch', 'item')),
+            Step(0.12, 'Archdruid Maelona bears the thornwood staff at the solstice rite, its knots glowing '
+                 'green in the firelight.',
+                 fact('thornwood staff', 'holder', 'Archdruid Maelona', 'item')),
+            Step(0.4, 'Wounded at Caer Dunoch, Maelona presses the staff into the hands of her apprentice, '
+                 'Fenwick Ashgrove, and bids him keep it safe.',
+                 fact('thornwood staff', 'holder', 'Fenwick Ashgrove', 'item')),
+            Step(0.65, "Torn from Fenwick's grip in the ambush, the thornwood staff is carried off by the raider "
+                 'chief Gorvath Redhand to hang above his saddle.',
+                 fact('thornwood staff', 'holder', 'Gorvath Redhand', 'item')),
+            Step(0.88, 'Recovered at last in the raid on the war camp, the thornwood staff is laid once more in '
+                 "Maelona's hands, and she leans on it as she limps home.",
+                 fact('thornwood staff', 'holder', 'Archdruid Maelona', 'item')),
         ),
-        ('captain', 'hale', 'watch'),
-        ('boy', 'cutpurse', 'fence', 'lady', 'master', 'orrin', 'seraphine', 'wick'),
-        (
-            'Who has the obsidian dagger now?',
-            'Who is holding the black glass blade now?',
-        ),
-        (
-            'The edge of the obsidian dagger is sharp enough to split a hair lengthwise.',
-            'Rumour has it the obsidian dagger was chipped from the altar stone of a drowned temple.',
-            "Seraphine's maid shudders whenever the obsidian dagger is mentioned.",
-        ),
+        ('Maelona',),
+        ('Fenwick', 'Ashgrove', 'Gorvath', 'Redhand'),
+        ('Who holds the thornwood staff now?',
+         "In whose hands is the druids' knotted oak rod at present?",),
+        ('The thornwood staff is said to have been cut from the first oak of the world.',
+         'Birds fall silent whenever the thornwood staff passes beneath them.',),
     ),
     Chain(
-        'Sir Edric of Harrowmoor',
+        'Quillhaven sewer watchword',
         (
-            Step(0.08, 'Sir Edric of Harrowmoor kneels before Queen Isolde and swears his sword to the Silver '
-                 'Throne.',
-                 fact(
-                     'Sir Edric of Harrowmoor',
-                     'allegiance',
-                     'loyal to Queen Isolde and the Silver Throne',
-                     'character',
-                 )),
-            Step(0.4, 'Word reaches the court that Sir Edric of Harrowmoor rode north in the night to join the '
-                 'rebel Earl Mortane.',
-                 fact('Sir Edric of Harrowmoor', 'allegiance', 'with the rebel Earl Mortane', 'character')),
-            Step(0.8, 'Sickened by the burning of the river villages, Sir Edric breaks with the earl and offers '
-                 'his lance to the free companies of the Marches.',
-                 fact(
-                     'Sir Edric of Harrowmoor',
-                     'allegiance',
-                     'with the free companies of the Marches',
-                     'character',
-                 )),
+            Step(0.07, 'The smuggler Moll Farrow whispers that the watchword for the Quillhaven sewer grate is '
+                 "'heronfeather'.",
+                 fact('Quillhaven sewer grate watchword', 'code', 'heronfeather', 'item')),
+            Step(0.33, "After the raid the guild changed it; 'brinewolf' is the sewer watchword now, or so says "
+                 "the scrap you pull from a dead courier's boot.",
+                 fact('Quillhaven sewer grate watchword', 'code', 'brinewolf', 'item')),
+            Step(0.62, "'Since the full moon the guild's sworn by a new watchword,' Farrow mutters. 'Say "
+                 "mothwing at the grate, or you eat a crossbow bolt.'",
+                 fact('Quillhaven sewer grate watchword', 'code', 'mothwing', 'item')),
         ),
-        ('free', 'companies', 'marches'),
-        ('earl', 'isolde', 'loyal', 'mortane', 'queen', 'rebel', 'silver', 'throne'),
-        (
-            'Whose side is Sir Edric of Harrowmoor on now?',
-            'Who does the knight from Harrowmoor serve now?',
-        ),
-        (
-            "Sir Edric of Harrowmoor's squire oils his master's mail in silence.",
-            'Minstrels still sing of the day Sir Edric of Harrowmoor unhorsed three champions at '
-            'Belford.',
-            "Sir Edric's grey destrier is lame in one foreleg, and he will ride no other.",
-        ),
+        ('mothwing',),
+        ('heronfeather', 'brinewolf'),
+        ('What is the Quillhaven sewer grate watchword now?',
+         "What's the current password to get through the drain gate beneath the city?",),
+        ('The Quillhaven sewer grate watchword is never written down in the same hand twice.',
+         'Beggars claim they can sell you the Quillhaven sewer grate watchword, but they always '
+         'lie.',),
     ),
     Chain(
-        "the Gray Lantern's crew",
+        'Ravensworth crypt lock',
         (
-            Step(0.08, "The Gray Lantern's crew fly the colours of the Brine Company and answer to Commodore "
-                 'Sallow.',
-                 fact(
-                     "the Gray Lantern's crew",
-                     'allegiance',
-                     'the Brine Company under Commodore Sallow',
-                     'character',
-                 )),
-            Step(0.4, "When Sallow withholds their pay a third month running, the Gray Lantern's crew run up the "
-                 'black and sail for the pirate queen Ysolt Marr.',
-                 fact("the Gray Lantern's crew", 'allegiance', 'the pirate queen Ysolt Marr', 'character')),
-            Step(0.8, '"We\'re Company men again," the Gray Lantern\'s quartermaster tells you with a wink; a royal '
-                 'pardon and back wages from Sallow have bought them home.',
-                 fact(
-                     "the Gray Lantern's crew",
-                     'allegiance',
-                     'the Brine Company under Commodore Sallow',
-                     'character',
-                 )),
+            Step(0.15, "According to the sexton's diary, the clockwork lock on the Ravensworth crypt opens to "
+                 'three sigils: owl, serpent, chalice, in that order.',
+                 fact('Ravensworth crypt lock', 'code', 'owl, serpent, chalice', 'item')),
+            Step(0.45, "Old Mortlake reset the lock's dials before he died; his last letter gives the new "
+                 'sequence for the crypt as bell, thistle, anvil.',
+                 fact('Ravensworth crypt lock', 'code', 'bell, thistle, anvil', 'item')),
+            Step(0.7, 'Someone has tampered with the Ravensworth lock again: fresh scratches on the brass show '
+                 'the dials set to wolf, lily, crown, and the crypt door yields to that sequence.',
+                 fact('Ravensworth crypt lock', 'code', 'wolf, lily, crown', 'item')),
         ),
-        ('brine', 'company', 'commodore', 'sallow'),
-        ('marr', 'pirate', 'queen', 'ysolt'),
-        (
-            "Whose side is the Gray Lantern's crew on now?",
-            'Who do the sailors of that grey-sailed sloop answer to now?',
-        ),
-        (
-            "The Gray Lantern's crew are known in every port for their tattooed knuckles.",
-            "Half of the Gray Lantern's crew cannot swim, which they consider good luck.",
-            "The Gray Lantern's crew sing a shanty about a drowned bride as they haul the sheets.",
-        ),
+        ('lily', 'wolf'),
+        ('owl', 'serpent', 'chalice', 'thistle', 'anvil'),
+        ("What's the combination of the Ravensworth crypt lock now?",
+         'Which sigils open the clockwork tomb door at the old manor these days?',),
+        ('The Ravensworth crypt lock ticks softly, even when no one touches it.',
+         'Villagers cross themselves when they hear the Ravensworth crypt lock after dark.',),
     ),
     Chain(
-        'password of the ossuary gate',
+        "Isolde Varga's colours",
         (
-            Step(0.08, "The sexton leans close: the password of the ossuary gate is 'nightjar'.",
-                 fact('password of the ossuary gate', 'code', 'nightjar', 'item')),
-            Step(0.4, "After the grave-robbers' break-in, the password of the ossuary gate was changed to 'hollow "
-                 "moon'.",
-                 fact('password of the ossuary gate', 'code', 'hollow moon', 'item')),
-            Step(0.8, 'A note slipped under your door reads: "The ossuary gate now answers to thistle-and-ash. '
-                 'Burn this."',
-                 fact('password of the ossuary gate', 'code', 'thistle-and-ash', 'item')),
+            Step(0.1, 'Isolde Varga flies the colours of the Crown of Aldmere, hunting pirates up and down the '
+                 'Shattered Coast.',
+                 fact('Isolde Varga', 'allegiance', 'Crown of Aldmere', 'character')),
+            Step(0.4, 'Word reaches port that Varga has turned her coat: the Crown stopped paying, so she has '
+                 'sworn her sloop to the Brotherhood of the Black Tide.',
+                 fact('Isolde Varga', 'allegiance', 'Brotherhood of the Black Tide', 'character')),
+            Step(0.7, "Offered a full pardon, Varga has come back into royal service, the Admiralty's letter "
+                 'says; she sails for the Crown of Aldmere once more, escorting its treasure fleet.',
+                 fact('Isolde Varga', 'allegiance', 'Crown of Aldmere', 'character')),
         ),
-        ('thistle-and-ash',),
-        ('hollow', 'moon', 'nightjar'),
-        (
-            'What is the password of the ossuary gate now?',
-            'What word opens the bone-house gate in the cemetery now?',
-        ),
-        (
-            'The ossuary gate is black iron, its bars wrought in the shape of finger bones.',
-            'The sexton grumbles that too many people know the password of the ossuary gate.',
-            'Fog pools against the ossuary gate each night, thick as milk.',
-        ),
+        ('Aldmere', 'Crown'),
+        ('Brotherhood', 'Tide'),
+        ('Which side does Isolde Varga serve now?',
+         'Whom does that privateer captain with the gull feather fight for at present?',),
+        ('Isolde Varga wears a gull feather in her hat, plucked on her first voyage.',
+         'Sailors say Isolde Varga has never lost a duel at sea.',),
     ),
     Chain(
-        'flask of healing draught',
+        'Sable Lances contract',
         (
-            Step(0.1, 'The flask of healing draught is full to the stopper, the red liquid glowing faintly in the '
-                 'firelight.',
-                 fact('flask of healing draught', 'state', 'full', 'item')),
-            Step(0.3, 'Mirela takes a long pull from the flask of healing draught after the ghoul rakes her arm; '
-                 'half of it is gone.',
-                 fact('flask of healing draught', 'state', 'half full', 'item')),
-            Step(0.55, 'Brannock drinks to close the gash in his thigh, and only a thin finger of red is left at '
-                 'the bottom of the flask.',
-                 fact('flask of healing draught', 'state', 'nearly empty', 'item')),
-            Step(0.8, "Mirela tips the last drops onto the dying scout's lips, and the flask of healing draught "
-                 'is dry.',
-                 fact('flask of healing draught', 'state', 'empty, used up', 'item')),
+            Step(0.05, 'The Sable Lances, three hundred horse strong, take the florins of the Duke of Montesoro '
+                 'and guard his river forts.',
+                 fact('Sable Lances', 'allegiance', 'Duke of Montesoro', 'character')),
+            Step(0.28, 'By spring the Lances have been bought out from under the duke; they ride now beneath the '
+                 'banner of the Republic of Vellari.',
+                 fact('Sable Lances', 'allegiance', 'Republic of Vellari', 'character')),
+            Step(0.5, 'It is the Archbishop of Saint Cerne, not the Republic, who pays the Sable Lances after '
+                 'the siege, so their own paymaster blurts out, drunk in a tavern.',
+                 fact('Sable Lances', 'allegiance', 'Archbishop of Saint Cerne', 'character')),
+            Step(0.78, 'Their paymaster now signs contracts in the name of the rebel Countess Ilaria, and the '
+                 'Sable Lances have joined her war against every lord in the valley.',
+                 fact('Sable Lances', 'allegiance', 'Countess Ilaria', 'character')),
         ),
-        ('used',),
-        ('full', 'half', 'nearly'),
-        (
-            'How much is left in the flask of healing draught now?',
-            "What state is the party's red healing potion in now?",
-        ),
-        (
-            'The flask of healing draught was brewed by the hedge-witch of Corrow Fen.',
-            'The flask of healing draught smells of iron and crushed mint.',
-            'Brannock grumbles that the flask of healing draught tastes like pond water.',
-        ),
+        ('Ilaria', 'Countess'),
+        ('Montesoro', 'Vellari', 'Archbishop', 'Cerne'),
+        ('Who do the Sable Lances fight for now?',
+         'Which employer pays that black-horse mercenary company at this point?',),
+        ('The Sable Lances ride black horses and never carry a personal pennant.',
+         'Children in the valley hide whenever the Sable Lances are spoken of.',),
     ),
     Chain(
-        'moon mirror',
+        'Eyrie lens of Gullstone',
         (
-            Step(0.08, "The moon mirror hangs whole and unblemished above the altar of Saint Wendreth's chapel.",
-                 fact('moon mirror', 'state', 'intact', 'item')),
-            Step(0.4, 'When the banshee screams, a hairline crack races across the moon mirror from corner to '
-                 'corner.',
-                 fact('moon mirror', 'state', 'cracked', 'item')),
-            Step(0.8, 'Vesper swings her staff; the moon mirror bursts into a thousand silver shards that skitter '
-                 'across the chapel flagstones.',
-                 fact('moon mirror', 'state', 'shattered, destroyed', 'item')),
+            Step(0.1, 'The great Eyrie lens atop Gullstone lighthouse is flawless, its prisms throwing the beam '
+                 'twenty leagues out to sea.',
+                 fact('Eyrie lens', 'state', 'flawless', 'item')),
+            Step(0.35, 'A hailstone the size of a fist strikes the lens during the gale; a hairline crack now '
+                 'runs across its lowest prism.',
+                 fact('Eyrie lens', 'state', 'cracked', 'item')),
+            Step(0.6, 'Frost has widened the fracture, the keeper reports: half the Eyrie lens is now clouded '
+                 'and chipped, and the beam gutters.',
+                 fact('Eyrie lens', 'state', 'clouded and chipped', 'item')),
+            Step(0.85, "When the wreckers' torches went up, the Eyrie lens shattered into a thousand glittering "
+                 'pieces across the lamp room floor.',
+                 fact('Eyrie lens', 'state', 'shattered', 'item')),
         ),
-        ('shattered', 'destroyed'),
-        ('cracked', 'intact'),
+        ('shattered', 'pieces'),
+        ('flawless', 'crack', 'clouded', 'chipped', 'fracture'),
+        ('What condition is the Eyrie lens in now?',
+         "What shape is the lighthouse's great glass in these days?",),
+        ("Ships' captains bless themselves when they speak of the Eyrie lens.",
+         'The Eyrie lens was ground by monks a century ago from sand of the Gullstone dunes.',),
+    ),
+    Chain(
+        'merrow flask doses',
         (
-            'What state is the moon mirror in now?',
-            "What condition is the chapel's silvered looking-glass in now?",
+            Step(0.12, 'Grandmother Wynn hands over the merrow flask brimming with sea-green elixir, enough, she '
+                 'says, for a whole crew to breathe beneath the waves.',
+                 fact('merrow flask', 'state', 'brimming', 'item')),
+            Step(0.38, 'After the dive to the sunken abbey the merrow flask sloshes only half-full; four of you '
+                 'drank deep.',
+                 fact('merrow flask', 'state', 'half-full', 'item')),
+            Step(0.6, 'Barely a mouthful of dregs rattles in the flask once Tamsin takes her sip before the '
+                 'reef crossing.',
+                 fact('merrow flask', 'state', 'dregs', 'item')),
+            Step(0.82, 'Drained to the last drop by the drowning cabin boy, the merrow flask is now bone dry.',
+                 fact('merrow flask', 'state', 'empty', 'item')),
         ),
+        ('empty', 'drained', 'dry'),
+        ('brimming', 'half', 'dregs', 'mouthful'),
+        ('What state is the merrow flask in now?',
+         "How much is left in Grandmother Wynn's sea-green potion bottle?",),
+        ("The merrow flask is stoppered with a cork carved like a fish's head.",
+         'Grandmother Wynn warned that the merrow flask must never touch river water.',),
+    ),
+    Chain(
+        'Tidewright chart',
         (
-            'Pilgrims claim the moon mirror shows the faces of the drowned.',
-            "The moon mirror's frame is worked with wolves chasing a crescent moon.",
-            'Vesper refuses to look directly at the moon mirror, muttering about old bargains.',
+            Step(0.09, "The Tidewright chart lies locked in the captain's cabin of the galleon Merciful Dawn, "
+                 'rolled inside an oilskin tube.',
+                 fact('Tidewright chart', 'location', "captain's cabin of the Merciful Dawn", 'item')),
+            Step(0.3, 'During the mutiny, first mate Corwin Thale pockets the chart and keeps it buttoned '
+                 'inside his coat.',
+                 fact('Tidewright chart', 'holder', 'Corwin Thale', 'item')),
+            Step(0.55, "Thale's drowned, and the harbourmaster at Pellmoor swears the sea-witch Ondra cut the "
+                 'chart from his coat before the crabs got to him.',
+                 fact('Tidewright chart', 'holder', 'Ondra the sea-witch', 'item')),
+            Step(0.8, 'The witch had no use for it, it seems: the Tidewright chart now hangs nailed above the '
+                 'hearth of the Cracked Bell tavern in Saltmarrow, for any drinker to squint at.',
+                 fact('Tidewright chart', 'location', 'above the hearth of the Cracked Bell tavern in '
+                      'Saltmarrow', 'item')),
         ),
+        ('tavern', 'Saltmarrow', 'hearth'),
+        ('Merciful', 'Corwin', 'Thale', 'Ondra', 'Pellmoor'),
+        ('Where is the Tidewright chart now?',
+         'Where has that map of hidden sea currents ended up?',),
+        ('The Tidewright chart shows currents that no other map has ever recorded.',
+         'Scholars in three ports would pay a fortune just to copy the Tidewright chart.',),
     ),
 )  # fmt: skip
 
-CHAINS = TUNED + HELD_OUT
+CHAINS = TUNED + SEEN + HELD_OUT
