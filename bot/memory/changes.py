@@ -74,7 +74,11 @@ def asks_for(action: str) -> frozenset[str] | None:
         if "?" not in sentence:
             continue
         words = re.findall(r"[a-z]+", sentence.casefold())
-        named = frozenset(_ATTRIBUTE_WORD[word] for word in words if word in _ATTRIBUTE_WORD)
+        named = frozenset(  # "Which numbers open it?": a word's plural names it too
+            _ATTRIBUTE_WORD.get(word) or _ATTRIBUTE_WORD[word[:-1]]
+            for word in words
+            if word in _ATTRIBUTE_WORD or word.endswith("s") and word[:-1] in _ATTRIBUTE_WORD
+        )
         found = _QUESTION_WORD.search(sentence)
         asked = _ASKS_FOR.get(_WHO.get(found.group(1).casefold(), found.group(1).casefold())) if found else None
         if asked is None:
@@ -307,17 +311,25 @@ _NOT_THINGS = {
 def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
     """The changes ``text`` states, one per subject and attribute (the last said wins), each subject matched to
     one of ``known`` (the subjects the memory holds) where it names the same thing."""
+    from bot.memory.parsed import parsed_changes  # it builds on this module's Change
+
     subjects = list(dict.fromkeys(known))
     found: dict[tuple[str, str], Change] = {}
+    said = ""
     for sentence in sentences(text):
         sentence = sentence.strip()
         if not sentence or sentence.endswith("?"):  # a question changes nothing
             continue
-        for attribute, pattern in _PATTERNS:
-            for match in pattern.finditer(sentence):
-                change = _change(attribute, match, sentence, subjects)
-                if change is not None:
-                    found[(change.subject.casefold(), change.attribute)] = change
+        these = [
+            change
+            for attribute, pattern in _PATTERNS
+            for match in pattern.finditer(sentence)
+            if (change := _change(attribute, match, sentence, subjects)) is not None
+        ]
+        # what the sentences above do not read, the sentence's grammar may (bot.memory.parsed)
+        for change in these or parsed_changes(sentence, subjects, said):
+            found[(change.subject.casefold(), change.attribute)] = change
+        said += " " + sentence
     return list(found.values())
 
 

@@ -13,6 +13,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence, Set
 
+from bot.memory.changes import asks_for, attribute_name
 from bot.memory.config import MemoryConfig
 from bot.memory.context import BEST_MATCHES
 from bot.memory.layers import FOLLOWING, NEWER, MemoryItem
@@ -80,10 +81,17 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     # bot.engine.upkeep.memory) is marked as a lead.
     # A fact recall found itself that has older values ("[fact, now] ferryman, allegiance: Ashby (before: …)") is
     # its newest value too, where the action names it.
+    # A thing named as another's owner is not what the action asks about: "I look at the lifeboat's oars" asks
+    # of the oars, and the lifeboat's place, told as the notes' answer, kept the default GM from the sawn oars.
+    # A fact of what the question does not ask is no answer to it: "Which numbers open the iron chest?" was told
+    # where the iron-bound sea chest lies.
+    things = wanted - {word.split("'")[0] for word in _OWNER.findall(action.lower())}
+    fits = asks_for(action)
     newer = [
         item for item in recall
         if (item.found_by == NEWER and item.lead)
-        or ((item.found_by == NEWER or item.text.startswith("[fact, now]")) and _names_thing(wanted, item.text))
+        or ((item.found_by == NEWER or item.text.startswith("[fact, now]")) and _names_thing(things, item.text)
+            and (fits is None or _attribute(item.text) in fits))
     ]  # fmt: skip
     brief += newer[:1]
     asking = asks(action)
@@ -233,11 +241,20 @@ def _unlabelled(text: str) -> str:
     return re.sub(r"^\[[^\]]*\]\s*", "", text)
 
 
+_OWNER = re.compile(r"\b[a-z][\w-]*'s?(?=\s+[a-z])")  # "lifeboat's" of "the lifeboat's oars", "smugglers'"
+
+
 def _names_thing(wanted: Set[str], fact: str) -> bool:
     """Whether the search terms ``wanted`` name a recalled fact's thing: the head of its name, its last word before
     any phrase that follows it ("key" of "brass key to the cellar")."""
     terms = query_terms(re.split(r"\s+(?:of|to|for|from|in|on|at|with|by)\s+", _subject(fact), maxsplit=1)[0])
     return bool(terms) and terms[-1] in wanted
+
+
+def _attribute(text: str) -> str:
+    """A recalled fact's attribute, by its one name: "location" of "[fact] brass key, whereabouts: the cellar"."""
+    rest = re.sub(r"^\[[^\]]*\]\s*", "", text).split(",", 1)
+    return attribute_name(rest[1].split(":", 1)[0]) if len(rest) == 2 else ""
 
 
 def _subject(text: str) -> str:

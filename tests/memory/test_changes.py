@@ -164,6 +164,7 @@ def test_a_side_is_never_taken_by_words_that_are_no_thing():
         ("Whose keeping is the map of the currents in?", {"holder", "allegiance"}),
         ("Which faction does the young clergyman serve these days?", {"allegiance"}),  # the words name a side
         ("What number opens the wine vault's lock now?", {"code"}),
+        ("Which numbers open the iron chest?", {"code"}),  # a word's plural names it too
         ("Who owns the brass telescope now?", {"holder"}),
         ("Where is the side door key?", {"location", "holder", "state"}),  # a side door is no side
         ("Where did the silver candle holder end up?", {"location", "holder", "state"}),

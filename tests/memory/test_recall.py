@@ -112,6 +112,14 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
     found = MemoryItem("fact:5", "[fact, now] ferryman, allegiance: Ashby (before: the Crown until turn 52)",
                        found_by="words", score=0.2)  # fmt: skip
     assert memory_brief("Who does the ferryman work for now?", [], [clue, found]) == [found], "recall found it"
+    boat = MemoryItem("fact:7", "[fact, now] lifeboat, location: in its cradle under a tarpaulin", found_by=NEWER)
+    oars = MemoryItem("entry:24", "[turn 24] GM: The lifeboat's oars were sawn halfway through.", found_by="both",
+                      score=0.4)  # fmt: skip
+    asked = "I look at the lifeboat's oars. What is wrong with them?"
+    assert memory_brief(asked, [], [boat, oars, other]) == [oars], "the oars are asked about, not their boat"
+    chest = MemoryItem("fact:8", "[fact, now] iron-bound sea chest, location: under the palm", found_by=NEWER)
+    assert memory_brief("Which numbers open the iron chest?", [], [chest]) == [], "a code is asked, not a place"
+    assert memory_brief("Where is the iron chest?", [], [chest]) == [chest]
     gate = MemoryItem("fact:6", "[fact, now] key to the gate, holder: Pip", found_by=NEWER)
     assert memory_brief("Who has the key?", [], [gate]) == [gate], "the thing's name before what follows it"
     gulls = MemoryItem(
