@@ -29,9 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.change_chains import TUNED, Chain, Step
-from bot.bench.change_held_out import CHAINS, HELD_OUT
-from bot.bench.change_seen import SEEN
+from bot.bench.change_chains import CHAINS, HELD_OUT, SEEN, TUNED, Chain, Step
 from bot.bench.long_game import FILLER, LONG_GAME_WORLD, says
 from bot.engine import Engine, EngineConfig
 from bot.engine.game import ModelFailed

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from bot.bench.change_held_out import CHAINS
+from bot.bench.change_chains import CHAINS
 from bot.bench.scenes import SCENES_HELD_OUT, SCENES_TUNED, judge, play, report, scene_turns
 from bot.model import ScriptedModel
 
