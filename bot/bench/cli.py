@@ -51,8 +51,9 @@ def _memory_benches(benches: argparse._SubParsersAction) -> None:
     change_parser = benches.add_parser("change", help="values that change: is the latest told, and the older marked")
     change_parser.add_argument("--turns", default="300,1000", help="game lengths, comma-separated (default 300,1000)")
     change_parser.add_argument(
-        "--replies", action="store_true", help="the configured model answers at the end of the shortest game"
-    )
+        "--replies", nargs="?", const="all", choices=("all", "held-out"), default=None,
+        help="the configured model answers at the end of the shortest game (held-out: those questions alone)",
+    )  # fmt: skip
     scenes_parser = benches.add_parser(
         "scenes", help="chunk summaries ended at a length or at a scene's end: which carry the changes"
     )
