@@ -7,17 +7,14 @@ player. Every private aside is checked for what is private to other players.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from bot.engine.secrets.guard import TurnGuard
-from bot.engine.turn.narration import REGENERATE, Narration, Narrator, Request
+from bot.engine.turn.narration import REGENERATE, Narration, Narrator, Request, show_text
 from bot.engine.turn.results import OnText
 from bot.memory.leaks import Hit, strip
 from bot.memory.private import PrivateNote, split_reply
 from bot.store import Player
-
-log = logging.getLogger(__name__)
 
 WITHHELD = "(The GM keeps that to themselves.)"
 
@@ -67,12 +64,7 @@ class Drafts:
         if player is not None:
             return Drafted("", [PrivateNote(player.name, text)], None, narration, text)
         if on_text is not None:
-            try:
-                shown = on_text(text)
-                if shown is not None:
-                    await shown
-            except Exception:
-                log.exception("Showing the engine's answer failed; it is still stored")
+            await show_text(on_text, text)
         return Drafted(text, [], None, narration, text)
 
     async def secret(self, request: Request, player: Player) -> Drafted:

@@ -323,7 +323,7 @@ class _Screen:
             if text and await self.guard.check(text, public_record=self.public_record):
                 self.on_text = None  # it leaks: show nothing more
                 return
-        if text and not await _show(self.on_text, text):
+        if text and not await show_text(self.on_text, text):
             self.on_text = None
 
     async def finish(self) -> None:
@@ -332,7 +332,7 @@ class _Screen:
             return
         rest, self.held = self.held, ""
         if not await self.guard.check(rest, public_record=self.public_record):
-            await _show(self.on_text, rest)
+            await show_text(self.on_text, rest)
 
 
 class _Try:
@@ -420,12 +420,14 @@ class _Try:
             await self.screen.show(self.short)
 
 
-async def _show(on_text: OnText, piece: str) -> bool:
+async def show_text(on_text: OnText, piece: str) -> bool:
+    """Show ``piece`` (a reply's text as it streams, or the engine's own line); a failure to show is logged, and
+    what was written is stored all the same."""
     try:
         shown = on_text(piece)
         if shown is not None:
             await shown
     except Exception:
-        log.exception("Showing the reply as it streams failed; it is still stored whole")
+        log.exception("Showing the reply failed; it is still stored whole")
         return False
     return True
