@@ -30,7 +30,9 @@ def _stem(word: str) -> str:
     are consonant, vowel, consonant (not w, x or y) the word had an "e" of its own ("hated" is "hate", not
     "hat"), and one in "-ied" was a "-y" ("tried" is "try"). A doubled "e" is no ending ("bleed", "speed"), nor
     is one left without a vowel ("shred"). A plural in "-ves" of a word in "-f" or "-fe" is that word
-    ("shelves" is "shelf": a search of the library shelves finds something on a shelf)."""
+    ("shelves" is "shelf": a search of the library shelves finds something on a shelf). A consonant doubled
+    before "-ing" or "-ed" is one ("slipping" is "slip": a reply that has "a pale hand slipping back" copies the
+    example's "a pale hand slip back"), but for l, s, f and z, which a word ends in doubled ("fall", "sniff")."""
     word = _F_PLURALS.get(word, word)
     if len(word) == 5 and word.endswith("ed") and word[2] != "e" and any(c in _VOWELS for c in word[:3]):
         base = word[:3]
@@ -41,7 +43,10 @@ def _stem(word: str) -> str:
         return base
     for suffix, keep in (("ing", 4), ("ed", 4), ("es", 4), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
-            return word[: -len(suffix)]
+            base = word[: -len(suffix)]
+            if suffix != "s" and len(base) > 3 and base[-1] == base[-2] and base[-1] not in _VOWELS + "lsfz":
+                return base[:-1]  # "slipping", "stopped": "slip", "stop" ("falling", "sniffed", "kissed" keep theirs)
+            return base
     return word
 
 

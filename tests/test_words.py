@@ -16,6 +16,10 @@ from bot.words import stem, stems
         ("shelves", "shelf"),  # "I search the library shelves": "an old map on the shelf" answers it
         ("knives", "knife"),
         ("wolves", "wolf"),
+        ("slipping", "slip"),  # a consonant doubled before the ending is one
+        ("stopped", "stop"),
+        ("falling", "fall"),  # but a word's own double l, s, f or z stays
+        ("sniffed", "sniff"),
     ],
 )
 def test_a_word_and_its_ending_share_a_stem(one: str, other: str):

@@ -362,6 +362,9 @@ def test_a_sentence_copied_from_an_example_reply_is_taken_out():
     aside = "The captain looks up and sees a pale hand slip back under water. The gulls cry."
     text, _ = _shape(aside, actions=["I check the thorns."], recent=[])
     assert text == "The gulls cry.", "an example's private aside, copied in public"
+    slipping = "Maya notices a pale hand slipping back under the water. The gulls cry."  # the README's transcript
+    text, _ = _shape(slipping, actions=["I sniff the brandy glass."], recent=[])
+    assert text == "The gulls cry.", "copied with another ending"
 
 
 def test_narration_that_decides_what_a_players_character_does_or_feels_is_taken_out():
