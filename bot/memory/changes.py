@@ -52,6 +52,12 @@ _ASKS_FOR = {
 }
 _WHO = {"whom": "who", "whose": "who"}
 _QUESTION_WORD = re.compile(r"\b(where|who|whom|whose|what|which|how|is|are|can|could|do|does|did)\b", re.I)
+# "Which servant carries the key?" asks who, as "who" does.
+_WHICH_ONE = re.compile(
+    r"\b(?:which|what)\s+(?:\w+\s+)?(?:servant|person|man|woman|men|women|one|sailor|guard|girl|boy|lad|maid|member|"
+    r"player|character|crew\s?man|fellow|folk|people|villager|soldier|smuggler|thief|stranger)s?\b",
+    re.I,
+)
 
 
 # Words of a question that name what it asks of a thing, whatever its question word: "Which faction does the young
@@ -80,7 +86,8 @@ def asks_for(action: str) -> frozenset[str] | None:
             if word in _ATTRIBUTE_WORD or word.endswith("s") and word[:-1] in _ATTRIBUTE_WORD
         )
         found = _QUESTION_WORD.search(sentence)
-        asked = _ASKS_FOR.get(_WHO.get(found.group(1).casefold(), found.group(1).casefold())) if found else None
+        word = "who" if _WHICH_ONE.search(sentence) else found.group(1).casefold() if found else ""
+        asked = _ASKS_FOR.get(_WHO.get(word, word))
         if asked is None:
             return named or None
         return named if named and named <= asked else asked
@@ -433,10 +440,15 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
 
 
 def _antecedent(before: str, subjects: Sequence[str]) -> str:
-    """The subject the memory holds that the words before an "it" name last, or nothing."""
+    """The subject the memory holds that the words before an "it" name last, or nothing; of two that share a head
+    ("brass key", "cellar key"), the one named in full ("carried the brass key down to the cellar and left it")."""
     said = before.casefold()
-    found = [(said.rfind(_head(subject)), subject) for subject in subjects if _head(subject)]
-    place, subject = max(found, default=(-1, ""))
+    found = [
+        (said.rfind(_head(subject)), said.rfind(subject.casefold()) >= 0, subject)
+        for subject in subjects
+        if _head(subject)
+    ]
+    place, _, subject = max(found, default=(-1, False, ""))
     return subject if place >= 0 else ""
 
 

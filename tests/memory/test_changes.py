@@ -110,6 +110,12 @@ def test_one_current_value_when_a_sentence_names_two():
     assert change.value == "in the box"
 
 
+def test_an_it_is_the_thing_named_in_full_of_two_that_share_a_name():
+    said = "Wren Tally carried the brass key down to the cellar and left it on a barrel there."
+    [change] = changes_in(said, ["cellar key", "brass key"])
+    assert (change.subject, change.value) == ("brass key", "on a barrel"), "not the cellar key"
+
+
 def test_a_subject_the_memory_holds_is_named_its_way_and_attributes_have_one_name():
     assert same_subject("candlestick", ["swan candlestick", "brass key"]) == "swan candlestick"
     assert same_subject("swan candlestick", ["candlestick"]) == "candlestick"
@@ -165,6 +171,7 @@ def test_a_side_is_never_taken_by_words_that_are_no_thing():
         ("Which faction does the young clergyman serve these days?", {"allegiance"}),  # the words name a side
         ("What number opens the wine vault's lock now?", {"code"}),
         ("Which numbers open the iron chest?", {"code"}),  # a word's plural names it too
+        ("Which servant carries the key to the wine vault?", {"holder", "allegiance"}),  # which one: who
         ("Who owns the brass telescope now?", {"holder"}),
         ("Where is the side door key?", {"location", "holder", "state"}),  # a side door is no side
         ("Where did the silver candle holder end up?", {"location", "holder", "state"}),
