@@ -21,6 +21,7 @@ nothing and the finder's sentences stand alone.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -102,6 +103,11 @@ _NOT_PUT = frozenset(
 )
 
 
+_ONE_AT_A_TIME = (
+    threading.Lock()
+)  # games' upkeep reads in threads of its own: the pipeline reads one sentence at a time
+
+
 @functools.cache
 def _pipeline() -> Any:
     """The parser, loaded once; ``None`` where it is not installed."""
@@ -120,10 +126,13 @@ def available() -> bool:
 def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -> list[Change]:
     """The changes one ``sentence`` states by its grammar, each subject matched to ``known`` where it names the
     same thing; ``before``: the text said before it, where an "it" finds the thing it stands for."""
-    nlp = _pipeline()
-    if nlp is None or sentence.rstrip().endswith("?"):
+    if sentence.rstrip().endswith("?"):
         return []
-    doc = nlp(sentence)
+    with _ONE_AT_A_TIME:
+        nlp = _pipeline()
+        if nlp is None:
+            return []
+        doc = nlp(sentence)
     found: dict[tuple[str, str], Change] = {}
     for token in doc:
         if token.dep_ not in ("nsubj", "nsubjpass", "dobj", "pobj") or token.pos_ not in ("NOUN", "PROPN", "PRON"):

@@ -8,6 +8,7 @@ searches everything the game has said before the GM writes.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import re
@@ -22,7 +23,7 @@ from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.indexes import RecallIndex, Scene, recall_indexes
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
-from bot.memory.changes import ValueHistory, beyond_the_questions, changes_in, said_anew
+from bot.memory.changes import Change, ValueHistory, beyond_the_questions, changes_in, said_anew
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem
@@ -226,16 +227,15 @@ class Ledger:
         these = {e.id for e in public}
         earlier = [e.content for e in await self.store.recent_log(game_id, 4 * RECENT_REPLIES)
                    if e.kind is EntryKind.GM and e.id not in these][-RECENT_REPLIES:]  # fmt: skip
+        # read off the event loop: a sentence's grammar takes milliseconds (bot.memory.parsed)
+        read = await asyncio.to_thread(_changes_of, public, [f.subject for f in await self.store.facts(game_id)])
         async with self.store.transaction() as db:
             active = await self.store.facts(game_id)
-            known = [f.subject for f in active]
             new = []
-            for entry in public:
-                found = changes_in(entry.content, known)
+            for entry, found in zip(public, read, strict=True):
                 if entry.kind is EntryKind.GM:
                     found = said_anew(beyond_the_questions(found, questions), earlier)
                 new += changes_as_facts(found, (entry.id,), entry.turn)
-                known += [c.subject for c in found]
             if not new:
                 return 0
             plan = merge(active, new)
@@ -530,3 +530,12 @@ def _lore_entry(fields: dict) -> LoreEntry:
     except ValidationError as exc:
         problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
         raise UserError("; ".join(problems)) from None
+
+
+def _changes_of(entries: Sequence[LogEntry], known: Sequence[str]) -> list[list[Change]]:
+    """The changes each entry states, in order: a subject one names is known to the next."""
+    known, found = list(known), []
+    for entry in entries:
+        found.append(changes_in(entry.content, known))
+        known += [change.subject for change in found[-1]]
+    return found
