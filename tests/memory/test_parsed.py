@@ -41,7 +41,7 @@ def test_the_pipeline_is_installed_with_the_bot():
     ],
 )  # fmt: skip
 def test_a_change_the_grammar_says_is_found(said: str, known: list[str], found: tuple[str, str, str]):
-    assert found in [(c.subject, c.attribute, c.value) for c in parsed_changes(said, known)]
+    assert found in [(thing, attribute, value) for _, thing, attribute, value in parsed_changes(said, known)]
     assert found in [(c.subject, c.attribute, c.value) for c in changes_in(said, known)], "and by the finder"
 
 
