@@ -25,7 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.memory.parsed import parsed_changes
-from bot.store.models import Fact
 from bot.words import content_words, sentences
 
 # Attributes, as the facts job names them and as this module does: one name each, so values supersede.
@@ -197,6 +196,8 @@ _SIDE = (
 )
 
 _CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
+# What opens to a sequence of words: the lock, its dials, the sequence itself.
+_SEQUENCE_THINGS = r"lock|locks|dials?|sequence|combination|code|sigils|symbols|runes|glyphs"
 # A code said in words, not a number nor one word: "the all-clear signal is two blue lamps".
 _SIGNAL_WORDS = r"signal|knock|whistle|call"
 
@@ -260,6 +261,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"\b(?P<kind>{_CODE_WORDS})\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"[\w'-]+)\s+(?:is\s+now|is|was\s+changed\s+to|has\s+been\s+changed\s+to|now\s+reads|becomes|became)\s+"
         rf"[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
+    # "'Brinewolf' is the sewer watchword now": the word said first
+    ("code", re.compile(
+        rf"[\x27\x22‘“](?P<value>[\w-]+)[\x27\x22’”]\s+is\s+(?:now\s+)?(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
+        rf"(?:{_CODE_WORDS}))\b", re.I)),
+    # "the lock on the crypt opens to three sigils: owl, serpent, chalice", "the dials set to wolf, lily, crown"
+    ("sequence", re.compile(
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,2}}?(?:{_SEQUENCE_THINGS}))\b[^.;!?]{{0,60}}?(?:\bto|\bas|:)\s+"
+        rf"(?P<value>[a-z]+,\s+[a-z]+,?\s+(?:and\s+)?[a-z]+(?:,?\s+(?:and\s+)?[a-z]+)?){_END}", re.I)),
     # "He changes the cellar code to 882", "sets the combination to 5-1-9"
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
@@ -313,7 +322,14 @@ _NOT_THINGS = {
     # the body, put somewhere to do something ("we put our shoulders to the door", "I put my ear to the cask")
     "shoulder", "shoulders", "ear", "ears", "eye", "face", "cheek", "nose", "arm", "arms", "finger", "fingers",
     "foot", "feet", "knee", "knees", "palm", "palms", "weight", "mind", "attention", "voice",
+    # a phrase of time or manner read where the thing stands ("the staff is laid once more in her hands")
+    "more", "again", "last", "once", "twice", "instead", "anew", "afresh",
 }  # fmt: skip
+# A place that is someone's keeping: "laid once more in Maelona's hands" tells who holds it, not where it is.
+_IN_KEEPING = re.compile(
+    r"^(?:in|into|inside)\s+(?P<who>[A-Z][\w' -]*?)(?:'s|’s|')\s+"
+    r"(?:hands?|grip|grasp|keeping|custody|possession|care|fist|palm|pocket)$"
+)
 
 
 def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
@@ -397,6 +413,10 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         thing = re.sub(r"^(?:new|old|current|latest|present)\s+", "", thing, flags=re.I)
     if attribute == "code" and match.groupdict().get("kind"):  # "the code of the cellar door": "cellar door code"
         thing = f"{thing} {match.group('kind').casefold()}"
+    sequence = attribute == "sequence"
+    if sequence:  # of the lock the memory holds that the sentence names ("the lock's dials")
+        thing = _lock_named(sentence, subjects) or thing
+        attribute = "code"
     if thing.casefold() == "it":  # "the miller buys back the deed, and it rests with him": the deed
         thing = _antecedent(sentence[: match.start()], subjects)
     if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
@@ -424,6 +444,7 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         attribute == "code"
         and not changed
         and not signal
+        and not sequence
         and not re.search(r"\d", value)
         and not _word_for_a_password(thing, value)
     ):
@@ -431,6 +452,8 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     if attribute == "location" and groups.get("prep") and value:
         prep = " ".join(groups["prep"].casefold().split()[-2:]).removeprefix("down ").removeprefix("back ")
         value = f"{_AS_PLACE.get(prep, prep)} {value}"
+    if attribute == "location" and (keeping := _IN_KEEPING.match(value)):
+        attribute, value = "holder", keeping.group("who")
     if attribute in ("location", "holder"):
         # Two places at once ("in the drawer and in the box"): one current value, the last said.
         value = re.split(rf"\s+(?:and|or)\s+(?={_PLACE_WORDS}\b)", value)[-1]
@@ -453,6 +476,15 @@ def _antecedent(before: str, subjects: Sequence[str]) -> str:
     ]
     place, _, subject = max(found, default=(-1, False, ""))
     return subject if place >= 0 else ""
+
+
+def _lock_named(sentence: str, subjects: Sequence[str]) -> str:
+    """The thing with a code the memory holds whose name's last word the sentence says ("Someone has tampered
+    with the Ravensworth lock": the clockwork lock), the last of them."""
+    said = sentence.casefold()
+    named = [s for s in subjects if s.split() and re.search(rf"\b{re.escape(s.split()[-1].casefold())}\b", said)
+             and re.search(rf"(?:{_SEQUENCE_THINGS}|door|gate|chest|vault|safe)$", s, re.I)]  # fmt: skip
+    return named[-1] if named else ""
 
 
 def _replaced(thing: str, value: str) -> str:
@@ -502,7 +534,8 @@ def _trim(text: str, *, keep_articles: bool = False) -> str:
 
 def same_subject(thing: str, known: Sequence[str]) -> str:
     """The subject the memory already holds that ``thing`` names ("candlestick" for "swan candlestick", or the
-    other way round), else ``thing`` itself."""
+    other way round), else ``thing`` itself; of several it may name ("the compass" of the whalebone compass and of
+    the lapis compass), the one the memory came to hold last, the thing of the story's latest thread."""
     mine = {stem for stem, _ in content_words(thing)}
     if not mine:
         return thing
@@ -515,7 +548,7 @@ def same_subject(thing: str, known: Sequence[str]) -> str:
             return subject
         if mine <= theirs or theirs <= mine:
             # The head noun (the last word) must be the same thing: "key" and "brass key", not "key" and "key ring".
-            if _head(thing) == _head(subject) and (best is None or len(subject) > len(best)):
+            if _head(thing) == _head(subject):
                 best = subject
     return best or thing
 
@@ -523,60 +556,3 @@ def same_subject(thing: str, known: Sequence[str]) -> str:
 def _head(phrase: str) -> str:
     words = [stem for stem, _ in content_words(phrase)]
     return words[-1] if words else ""
-
-
-class ValueHistory:
-    """A game's facts as chains of values: each superseded fact leads to the one that holds now."""
-
-    def __init__(self, facts: Sequence[Fact]):
-        self.facts = {f.id: f for f in facts}
-        self._before: dict[int, list[Fact]] = {}
-        for fact in facts:
-            if fact.superseded_by is not None and fact.retracted_at is None:
-                self._before.setdefault(fact.superseded_by, []).append(fact)
-
-    def holds_now(self, fact_id: int) -> Fact | None:
-        """The end of ``fact_id``'s chain of newer values, where a newer one superseded it and still holds."""
-        fact, seen = self.facts.get(fact_id), set()
-        while fact is not None and fact.superseded_by is not None and fact.id not in seen:
-            seen.add(fact.id)
-            fact = self.facts.get(fact.superseded_by)
-        return fact if fact is not None and fact.id != fact_id and fact.active else None
-
-    def earlier(self, fact: Fact) -> list[Fact]:
-        """The values ``fact`` replaced, newest first."""
-        chain, at = [], fact.id
-        for _ in range(50):
-            before = self._before.get(at)
-            if not before:
-                break
-            newest = max(before, key=lambda f: f.id)
-            chain.append(newest)
-            at = newest.id
-        return chain
-
-    def told_by(self, entry_id: int, text: str = "", turn: int | None = None) -> list[Fact]:
-        """The values that hold now in place of the ones ``entry_id`` told and that were superseded since; and,
-        given its ``text`` and ``turn``, the changes recorded after it of a thing it names (it told of the oil
-        barrel in the lamp room; the barrel was used up since), so no recalled turn tells an older value alone."""
-        now = {}
-        for fact in self.facts.values():
-            if fact.superseded_by is not None and entry_id in fact.sources:
-                current = self.holds_now(fact.id)
-                if current is not None:
-                    now[current.id] = current
-        if text and turn is not None:
-            said = text.casefold()
-            for fact in self.facts.values():
-                if (
-                    fact.active and fact.turn > turn and entry_id not in fact.sources
-                    and attribute_name(fact.attribute) in ATTRIBUTE_NAMES and names_subject(said, fact.subject)
-                ):  # fmt: skip
-                    now[fact.id] = fact
-        return list(now.values())
-
-
-def names_subject(text: str, subject: str) -> bool:
-    """Whether ``text`` (folded) names ``subject``: all of its content words."""
-    words = [surface.casefold() for _, surface in content_words(subject)]
-    return bool(words) and all(re.search(rf"(?<!\w){re.escape(w)}", text) for w in words)

@@ -146,8 +146,17 @@ def changes_as_facts(changes: Sequence[Change], sources: tuple[int, ...], turn: 
 def history_text(current: Fact, earlier: Sequence[Fact]) -> str:
     """A fact that holds now, with the values it replaced, newest first: "swan candlestick, location: the well
     (before: on the chapel altar until turn 230; in the vestry until turn 140)"."""
-    before = [f"{f.value} until turn {f.superseded_turn}" for f in earlier if f.superseded_turn is not None][:3]
+    mixed = len({attribute_name(f.attribute) for f in [current, *earlier]}) > 1  # a place, then a holder
+    before = [
+        f"{_as_held(f) if mixed else f.value} until turn {f.superseded_turn}"
+        for f in earlier if f.superseded_turn is not None
+    ][:3]  # fmt: skip
     return current.text + (f" (before: {'; '.join(before)})" if before else "")
+
+
+def _as_held(fact: Fact) -> str:
+    """An older value of another attribute, said as what it was: "held by Corwin Thale" before a place."""
+    return f"held by {fact.value}" if attribute_name(fact.attribute) == "holder" else fact.value
 
 
 def to_new_fact(fact: ExtractedFact, sources: tuple[int, ...], turn: int) -> NewFact:

@@ -42,7 +42,7 @@ _NO_PLACE = frozenset(
     "tonight today yesterday tomorrow hour hours minute minutes moment while time day days week weeks year years "
     "vespers matins compline winter summer spring autumn light lamplight candlelight firelight moonlight sunlight "
     "starlight torchlight glow gloom dark darkness shadow shadows wind breeze rain fog mist snow silence quiet "
-    "hurry haste turn silence way manner fashion case fact secret passing pieces shards splinters fragments ash "
+    "hurry haste turn silence way manner fashion case fact secret passing pieces shards splinters fragments ash last "
     "ashes dust smithereens flames flame fire".split()
 )
 # Where a thing put is held by someone: "presses the whistle into young Pell's palm".
@@ -64,7 +64,7 @@ _NO_MOVE = frozenset(
     "see look watch examine inspect study read notice admire consider mention describe recall remember find "
     "search check open close clean polish turn hold catch show point wave lift raise unfold unwrap smell sniff "
     "touch tap count weigh compare test play sing speak say tell write draw cast make mark buy sell want need "
-    "like love hate fear".split()
+    "like love hate fear swear pledge vow".split()
 )
 # Verbs of having: the subject holds the thing ("Old Tamsin keeps the bone whistle on a cord").
 _HAVE = frozenset("keep have hold wear own possess clutch grip guard carry pocket".split())
@@ -81,7 +81,9 @@ _SIDE_FOR = frozenset("sail fight work ride spy march scheme serve".split())
 _SIDE_JOIN = frozenset("join serve".split())
 # A thing that is no more: "the moon mirror bursts into a thousand shards".
 _BREAK = frozenset("burst shatter crumble explode split splinter smash crack break disintegrate collapse".split())
-_BROKEN = {"burst": "shattered", "crack": "cracked", "split": "split", "break": "broken", "crumble": "crumbled"}
+_BROKEN = {"burst": "shattered", "shatter": "shattered", "crumble": "crumbled", "explode": "exploded",
+           "split": "split", "splinter": "splintered", "smash": "smashed", "crack": "cracked", "break": "broken",
+           "disintegrate": "disintegrated", "collapse": "collapsed"}  # fmt: skip
 _DAMAGE = frozenset("crack cracks fracture hole dent scratch chip split tear rent burn stain".split())
 # The states a thing changes to and from; what else is said of it ("cold to the touch", "heavy") is how it is.
 _STATES = frozenset(
@@ -137,7 +139,12 @@ def parsed_changes(sentence: str, known: Sequence[str] = (), before: str = "") -
         if token.dep_ not in ("nsubj", "nsubjpass", "dobj", "pobj") or token.pos_ not in ("NOUN", "PROPN", "PRON"):
             continue
         for attribute, thing, value in _said_of(token):
-            name = _antecedent(token, known, before) if thing.casefold() == "it" else thing
+            if thing.casefold() == "it":
+                name = _antecedent(token, known, before)
+            elif token.pos_ == "PRON":  # "so she has sworn her sloop to the Brotherhood": the one named before
+                name = _person_before(token, known, before)
+            else:
+                name = thing
             if not name or not value:
                 continue
             kind = "character" if attribute == "allegiance" else "item"
@@ -235,10 +242,10 @@ def _places(verb: Any, *, own: bool) -> list[str]:
     """The phrases of place said of ``verb`` and, where its thing is its subject (``own`` false), of the verbs that
     go on from it ("is dragged aft and chained to the mast", "lies buried under the palm")."""
     verbs = [verb]
-    if not own:
-        verbs += [t for t in verb.children if t.dep_ in ("conj", "advcl", "xcomp", "acomp") and t.pos_ == "VERB"
+    if not own:  # "lies buried in the barrow": the participle is the verb's too
+        verbs += [t for t in verb.children if t.dep_ in ("conj", "advcl", "xcomp", "acomp", "acl") and t.pos_ == "VERB"
                   and not any(c.dep_ in ("nsubj", "nsubjpass", "dobj") for c in t.children)]  # fmt: skip
-    places = []
+    places: list[tuple[int, int, str]] = []  # where each phrase starts and ends in the sentence, and how it is said
     for each in verbs:
         for prep in (t for t in each.children if t.dep_ == "prep" and t.lower_ in PLACE_PREPS):
             where = next((t for t in prep.children if t.dep_ == "pobj"), None)
@@ -247,8 +254,15 @@ def _places(verb: Any, *, own: bool) -> list[str]:
             said = PLACE_PREPS[prep.lower_]
             if prep.lower_ == "to" and where.lower_ in _AT_PARTS:
                 said = "at"
-            places.append(f"{said} {_span(where)}")
-    return places
+            text = f"{said} {_span(where)}"
+            end = max(t.i for t in where.subtree)
+            # one place said in two phrases the parse hung apart ("above the hearth of the tavern in Saltmarrow")
+            if places and places[-1][1] + 1 == prep.i:
+                start, _, before = places.pop()
+                places.append((start, end, f"{before} {prep.lower_} {_span(where)}"))
+            else:
+                places.append((prep.i, end, text))
+    return [text for _, _, text in places]
 
 
 def _somebody_s(word: Any) -> bool:
@@ -299,6 +313,19 @@ def _antecedent(token: Any, known: Sequence[str], before: str) -> str:
         if earlier.dep_ in ("nsubj", "nsubjpass", "dobj") and earlier.pos_ == "NOUN" and _is_thing(earlier):
             return _name(earlier)
     return ""
+
+
+def _person_before(token: Any, known: Sequence[str], before: str) -> str:
+    """The character a "she", "he" or "they" stands for: the last name said before it in its sentence, else the
+    last character the memory holds named in the text before; nothing where none is (a fact of "she" tells no
+    one anything)."""
+    for earlier in reversed(list(token.doc[: token.i])):
+        if earlier.pos_ == "PROPN" and earlier.ent_type_ == "PERSON" and earlier.dep_ != "compound":
+            return earlier.text if earlier.dep_ == "poss" else _span(earlier)
+    said = f"{before} {token.doc[: token.i].text}".casefold()
+    named = [(said.rfind(subject.split()[-1].casefold()), subject) for subject in known if subject.split()]
+    place, subject = max(named, default=(-1, ""))
+    return subject if place >= 0 else ""
 
 
 def _is_person(token: Any) -> bool:

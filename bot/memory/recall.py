@@ -82,14 +82,16 @@ def memory_brief(action: str, pins: Sequence[MemoryItem], recall: Sequence[Memor
     # A fact recall found itself that has older values ("[fact, now] ferryman, allegiance: Ashby (before: …)") is
     # its newest value too, where the action names it.
     # A thing named as another's owner is not what the action asks about: "I look at the lifeboat's oars" asks
-    # of the oars, and the lifeboat's place, told as the notes' answer, kept the default GM from the sawn oars.
+    # of the oars, and the lifeboat's place, told as the notes' answer, kept the default GM from the sawn oars
+    # (found by its words, and again, seeds 11 and 23, as the thing nearest the question by meaning).
     # A fact of what the question does not ask is no answer to it: "Which numbers open the iron chest?" was told
     # where the iron-bound sea chest lies.
-    things = wanted - {word.split("'")[0] for word in _OWNER.findall(action.lower())}
+    owners = {word.split("'")[0] for word in _OWNER.findall(action.lower())}
+    things = wanted - owners
     fits = asks_for(action)
     newer = [
         item for item in recall
-        if (item.found_by == NEWER and item.lead)
+        if (item.found_by == NEWER and item.lead and not set(_subject(item.text).casefold().split()) <= owners)
         or ((item.found_by == NEWER or item.text.startswith("[fact, now]")) and _names_thing(things, item.text)
             and (fits is None or _attribute(item.text) in fits))
     ]  # fmt: skip

@@ -36,7 +36,7 @@ async def test_the_change_bench_judges_each_questions_prompt_and_reply():
     # the well is not who has the lantern (asked in other words: no brief, so no note of the engine's answers it)
     assert not by_question["Whose hands is the hurricane lamp in?"].reply_says_latest
     ferryman = by_question["Who does the ferryman work for now?"]
-    assert ferryman.reply == "(From earlier in the game: ferryman, allegiance: Ashby.)", "the notes answer it"
+    assert ferryman.reply == "(From earlier in the game: ferryman, allegiance now: Ashby.)", "the notes answer it"
     assert ferryman.reply_says_latest
     boatman = by_question["Whose side is the boatman on these days?"]  # in other words: no brief to answer with
     assert boatman.reply is not None and "nothing to say" in boatman.reply and not boatman.reply_says_latest

@@ -172,3 +172,25 @@ async def test_a_question_in_other_words_is_told_the_current_value_of_the_thing_
             assert "[fact, now]" not in told.split(other)[-1], other
     finally:
         await engine.close()
+
+
+async def test_a_thing_put_somewhere_is_no_longer_held_and_one_taken_no_longer_where_it_lay(engine: Engine, scripted):
+    """bench change, the Tidewright chart: pocketed by Corwin Thale, then nailed above a tavern's hearth; with the
+    holder and the place kept apart, "Tidewright chart, holder: Corwin Thale" stood as current beside its new
+    place. A place and a holder said in one turn stand together."""
+    game = await _start(engine)
+    _gm(scripted, "First mate Corwin Thale pockets the Tidewright chart and keeps it buttoned inside his coat.",
+        "The gulls cry and quarrel over a fish head on the rocks below, their voices thin against the surf.",
+        "The Tidewright chart now hangs nailed above the hearth of the Cracked Bell tavern.",
+        "Nell Pike pockets the Tidewright chart and walks out into the rain.")  # fmt: skip
+    for action in ("I watch the mate.", "I listen to the gulls.", "I go into the tavern.", "I watch Nell."):
+        await engine.act(game.id, "maya", action)
+        await engine.memory.idle(game.id)
+        facts = [(f.attribute, f.value) for f in await engine.facts(game.id) if f.subject == "Tidewright chart"]
+        if action == "I go into the tavern.":
+            assert facts == [("location", "above the hearth of the Cracked Bell tavern")], facts
+    assert facts == [("holder", "Nell Pike")], "the hearth it was taken from is no longer where it is"
+    asked = await engine.preview(game.id, "Maya", "Where is the Tidewright chart now?")
+    prompt = "\n".join(m.content for m in asked.messages)
+    history = "(before: above the hearth of the Cracked Bell tavern until turn 4; held by Corwin Thale until turn 3)"
+    assert f"Nell Pike {history}" in prompt

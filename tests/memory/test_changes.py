@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from bot.memory.changes import asks_for, attribute_name, changes_in, same_subject
+from bot.memory.history import ValueHistory
+from bot.store.models import Fact, FactKind
 
 
 @pytest.mark.parametrize(
@@ -71,6 +75,10 @@ from bot.memory.changes import asks_for, attribute_name, changes_in, same_subjec
         ("Squire Ashcombe keeps the snuffbox in his waistcoat pocket.", ("snuffbox", "holder", "Squire Ashcombe")),
         ("It is the widow Penhallow who owns the snuffbox now.", ("snuffbox", "holder", "the widow Penhallow")),
         ("The sloop goes down with all hands.", ("sloop", "state", "destroyed")),
+        # the word before what it is; a code of words in a row
+        ("'Brinewolf' is the sewer watchword now, says the scrap of paper.", ("sewer watchword", "code", "Brinewolf")),
+        ("The clockwork lock on the crypt opens to three sigils: owl, serpent, chalice, in that order.",
+         ("clockwork lock", "code", "owl, serpent, chalice")),
     ],
 )  # fmt: skip
 def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, str, str]):
@@ -97,6 +105,8 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "The signal is given.",  # a signal's value is what it is ("two blue lamps"), not what is done with it
         "The knock is soft and slow.",
         "He trades glances with Maya.",
+        "She lays out the bread, cheese, apples and wine on the table.",  # a list is no code without a lock
+        "The ship sails to Lisbon, Porto and Cadiz.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):
@@ -124,6 +134,20 @@ def test_a_subject_the_memory_holds_is_named_its_way_and_attributes_have_one_nam
     assert change.subject == "swan candlestick"
     assert attribute_name("Whereabouts") == attribute_name("place") == "location"
     assert attribute_name("loyalty") == "allegiance" and attribute_name("mood") == "mood"
+    # of two things it may name, the one the memory came to hold last (the facts are kept in that order)
+    assert same_subject("compass", ["whalebone compass", "lapis compass"]) == "lapis compass"
+
+
+def test_a_code_of_words_in_a_row_is_the_lock_the_memory_holds_that_the_sentence_names():
+    said = "Someone has tampered with the Ravensworth lock: the dials are set to wolf, lily, crown."
+    [change] = changes_in(said, ["clockwork lock", "crypt door"])
+    assert (change.subject, change.attribute, change.value) == ("clockwork lock", "code", "wolf, lily, crown")
+
+
+def test_a_place_in_someones_hands_is_who_holds_it():
+    said = "Recovered at last in the raid, the thornwood staff is laid once more in Maelona's hands."
+    found = [(c.subject, c.attribute, c.value) for c in changes_in(said, ["thornwood staff"])]
+    assert found == [("thornwood staff", "holder", "Maelona")], "not a thing called 'once more'"
 
 
 def test_a_change_an_answer_gives_back_from_its_question_is_its_premise():
@@ -181,3 +205,31 @@ def test_a_side_is_never_taken_by_words_that_are_no_thing():
 )
 def test_a_question_asks_what_its_question_word_and_its_words_allow(asked: str, attributes: set[str] | None):
     assert asks_for(asked) == (frozenset(attributes) if attributes is not None else None)
+
+
+def test_a_turn_that_told_the_value_that_holds_now_told_no_older_one():
+    """The memory test's long game: "Wren Tally carried the brass key down to the cellar and left it on a barrel"
+    gave two places in one turn, one superseding the other, and the turn came back marked as telling a value
+    since changed, beside the key's current place it had told itself."""
+    now = datetime.now(UTC)
+
+    def fact(id_: int, value: str, turn: int, source: int, by: int | None = None) -> Fact:
+        return Fact(
+            id=id_,
+            game_id=1,
+            created_at=now,
+            kind=FactKind.ITEM,
+            subject="brass key",
+            attribute="location",
+            value=value,
+            sources=(source,),
+            turn=turn,
+            superseded_by=by,
+            superseded_turn=turn if by else None,
+        )
+
+    desk, barrel, cellar = fact(1, "on the desk", 5, 13, by=2), fact(2, "on a barrel", 150, 303, by=3), fact(
+        3, "in the cellar", 150, 303)  # fmt: skip
+    history = ValueHistory([desk, barrel, cellar])
+    assert history.told_by(303) == [], "it told the current value"
+    assert history.told_by(13) == [cellar], "the desk's turn told an older one"

@@ -26,6 +26,16 @@ def test_the_pipeline_is_installed_with_the_bot():
          "strongroom overnight.", [], ("wax-sealed petition", "location", "in the chancellery strongroom")),
         ("Captain Morwenna had the sea chest rowed ashore at dusk; it now lies buried under the leaning palm.", [],
          ("sea chest", "location", "under the leaning palm")),
+        ("Between verses the skald lets slip that the horn now lies buried in the barrow of Ulfrida the Pale.",
+         [], ("horn", "location", "in the barrow of Ulfrida the Pale")),  # a participle's place is the verb's
+        ("The witch had no use for it, it seems: the Tidewright chart now hangs nailed above the hearth of the "
+         "Cracked Bell tavern in Saltmarrow.", [],
+         ("Tidewright chart", "location", "above the hearth of the Cracked Bell tavern in Saltmarrow")),  # one place
+        ("When the torches went up, the Eyrie lens shattered into a thousand glittering pieces.", [],
+         ("Eyrie lens", "state", "shattered")),  # said as it was said
+        ("Word reaches port that Varga has turned her coat: the Crown stopped paying, so she has sworn her sloop "
+         "to the Brotherhood of the Black Tide.", ["Isolde Varga"],
+         ("Isolde Varga", "allegiance", "the Brotherhood of the Black Tide")),  # "she": the one named before
         # a holder: kept, put in someone's hand, passed on, taken
         ("Old Tamsin keeps the bone whistle on a leather cord around her neck.", [],
          ("bone whistle", "holder", "Old Tamsin")),
@@ -69,6 +79,10 @@ def test_an_it_is_the_thing_the_memory_holds_named_before():
     assert ("sea chest", "location", "under the leaning palm") in [
         (c.subject, c.attribute, c.value) for c in changes_in(said, ["sea chest"])
     ]
+
+
+def test_a_she_no_one_was_named_before_is_no_one():
+    assert parsed_changes("Later she swears her sword to the Silver Throne.") == []
 
 
 def test_the_finder_s_own_reading_goes_first():

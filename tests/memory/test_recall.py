@@ -117,6 +117,8 @@ def test_the_brief_tells_beside_the_action_what_the_notes_say_of_what_it_asks_ab
                       score=0.4)  # fmt: skip
     asked = "I look at the lifeboat's oars. What is wrong with them?"
     assert memory_brief(asked, [], [boat, oars, other]) == [oars], "the oars are asked about, not their boat"
+    nearest = dataclasses.replace(boat, lead=True)  # the thing followed nearest the question by meaning
+    assert memory_brief(asked, [], [nearest, oars, other]) == [oars], "nor the boat found by meaning (seed 23)"
     chest = MemoryItem("fact:8", "[fact, now] iron-bound sea chest, location: under the palm", found_by=NEWER)
     assert memory_brief("Which numbers open the iron chest?", [], [chest]) == [], "a code is asked, not a place"
     assert memory_brief("Where is the iron chest?", [], [chest]) == [chest]

@@ -204,7 +204,10 @@ def notes_answer(brief: Sequence[str]) -> str:
         bare = _BRIEF_LABEL.sub("", line.strip())
         value = _FACT_VALUE.match(bare) if line.startswith("[fact") else None
         if value:
-            bare = f"{bare[: bare.index(':')]}: {value.group(1)}"
+            # a value that changed is told as the one that holds now: after a reply that gave its older one ("The
+            # brass key now lies on the desk"), "brass key, location: in the cellar" read as where it had been
+            changed = re.search(r"\((?:before|was)\b", bare) is not None
+            bare = f"{bare[: bare.index(':')]}{' now' if changed else ''}: {value.group(1)}"
         bare = bare.strip().rstrip("…").strip().rstrip(".")
         if bare:
             answers.append(bare)

@@ -23,7 +23,7 @@ from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.indexes import RecallIndex, Scene, recall_indexes
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
-from bot.memory.changes import Change, ValueHistory, beyond_the_questions, changes_in, said_anew
+from bot.memory.changes import Change, attribute_name, beyond_the_questions, changes_in, said_anew
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem
@@ -39,6 +39,7 @@ from bot.memory.facts import (
     to_new_fact,
 )
 from bot.memory.glossary import Definition, candidate_terms, definition_messages, definitions_schema
+from bot.memory.history import ValueHistory
 from bot.memory.lore import LoreMatch, match_lore, scan_texts
 from bot.memory.recall import (
     candidates_by_meaning,
@@ -257,10 +258,9 @@ class Ledger:
             if step.supersedes is not None or step.supersedes_step is not None:
                 replaced = step.supersedes.id if step.supersedes else added[step.supersedes_step]
                 await self.store.supersede_fact(db, replaced, fact_id, step.fact.turn)
-            if ends(step.fact):  # a thing burned or used up is nowhere and held by no one any more
-                for fact in await self.store.facts(game_id):
-                    if fact.id != fact_id and same_thing(fact, step.fact) and fact.key[1] in ("location", "holder"):
-                        await self.store.supersede_fact(db, fact.id, fact_id, step.fact.turn)
+            for fact in await self.store.facts(game_id):
+                if fact.id != fact_id and same_thing(fact, step.fact) and _made_false(fact, step.fact):
+                    await self.store.supersede_fact(db, fact.id, fact_id, step.fact.turn)
         return len(added)
 
     async def value_history(self, game_id: int) -> ValueHistory:
@@ -530,6 +530,21 @@ def _lore_entry(fields: dict) -> LoreEntry:
     except ValidationError as exc:
         problems = (line.removeprefix("(top level): ") for line in format_validation_error(exc))
         raise UserError("; ".join(problems)) from None
+
+
+def _made_false(fact: Fact, new: NewFact) -> bool:
+    """Whether a new fact of the same thing makes an older one of another attribute false: a thing burned or used
+    up is nowhere and held by no one any more; one put somewhere is no longer held as it was told before, one
+    taken or handed over no longer where it lay ("the chart hangs above the tavern's hearth": Corwin Thale, who
+    pocketed it turns before, holds it no more). Said in one turn, a place and a holder stand together ("keeps the
+    compass on a chain at her throat")."""
+    was = attribute_name(fact.attribute)
+    if was not in ("location", "holder"):
+        return False
+    if ends(new):
+        return True
+    other = {"location": "holder", "holder": "location"}.get(attribute_name(new.attribute))
+    return was == other and fact.turn < new.turn
 
 
 def _changes_of(entries: Sequence[LogEntry], known: Sequence[str]) -> list[list[Change]]:

@@ -27,10 +27,11 @@ from bot.engine.upkeep.ledger import Ledger, LedgerFailed
 from bot.engine.upkeep.meaning import MeaningIndex
 from bot.engine.upkeep.players import PlayerMemories, PrivateMemoryFailed
 from bot.engine.upkeep.summaries import CompactionReport, Summaries, SummaryInfo, UpkeepFailed, front_summaries
-from bot.memory.changes import ATTRIBUTE_NAMES, ValueHistory, asks_for, attribute_name
+from bot.memory.changes import ATTRIBUTE_NAMES, asks_for, attribute_name
 from bot.memory.config import Buckets, MemoryConfig
 from bot.memory.context import NEWER, MemoryItem, MemoryView
 from bot.memory.facts import history_text
+from bot.memory.history import ValueHistory
 from bot.memory.npcs import Cast, NpcScene, cast_of
 from bot.memory.recall import asks
 from bot.model.sizing import REPLY_TOKENS

@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from bot.engine.table.session import Sessions
 from bot.engine.table.settings import GameSettings
-from bot.memory.changes import ValueHistory, names_subject
 from bot.memory.chapters import integrate_messages, recap_messages
 from bot.memory.compaction import (
     Chunk,
@@ -31,6 +30,7 @@ from bot.memory.compaction import (
 from bot.memory.config import MemoryConfig
 from bot.memory.context import ContextTrace
 from bot.memory.facts import history_text
+from bot.memory.history import ValueHistory, names_subject
 from bot.model.base import ChatMessage, Messages, ModelUnavailable
 from bot.model.worker import ModelWorker, Priority
 from bot.store import FrontSnapshot, Game, MemoryState, NewSummary, Store, Summary, SummaryKind, Visibility

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.engine.turn.answers import carries, only_restates
+from bot.engine.turn.answers import carries, notes_answer, only_restates
 
 
 def test_a_short_reply_about_something_else_is_no_restatement():
@@ -119,3 +119,16 @@ def test_a_new_value_is_no_answer_to_an_action_that_asks_after_the_thing():
     assert not carries(stale, boot, ["I search the chapel for the brass key."]), "a look that names it"
     assert carries(stale, boot, ["I look around."]), "a look at the scene: the GM may move the key in it"
     assert carries("Wren has it in his boot.", boot, ["Where is the brass key now?"])
+
+
+def test_the_notes_answer_tells_a_changed_value_as_the_one_that_holds_now():
+    """The memory test, sampling seed 11: the default GM wrote "The brass key now lies on the desk", its older
+    place, and "(From earlier in the game: brass key, location: in the cellar.)" was told after it, which a player
+    reads as where the key had been. A value that changed is told as the current one; one that never did as it
+    was."""
+    moved = ["[fact, now] brass key, location: in the cellar (before: on the desk until turn 150)"]
+    assert notes_answer(moved) == "brass key, location now: in the cellar"
+    kept = ["[fact, now] ledger, origin: a merchant in Saltmere"]
+    assert notes_answer(kept) == "ledger, origin: a merchant in Saltmere"
+    turn = ["[turn 24] GM: The lifeboat's oars were sawn halfway through."]
+    assert notes_answer(turn) == "The lifeboat's oars were sawn halfway through"
