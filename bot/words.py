@@ -81,6 +81,25 @@ def stems(text: str) -> frozenset[str]:
     return frozenset(stem for stem, _ in content_words(text))
 
 
+def thing_stems(text: str) -> frozenset[str]:
+    """The stems of the content words of ``text`` that end what they name: "timepiece" of "the old sailor's
+    timepiece", not "old", which says which, nor "sailor's", whose it is; a word followed by a stopword or by
+    punctuation ends its phrase ("glass" of "the brandy glass by the hand")."""
+    found = []
+    matches = list(_WORD.finditer(text))
+    for i, match in enumerate(matches):
+        lower = match.group(0).lower().replace("’", "'")
+        if lower in STOPWORDS or lower.split("'")[0] in STOPWORDS or re.search(r"'s?$", lower):
+            continue  # a stopword, or an owner ("sailor's", "smugglers'")
+        following = matches[i + 1] if i + 1 < len(matches) else None
+        if following is not None and not text[match.end() : following.start()].strip():
+            after = following.group(0).lower().replace("’", "'")
+            if after not in STOPWORDS and after.split("'")[0] not in STOPWORDS:
+                continue  # a word that says which ("old" of "old chart", "brandy" of "brandy glass")
+        found.append(_stem(lower))
+    return frozenset(found)
+
+
 def runs(text: str, n: int) -> set[tuple[str, ...]]:
     """Every run of ``n`` content words (all of them if fewer)."""
     stems = [stem for stem, _ in content_words(text)]

@@ -109,12 +109,12 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene:
     """Whether a reply says what the brief beside its action told (see :func:`bot.memory.recall.memory_brief`):
     for a fact, its current value (see :func:`_says_value`); for a line that names someone or somewhere the action
     did not, a name (see :func:`names`: "Ashdown" for "Which servant carries the key to the wine vault?"); for any
-    other, :data:`BRIEF_NEWS_WORDS` words of its news ("silver heron" for "What bird is etched in the old sailor's
-    timepiece?"), all of them for a line of fewer. Its news: its content words that neither the action nor the
-    ``scene`` (the last replies) said, or that the action did not, where the scene said them all ("The captain checks
-    the watch again." told nothing of "A silver heron is engraved inside the lid of the captain's pocket watch." in a
-    game whose every turn spoke of the captain's watch). A reply that says none of it answered from elsewhere ("The
-    captain takes the key from the barrel."). With no brief, any reply does."""
+    other, :data:`BRIEF_NEWS_WORDS` words of its news in one sentence ("silver heron" for "What bird is etched in
+    the old sailor's timepiece?"), all of them for a line of fewer. Its news: its content words that neither the
+    action nor the ``scene`` (the last replies) said, or that the action did not, where the scene said them all ("The
+    captain checks the watch again." told nothing of "A silver heron is engraved inside the lid of the captain's
+    pocket watch." in a game whose every turn spoke of the captain's watch). A reply that says none of it answered
+    from elsewhere ("The captain takes the key from the barrel."). With no brief, any reply does."""
     if not brief:
         return True
     said = stems(text)
@@ -133,14 +133,16 @@ def carries(text: str, brief: Sequence[str], actions: Sequence[str] = (), scene:
                 return True
             continue
         news = stems(bare) - known or stems(bare) - asked
-        if len(said & news) >= min(BRIEF_NEWS_WORDS, len(news)):
+        if any(len(stems(sentence) & news) >= min(BRIEF_NEWS_WORDS, len(news)) for sentence in sentences(text)):
             return True
     return False
 
 
 # The words of a brief line's news a reply must say to carry it (all of them, for a line of fewer): one was a word of
 # the place it looked at, not of what is there ("He looks at the etched mark on the lid." for a heron engraved
-# inside the lid of the captain's watch; memory test, seed 7).
+# inside the lid of the captain's watch; memory test, seed 7). In one sentence: a long reply says many words, and
+# one about the ship's captain and another about a cottage "Inside, they find nothing" said nothing of the heron
+# "inside the lid of the captain's pocket watch" (memory test, seed 23).
 BRIEF_NEWS_WORDS = 2
 
 

@@ -90,7 +90,10 @@ ENGINE_WORDS = re.compile(
     r"\bin public, say only\b|"
     r"\band nothing of what\b|\bgives way to \w+ and may now say\b|\bplay this out now\b|"
     r"\bshows what they find, in the story's words\b|\bthe people there speaking\b|\banswer with (?:it|that)\b|"
-    r"\(before: [^)]*\buntil turn \d+",  # a changed value's history, as the notes write it (bot.memory.facts)
+    r"\(before: [^)]*\buntil turn \d+|"  # a changed value's history, as the notes write it (bot.memory.facts)
+    # what an NPC entering witnessed, as the notes write it (bot.memory.brief): "Wren Tally witnesses turns 203-205,
+    # 212-214, ... and knows nothing else" (the memory test, sampling seed 23)
+    r"\bwitness(?:es|ed)? turns? \d+|\bknows? nothing else that happened\b",
     re.IGNORECASE,
 )
 # The memory's brief opens with its heading (bot.memory.layers): copied before what the notes say ("The notes from

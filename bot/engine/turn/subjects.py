@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.words import stems
+from bot.words import stems, thing_stems
 
 # What happens to a player's character, which the GM tells ("Maya notices a smell", "Tom finds the key", "Maya
 # is soaked"): any other verb after a player's name decides for them, unless their action said it.
@@ -60,6 +60,7 @@ class PlayerSubjects:
             re.compile(rf"^\W*(?P<who>{subjects})\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b") if names else None
         )  # fmt: skip
         self._acted = set().union(*(stems(a) for a in actions)) if actions else set()
+        self._things = set().union(*(thing_stems(a) for a in actions)) if actions else set()
         self._actors = {a.casefold() for a in actors}
         # A line given to a seated player after it ('"It was natural causes," says Maya.'): theirs to say, unless
         # their own action said it ("I ask Meg, 'Where were you?'"), the GM telling it back.
@@ -120,8 +121,10 @@ class PlayerSubjects:
         if who and who <= self._actors and verb not in MIND_VERBS:
             # The thing their action named: their action, told. A name the action said is not its thing: "Who
             # killed Silas Wren?" answered "Maya leans over the desk and smells the brandy glass by Silas's hand."
+            # Nor is a word that only says which, or whose: "What bird is etched in the old sailor's timepiece?"
+            # answered "Tom looks up at the old chart." (the memory test, sampling seed 23).
             rest = stems(re.sub(r"\b[A-Z][\w'’-]*", " ", sentence[found.end() :])) - stems(" ".join(self._names))
-            return not rest & self._acted
+            return not rest & self._things
         return True
 
     @staticmethod

@@ -107,6 +107,20 @@ def test_one_word_of_a_brief_is_not_its_news():
     )
 
 
+def test_a_briefs_news_is_said_in_one_sentence_not_gathered_over_a_long_reply():
+    """Seed 23 of the memory test, at b4e970e: a long reply about the old chart said "captain" in one sentence and
+    "Inside, they find nothing" in another, and counted as telling the heron inside the captain's watch."""
+    asked = ["What bird is etched in the old sailor's timepiece?"]
+    heron = ["[turn 12] … GM: A silver heron is engraved inside the lid of the captain's pocket watch."]
+    scene = ["Mrs Ashdown carries the key to the wine vault."]
+    wandering = (
+        'The ship\'s captain stands at the helm. "Low tide!" he yells. The players follow the captain to the cottage. '
+        "Inside, they find nothing either."
+    )
+    assert not carries(wandering, heron, asked, scene)
+    assert carries("Inside the lid, a heron is engraved.", heron, asked, scene)
+
+
 def test_a_new_value_is_no_answer_to_an_action_that_asks_after_the_thing():
     """bench change, the default GM, 300 turns: asked "Where is the brass key now?", briefed its place "inside his
     boot", it wrote "The brass key now rests in the chapel bell.", word for word an older turn, and that was taken

@@ -229,6 +229,13 @@ def test_the_engines_own_notes_copied_into_a_reply_end_it_and_never_open_it():
     copied = "Maya notices something only they see; the bot tells them privately. In public, say only that Maya "
     text, shaper = _shape(copied + 'noticed something, and nothing of what. Pell: "I keep my own pace."')
     assert text == 'Pell: "I keep my own pace."' and shaper.shaped.engine_notes
+    # What an NPC entering witnessed, as the notes write it, copied after an answer (the memory test, seed 23).
+    said = "The brass key is now in the cellar."
+    note = "Wren Tally witnesses turns 203-205, 212-214, 216-218, and knows nothing else that happened."
+    text, shaper = _shape(f"{said} {note} Wren nods.")
+    assert text == said and shaper.shaped.engine_notes
+    text, _ = _shape("Wren Tally witnessed the wreck from the cliff. Wren nods.")
+    assert text == "Wren Tally witnessed the wreck from the cliff. Wren nods.", "a witness in the story is no note"
     text, _ = _shape("Maya notices something by the wheel. Pell shrugs.")
     assert text == "Maya notices something by the wheel. Pell shrugs.", "noticing is the story"
     text, _ = _shape("At the end of the road, a lamp gutters.")

@@ -17,6 +17,17 @@ def test_what_happens_to_a_character_is_told_and_what_it_does_unasked_is_decided
     assert _decides(["Maya lifts the glass and breathes in."], "I sniff the brandy glass.") == [False], "told back"
 
 
+def test_an_acting_players_deed_on_another_thing_is_decided_whatever_word_says_which():
+    """Seed 23 of the memory test, at b4e970e: "What bird is etched in the old sailor's timepiece?" answered "Tom
+    looks up at the old chart.", let through as Tom's question told back because both said "old"."""
+    asked = "What bird is etched in the old sailor's timepiece?"
+    assert _decides(["Tom looks up at the old chart."], asked, "Tom") == [True], "'old' says which, not what"
+    assert _decides(["Tom turns the timepiece over."], asked, "Tom") == [False], "the thing asked of: told back"
+    assert _decides(["Tom greets the sailor."], asked, "Tom") == [True], "whose it is is not the thing"
+    assert _decides(["Maya raises the brandy bottle."], "I sniff the brandy glass.") == [True]
+    assert _decides(["Maya turns the glass in the lamplight."], "I sniff the brandy glass by the hand.") == [False]
+
+
 def test_what_a_character_thinks_or_sets_out_to_do_is_its_players_whatever_it_names():
     asked = "Where was the ledger bought?"
     thought = ["Maya realizes that this ledger is related to her father's business.", "She starts to question it."]
