@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.words import stems, thing_stems
+from bot.words import sentences, stems, thing_stems
 
 # What happens to a player's character, which the GM tells ("Maya notices a smell", "Tom finds the key", "Maya
 # is soaked"): any other verb after a player's name decides for them, unless their action said it.
@@ -37,6 +37,9 @@ TOLD_TO_YOU = frozenset(
 )
 
 
+_FIRST_PERSON = re.compile(r"\b(?:I|[Ww]e)\b")
+
+
 class PlayerSubjects:
     """Sentences of narration whose subject is a seated player's character ("Maya reaches for the cask", "Tom and
     Maya nod"): the GM deciding what they do, say or feel, unless an action of the turn said it ("Maya forces the
@@ -59,7 +62,16 @@ class PlayerSubjects:
         self._subject = (
             re.compile(rf"^\W*(?P<who>{subjects})\s+(?:[a-z]+ly\s+)?(?P<verb>[a-z][a-z'-]+)\b") if names else None
         )  # fmt: skip
-        self._acted = set().union(*(stems(a) for a in actions)) if actions else set()
+        # What the players said they do: not a question's words ("Which servant carries the key to the wine
+        # vault?" answered "Tom carries the brass key to the wine vault.", memory test, sampling seed 42).
+        # A question of what they may do is what they do: "Can I look at the map?".
+        done = [
+            part for a in actions for part in sentences(a)
+            if not part.rstrip(" \"'”’)").endswith("?") or _FIRST_PERSON.search(part)
+        ]  # fmt: skip
+        self._acted = set().union(*(stems(part) for part in done)) if done else set()
+        asked = [part for a in actions for part in sentences(a) if part not in done]
+        self._asked = set().union(*(stems(part) for part in asked)) - self._acted if asked else set()
         self._things = set().union(*(thing_stems(a) for a in actions)) if actions else set()
         self._actors = {a.casefold() for a in actors}
         # A line given to a seated player after it ('"It was natural causes," says Maya.'): theirs to say, unless
@@ -112,6 +124,8 @@ class PlayerSubjects:
         said = stems(verb)  # "forces" is "forc", "force" is "force": one is the other's start
         if any(v[:4] == a[:4] and (v.startswith(a) or a.startswith(v)) for v in said for a in self._acted):
             return False
+        if any(v[:4] == a[:4] and (v.startswith(a) or a.startswith(v)) for v in said for a in self._asked):
+            return True  # a player made the answer to a question: "Tom carries the brass key" for "Who carries it?"
         if found.group("who").casefold() == "you":
             who = set(self._actors)
         elif found.re is _PRONOUN:

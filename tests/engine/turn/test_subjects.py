@@ -28,6 +28,17 @@ def test_an_acting_players_deed_on_another_thing_is_decided_whatever_word_says_w
     assert _decides(["Maya turns the glass in the lamplight."], "I sniff the brandy glass by the hand.") == [False]
 
 
+def test_a_questions_verb_is_not_what_the_asking_player_does():
+    """Seed 42 of the memory test, at 33546bf: "Which servant carries the key to the wine vault?" answered "Tom carries
+    the brass key to the wine vault.", let through as Tom's own deed because the question said "carries"."""
+    asked = "Which servant carries the key to the wine vault?"
+    assert _decides(["Tom carries the brass key to the wine vault."], asked, "Tom") == [True]
+    assert _decides(["Tom carries the lamp to the door."], "I carry the lamp to the door. Is it locked?", "Tom") == [
+        False
+    ], "what the player said they do, beside a question"
+    assert _decides(["Tom looks at the map."], "Can I look at the map?", "Tom") == [False], "what I may do"
+
+
 def test_what_a_character_thinks_or_sets_out_to_do_is_its_players_whatever_it_names():
     asked = "Where was the ledger bought?"
     thought = ["Maya realizes that this ledger is related to her father's business.", "She starts to question it."]
