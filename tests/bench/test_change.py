@@ -60,3 +60,19 @@ def test_the_chain_sets_load_and_a_set_out_of_order_is_refused(tmp_path):
     bad.write_text(json.dumps([chain | {"steps": [step | {"at": 0.5}, step | {"at": 0.2}]}]))
     with pytest.raises(ValueError, match="in order"):
         load_chains(bad)
+
+
+def test_a_turn_of_the_change_game_tells_one_step_where_the_game_has_room_and_each_chain_in_its_order():
+    """The writers' shares are round (.1, .3, .8): where they put them, one turn of 300 told fourteen changes, more
+    than the facts job's answer holds."""
+    from bot.bench.change import planted
+    from bot.bench.change_chains import CHAINS
+
+    for turns in (300, 1000):
+        at = planted(turns, CHAINS)
+        assert all(len(steps) == 1 for steps in at.values()) and max(at) < turns
+        for chain in CHAINS:
+            told = [turn for step in chain.steps for turn, steps in at.items() if steps[0] is step]
+            assert len(told) == len(chain.steps) and told == sorted(told), chain.name
+    short = planted(60, CHAINS)
+    assert sum(len(steps) for steps in short.values()) == sum(len(chain.steps) for chain in CHAINS)
