@@ -482,26 +482,3 @@ def test_a_malformed_token_or_an_unknown_setting_in_dotenv_is_one_line_and_nothi
         "settings: GM_MODLE in .env is not a setting; did you mean GM_MODEL? (docs/settings.md lists them)",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == [".env"], "nothing written"
-
-
-def test_the_invite_link_asks_for_what_the_bot_checks_for():
-    import base64
-    import urllib.parse
-
-    import discord
-
-    from bot.__main__ import checked_token
-    from bot.access import CHANNEL_PERMISSIONS, INVITE_PERMISSIONS, THREAD_PERMISSIONS
-    from bot.discord_client import invite_link
-
-    token = base64.urlsafe_b64encode(b"123456789012345678").decode().rstrip("=") + ".GhIjKl.abcdefghijklmnopqrstuvwxyz0"
-    assert checked_token(token) == 123456789012345678, "the bot's id, read from its token"
-    query = urllib.parse.parse_qs(urllib.parse.urlsplit(invite_link(123456789012345678)).query)
-    assert query["client_id"] == ["123456789012345678"] and query["scope"] == ["bot applications.commands"]
-    granted = discord.Permissions(int(query["permissions"][0]))
-    wanted = {**CHANNEL_PERMISSIONS, **THREAD_PERMISSIONS}
-    assert set(wanted) <= set(INVITE_PERMISSIONS) and {"read_message_history", "add_reactions"} <= set(
-        INVITE_PERMISSIONS
-    )
-    assert all(getattr(granted, name) for name in INVITE_PERMISSIONS)
-    assert not granted.administrator and not granted.mention_everyone

@@ -1,10 +1,9 @@
-"""SIGTERM and SIGINT stop the bot cleanly: the running reply finishes, or its action waits for a retry (F29)."""
+"""SIGTERM and SIGINT stop the bot cleanly: the running reply finishes, or its action waits for a retry (F29); the
+Discord connection's close on either signal is tests/test_discord_client.py's."""
 
 from __future__ import annotations
 
 import asyncio
-import os
-import signal
 
 import pytest
 
@@ -54,21 +53,3 @@ async def test_a_reply_that_outlasts_the_grace_leaves_its_action_for_a_retry(eng
     with pytest.raises(asyncio.CancelledError):
         await turn
     assert [e.content for e in await engine.unanswered(game.id)] == ["I light the lamp."]
-
-
-async def test_sigterm_closes_the_discord_connection_and_returns(engine: Engine, monkeypatch):
-    from bot.discord_client import GameMasterBot, serve
-    from bot.settings import ProcessSettings
-
-    async def connected(self, token: str) -> None:  # stands in for the gateway: runs until close()
-        while not self.is_closed():
-            await asyncio.sleep(0.01)
-
-    monkeypatch.setattr(GameMasterBot, "start", connected)
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        engine.stopping = False
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.2, os.kill, os.getpid(), signum)
-        await asyncio.wait_for(serve(engine, ProcessSettings(discord_token="x", stop_seconds=1)), timeout=60)
-        assert engine.stopping, "no new turn is taken once the signal came"
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler, "the handlers are given back"

@@ -72,7 +72,7 @@ HOT_BLOCKS = 8
 NEW_SHARE = 4
 # The new action's best recalled matches always get room, within the whole recall budget, whatever earlier
 # turns' notes already hold: appending never starves the question at hand. Measured on a 300-turn game with
-# ten clues asked about in other words (tests/memory/test_long_game.py): 5 found with none guaranteed, 9 with three,
+# ten clues asked about in other words (tests/bench/test_long_game.py): 5 found with none guaranteed, 9 with three,
 # for about one point of prefix reuse (89.4% to 89.1%).
 BEST_MATCHES = 3
 # A fragment an earlier turn's notes hold is not said again beside the new action: a turn is shown once in a

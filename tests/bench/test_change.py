@@ -4,9 +4,6 @@ a reply the GM could not write counted as one that does not say the latest value
 from __future__ import annotations
 
 import io
-import json
-
-import pytest
 
 from bot.bench.change import play, report
 from bot.bench.change_chains import CHAINS
@@ -46,20 +43,6 @@ async def test_the_change_bench_judges_each_questions_prompt_and_reply():
     figures = report([run], out)
     assert 0 < figures["reply_latest_60_none_tuned"] < 1, out.getvalue()
     assert "'Whose side is the boatman on these days?'" in out.getvalue()
-
-
-def test_the_chain_sets_load_and_a_set_out_of_order_is_refused(tmp_path):
-    from bot.bench.change_chains import CHAINS_FOLDER, HELD_OUT, SEEN, TUNED, load_chains
-
-    assert len(TUNED) >= 30 and len(SEEN) >= 10 and len(HELD_OUT) >= 10
-    assert not {c.name for c in HELD_OUT} & {c.name for c in TUNED + SEEN}, "a held-out chain is in no other set"
-    assert sorted(p.name for p in CHAINS_FOLDER.glob("*.json")) == ["held_out.json", "seen.json", "tuned.json"]
-    bad = tmp_path / "bad.json"
-    step = {"said": "The key is in the cellar.", "fact": ["item", "key", "location", "in the cellar"]}
-    chain = {"name": "key", "latest": ["cellar"], "older": [], "questions": ["Where is the key?"], "filler": []}
-    bad.write_text(json.dumps([chain | {"steps": [step | {"at": 0.5}, step | {"at": 0.2}]}]))
-    with pytest.raises(ValueError, match="in order"):
-        load_chains(bad)
 
 
 def test_a_turn_of_the_change_game_tells_one_step_where_the_game_has_room_and_each_chain_in_its_order():

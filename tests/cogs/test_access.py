@@ -235,13 +235,3 @@ class TestWithTheMembersIntent:
 
 async def test_the_members_intent_is_off_unless_asked_for(simcord_env, simcord_bot):
     assert not simcord_bot.intents.members, "a privileged intent: the developer portal must allow it first"
-
-
-def test_a_refused_privileged_intent_names_the_setting_to_turn_off():
-    from bot.discord_client import privileged_intents_refused
-    from bot.settings import ProcessSettings
-
-    text = privileged_intents_refused(ProcessSettings(discord_token="x", members_intent=True))
-    assert "GM_MEMBERS_INTENT=false" in text and "GM_MESSAGE_CONTENT" not in text
-    both = privileged_intents_refused(ProcessSettings(discord_token="x", members_intent=True, message_content=True))
-    assert "GM_MEMBERS_INTENT=false" in both and "GM_MESSAGE_CONTENT=false" in both

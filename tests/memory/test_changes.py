@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from bot.memory.changes import asks_for, attribute_name, changes_in, same_subject
-from bot.memory.history import ValueHistory
-from bot.store.models import Fact, FactKind
 
 
 @pytest.mark.parametrize(
@@ -205,31 +201,3 @@ def test_a_side_is_never_taken_by_words_that_are_no_thing():
 )
 def test_a_question_asks_what_its_question_word_and_its_words_allow(asked: str, attributes: set[str] | None):
     assert asks_for(asked) == (frozenset(attributes) if attributes is not None else None)
-
-
-def test_a_turn_that_told_the_value_that_holds_now_told_no_older_one():
-    """The memory test's long game: "Wren Tally carried the brass key down to the cellar and left it on a barrel"
-    gave two places in one turn, one superseding the other, and the turn came back marked as telling a value
-    since changed, beside the key's current place it had told itself."""
-    now = datetime.now(UTC)
-
-    def fact(id_: int, value: str, turn: int, source: int, by: int | None = None) -> Fact:
-        return Fact(
-            id=id_,
-            game_id=1,
-            created_at=now,
-            kind=FactKind.ITEM,
-            subject="brass key",
-            attribute="location",
-            value=value,
-            sources=(source,),
-            turn=turn,
-            superseded_by=by,
-            superseded_turn=turn if by else None,
-        )
-
-    desk, barrel, cellar = fact(1, "on the desk", 5, 13, by=2), fact(2, "on a barrel", 150, 303, by=3), fact(
-        3, "in the cellar", 150, 303)  # fmt: skip
-    history = ValueHistory([desk, barrel, cellar])
-    assert history.told_by(303) == [], "it told the current value"
-    assert history.told_by(13) == [cellar], "the desk's turn told an older one"

@@ -1,10 +1,8 @@
-"""Embedding models (F31): the bundled all-MiniLM-L6-v2 run by llama.cpp, what is embedded of a fragment, and
-choosing a model with GM_EMBED_MODEL."""
+"""Embedding models (F31): the bundled all-MiniLM-L6-v2's vectors, what is embedded of a fragment, and choosing a
+model with GM_EMBED_MODEL (the model's own file and conversion: test_minilm.py)."""
 
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -15,79 +13,6 @@ from bot.model import minilm
 from bot.model.embedding import Embedder, LlamaEmbedder
 from bot.settings import ProcessSettings
 from bot.startup import load_embedder
-
-
-def _reference(ids: list[int]) -> np.ndarray:
-    """all-MiniLM-L6-v2's sentence embedding of token ``ids``, computed from its safetensors with numpy alone:
-    BERT's encoder, then the mean of its token vectors, normalised."""
-    from math import erf
-
-    with zipfile.ZipFile(minilm.bundled_archive()) as files:
-        weights = {
-            name: array.astype(np.float32) for name, array in minilm._safetensors(files.read("model.safetensors"))
-        }
-        config = json.loads(files.read("config.json"))
-
-    def norm(x, name):
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + config["layer_norm_eps"]) * weights[name + ".weight"] + weights[
-            name + ".bias"
-        ]
-
-    def dense(x, name):
-        return x @ weights[name + ".weight"].T + weights[name + ".bias"]
-
-    n, heads = len(ids), config["num_attention_heads"]
-    size = config["hidden_size"] // heads
-    e = "embeddings."
-    x = weights[e + "word_embeddings.weight"][ids] + weights[e + "position_embeddings.weight"][:n]
-    x = norm(x + weights[e + "token_type_embeddings.weight"][0], e + "LayerNorm")
-    for layer in range(config["num_hidden_layers"]):
-        p = f"encoder.layer.{layer}."
-        q, k, v = (
-            dense(x, p + f"attention.self.{w}").reshape(n, heads, size).transpose(1, 0, 2)
-            for w in ("query", "key", "value")
-        )
-        scores = q @ k.transpose(0, 2, 1) / np.sqrt(size)
-        scores = np.exp(scores - scores.max(-1, keepdims=True))
-        attended = (scores / scores.sum(-1, keepdims=True) @ v).transpose(1, 0, 2).reshape(n, heads * size)
-        x = norm(x + dense(attended, p + "attention.output.dense"), p + "attention.output.LayerNorm")
-        hidden = dense(x, p + "intermediate.dense")
-        hidden = 0.5 * hidden * (1 + np.vectorize(erf)(hidden / np.sqrt(2)))
-        x = norm(x + dense(hidden, p + "output.dense"), p + "output.LayerNorm")
-    mean = x.mean(0)
-    return mean / np.linalg.norm(mean)
-
-
-def test_the_bundled_model_is_the_upstream_weights_run_faithfully_by_llama_cpp(real_embedder):
-    assert real_embedder.name == "all-MiniLM-L6-v2" and real_embedder.dimension == 384
-    for text in ("The groom led the horses to the stable.", "Maya kneels by the study door and looks in!"):
-        ids = real_embedder._llama.tokenize(text.encode())
-        assert ids[0] == 101 and ids[-1] == 102, "[CLS] ... [SEP], as BERT's tokenizer writes it"
-        assert float(_reference(ids) @ real_embedder.embed([text])[0]) > 0.9999
-
-
-def test_the_bundled_weights_are_checked_against_the_upstream_sha256(tmp_path: Path):
-    archive = tmp_path / "model.zip"
-    with zipfile.ZipFile(minilm.bundled_archive()) as source, zipfile.ZipFile(archive, "w") as changed:
-        for item in source.infolist():
-            data = source.read(item)
-            changed.writestr(item, data[:-1] + b"\0" if item.filename == "model.safetensors" else data)
-    with pytest.raises(Exception, match="SHA-256 .* not the upstream 53aa5117"):
-        minilm.convert(archive, tmp_path / "out.gguf")
-    assert not (tmp_path / "out.gguf").exists() or (tmp_path / "out.gguf").stat().st_size == 0
-
-
-def test_the_float16_file_of_earlier_versions_goes_once_the_float32_one_is_written(tmp_path: Path):
-    folder = tmp_path / "bundled"
-    folder.mkdir()
-    for name in (minilm.FORMER_GGUF_NAME, f"{minilm.FORMER_GGUF_NAME}.size", "someone-elses.gguf"):
-        (folder / name).write_bytes(b"GGUF")
-    path = minilm.bundled_gguf(tmp_path)
-    assert path.name == minilm.GGUF_NAME and path.read_bytes()[:4] == b"GGUF"
-    assert sorted(p.name for p in folder.iterdir()) == sorted([minilm.GGUF_NAME, f"{minilm.GGUF_NAME}.size",
-                                                               "someone-elses.gguf"])  # fmt: skip
 
 
 def test_texts_of_one_call_are_embedded_as_each_alone(real_embedder):
@@ -235,29 +160,6 @@ def test_cosines_are_brought_to_the_bundled_models_scale_by_each_models_chance_l
     assert high.comparable(np.array([passage_chance, 1.0])) == pytest.approx([REFERENCE_CHANCE, 1.0])
     # the order never changes: a closer text stays closer
     assert np.all(np.diff(high.comparable(np.linspace(0.5, 1.0, 11))) > 0)
-
-
-def test_bench_chance_measures_the_mean_cosine_of_unrelated_turns(tmp_path: Path, real_embedder, monkeypatch):
-    import io
-
-    from bot.bench import chance
-    from bot.errors import UserError
-
-    talks = [
-        {"conversation": {"session_1": [{"text": f"Conversation {c} says thing number {n} about its own day."}
-                                        for n in range(5)]}}
-        for c in range(3)
-    ]  # fmt: skip
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(talks))
-    monkeypatch.setattr(chance, "load_embedder", lambda settings: (real_embedder, None))
-    out = io.StringIO()
-    figures = chance.run(ProcessSettings(_env_file=None), path, out)
-    assert 0 < figures["chance_passage"] < 1 and figures["pairs"] == chance.PAIRS
-    assert out.getvalue().splitlines()[-1].startswith("chance_query=")
-    path.write_text("{}")
-    with pytest.raises(UserError, match="not a LoCoMo file|two conversations"):
-        chance.run(ProcessSettings(_env_file=None), path, io.StringIO())
 
 
 def test_a_players_query_goes_before_background_texts_waiting_for_the_embedding_model(real_embedder, monkeypatch):

@@ -282,30 +282,6 @@ def test_e5_small_is_named_in_any_case_and_pulling_it_says_there_is_nothing_to_p
     )
 
 
-def test_a_converted_model_damaged_since_is_converted_again(tmp_path: Path, caplog):
-    import logging
-
-    from bot.model.bundled import written_once
-
-    target = tmp_path / "bundled" / "model.gguf"
-    writes = []
-
-    def write(part: Path) -> None:
-        writes.append(part)
-        part.write_bytes(b"GGUF" + b"x" * 100)
-
-    written_once(target, write)
-    assert len(writes) == 1 and written_once(target, write) == target and len(writes) == 1
-    target.write_bytes(b"")  # emptied
-    with caplog.at_level(logging.WARNING):
-        written_once(target, write)
-    assert len(writes) == 2 and target.read_bytes().startswith(b"GGUF")
-    assert "is damaged (0 bytes, not a GGUF); it is converted again" in caplog.text
-    target.write_bytes(b"GGUF" + b"x" * 10)  # cut short
-    written_once(target, write)
-    assert len(writes) == 3
-
-
 @pytest.mark.llm
 def test_a_command_that_only_counts_tokens_never_fetches_the_gm_model(tmp_path: Path, monkeypatch, capsys):
     """bench locomo, which writes nothing with the model, fetched the 1.1 GB default on a machine without it."""

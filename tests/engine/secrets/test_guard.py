@@ -41,13 +41,6 @@ async def manor(tmp_path: Path):
         yield made
 
 
-def test_the_suite_has_every_kind_of_attempt():
-    kinds = {a.kind for a in ATTEMPTS}
-    assert len(ATTEMPTS) >= 20
-    assert kinds == {"other player", "ignore instructions", "role-play", "prompt", "command"}
-    assert {a.text for a in ATTEMPTS if a.kind == "command"} == {"/recall", "/memory-status"}
-
-
 async def test_every_attempt_is_stopped_by_the_guard(manor):
     """Every secret in the narrator's prompt, as before the engine held them: the guard alone keeps them."""
     engine, model = manor

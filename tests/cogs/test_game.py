@@ -1,25 +1,12 @@
-"""The Discord layer against SimCord's in-memory Discord, with the scripted model."""
+"""The game cog (cogs/game.py) against SimCord's in-memory Discord, with the scripted model: a game started, joined,
+played and rolled in, the world offered as typed, and what it refuses."""
 
 from __future__ import annotations
 
-import discord
-
-from bot.discord_client import GameMasterBot, cog_modules
 from bot.engine import Engine
 from bot.model import ScriptedModel
 from bot.store import EntryKind
 from cogs.rendering import LIMIT
-
-
-async def test_the_bot_connects_loads_every_cog_and_syncs(simcord_env, simcord_bot: GameMasterBot):
-    assert simcord_bot.is_ready()
-    assert sorted(simcord_bot.extensions) == sorted(cog_modules())
-    assert not simcord_bot.intents.message_content, "the privileged intent is off unless asked for"
-    channel = simcord_env.create_guild().create_text_channel("general")
-    member = simcord_env.guild.add_member(simcord_env.create_user("ann"))
-    available = set(member.available_commands(channel))
-    assert {"game start", "game end", "game status", "join", "leave", "act", "roll"} <= available
-    assert {"pin", "unpin", "pins", "memory-status", "recall", "compact", "retry", "chapter next"} <= available
 
 
 async def test_a_game_starts_players_join_act_and_the_reply_lands_in_the_log(
@@ -109,19 +96,3 @@ async def test_a_roll_is_public_and_logged(simcord_env, table, engine: Engine):
     assert not result.ephemeral and result.response.content.startswith("**Maya** rolls 1d20+5: 1d20 (")
     game = await engine.current_game(f"discord:{channel.id}")
     assert (await engine.history(game.id, 1))[0].kind is EntryKind.ROLL
-
-
-async def test_the_bot_runs_sharded_and_serves_guilds_on_every_shard(simcord_env, engine):
-    from bot.discord_client import GameMasterBot
-    from bot.settings import ProcessSettings
-
-    bot = GameMasterBot(engine, ProcessSettings(discord_token="simulated", shard_count=2))
-    await simcord_env.restart_bot(bot)
-    assert isinstance(bot, discord.AutoShardedClient) and bot.shard_count == 2
-    for shard, name in ((0, "first"), (1, "second"), (1, "third")):
-        guild = simcord_env.create_guild(name, shard_id=shard)
-        channel = guild.create_text_channel("table")
-        member = guild.add_member(simcord_env.create_user(f"{name}-player"))
-        answer = await member.slash(channel, "world list")
-        assert "lighthouse" in answer.response.content
-    assert {g.shard_id for g in bot.guilds} == {0, 1}, "guilds on both shards were served"
