@@ -74,3 +74,19 @@ def test_the_prompts_own_example_is_not_a_fact_of_the_game():
     assert not grounded(example, events)
     assert grounded(ExtractedFact(kind="character", subject="Wren", attribute="doing", value="mending"), events)
     assert grounded(ExtractedFact(kind="item", subject="the net", attribute="state", value="torn"), events)
+
+
+def test_a_thing_the_memory_holds_told_by_a_pronoun_is_grounded_by_its_value():
+    """bench change, held out at e89662d: "the panicked boy ... drops it into the old cistern beneath the Tannery
+    Bridge" moved the Dyers' guild seal, and the facts job's fact of it was left out as naming nothing."""
+    said = "The panicked boy runs through the rain and drops it into the old cistern beneath the Tannery Bridge."
+    events = [LogEntry(id=1, game_id=1, turn=9, kind=EntryKind.GM, author="GM", content=said, created_at=NOW)]
+    seal = ExtractedFact(kind="item", subject="Dyers' guild seal", attribute="location",
+                         value="cistern beneath the Tannery Bridge")  # fmt: skip
+    known = ["Dyers' guild seal", "Teodor"]
+    assert not grounded(seal, events), "a subject the memory does not hold: named, or no fact"
+    assert grounded(seal, events, known)
+    elsewhere = ExtractedFact(kind="item", subject="Dyers' guild seal", attribute="location", value="under the mat")
+    assert not grounded(elsewhere, events, known), "a value the events do not say: the prompt's example, copied"
+    half = ExtractedFact(kind="item", subject="Dyers' guild seal", attribute="location", value="cistern by the mill")
+    assert not grounded(half, events, known), "most of the value's words, not one of them"

@@ -199,7 +199,8 @@ class Ledger:
         if not result.ok:
             raise LedgerFailed(f"no usable facts from the extractor: {'; '.join(result.errors)}")
         turn = max((e.turn for e in entries), default=0)
-        kept = [f for f in result.value.facts if grounded(f, entries)]
+        known = [fact.subject for fact in await self.store.facts(game_id)]
+        kept = [f for f in result.value.facts if grounded(f, entries, known)]
         if len(kept) < len(result.value.facts):
             log.info("Game %d: %d extracted facts name nothing in the events; left out", game_id,
                      len(result.value.facts) - len(kept))  # fmt: skip
