@@ -129,7 +129,9 @@ def grounded(fact: ExtractedFact, entries: Sequence[LogEntry], known: Collection
         return True
     if " ".join(fact.subject.casefold().split()) not in {" ".join(k.casefold().split()) for k in known}:
         return False
-    said = [w for w in re.findall(r"[^\W_]+", fact.value.casefold()) if len(w) > 2 and w not in STOPWORDS]
+    said = [
+        w for w in re.findall(r"[^\W_]+", fact.value.casefold()) if w.isdigit() or len(w) > 2 and w not in STOPWORDS
+    ]
     found = sum(1 for w in said if re.search(rf"(?<!\w){re.escape(w)}", text))
     return bool(said) and 2 * found >= len(said) + 1  # most of the value's words, all of a short one's
 

@@ -90,3 +90,9 @@ def test_a_thing_the_memory_holds_told_by_a_pronoun_is_grounded_by_its_value():
     assert not grounded(elsewhere, events, known), "a value the events do not say: the prompt's example, copied"
     half = ExtractedFact(kind="item", subject="Dyers' guild seal", attribute="location", value="cistern by the mill")
     assert not grounded(half, events, known), "most of the value's words, not one of them"
+    reset = [LogEntry(id=2, game_id=1, turn=20, kind=EntryKind.GM, author="GM", created_at=NOW,
+                      content="At dawn the steward spins its dials to 2-8-5.")]  # fmt: skip
+    cage = ExtractedFact(kind="item", subject="cellar cage", attribute="code", value="2-8-5")
+    assert grounded(cage, reset, ["cellar cage"]), "a code's digits are its words"
+    assert not grounded(ExtractedFact(kind="item", subject="cellar cage", attribute="code", value="4-1-7"), reset,
+                        ["cellar cage"])  # fmt: skip
