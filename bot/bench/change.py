@@ -25,7 +25,7 @@ import json
 import random
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -47,6 +47,16 @@ from bot.worlds import WorldLibrary
 MARKERS = ("since changed", "before:", "until turn")  # how the prompt marks a value as older
 
 
+def at_shares(turns: int, chains: Sequence[Chain]) -> dict[int, list[Step]]:
+    """Each chain's steps at the turns their shares put them, several to a turn where they meet (bench scenes
+    plays its ten chains so, as its figures were measured)."""
+    at: dict[int, list[Step]] = {}
+    for chain in chains:
+        for step in chain.steps:
+            at.setdefault(max(1, round(step.at * turns)), []).append(step)
+    return at
+
+
 def planted(turns: int, chains: Sequence[Chain] = CHAINS) -> dict[int, list[Step]]:
     """Each chain's steps at their turns of a game of ``turns`` turns, one step a turn where the game is long
     enough: a step whose turn another chain's step took goes to the nearest free turn after its chain's step
@@ -66,15 +76,20 @@ def planted(turns: int, chains: Sequence[Chain] = CHAINS) -> dict[int, list[Step
     return at
 
 
+Placing = Callable[[int, Sequence[Chain]], dict[int, list[Step]]]
+
+
 class ChangeGameModel(ScriptedModel):
     """The GM of the change game: a planted step at its turn, filler on the chains' subjects otherwise; the facts
     job finds every planted change (``facts``) or nothing; summaries keep nothing of the chains."""
 
-    def __init__(self, turns: int, *, facts: bool, seed: int = 3, chains: Sequence[Chain] = CHAINS):
+    def __init__(
+        self, turns: int, *, facts: bool, seed: int = 3, chains: Sequence[Chain] = CHAINS, place: Placing = planted
+    ):
         super().__init__(default=self._background)
         self.rng = random.Random(seed)
         self.turn = 0
-        self.steps = planted(turns, chains)
+        self.steps = place(turns, chains)
         self.facts = facts
         self.topical = [line for chain in chains for line in chain.filler]
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from bot.bench.change import ChangeGameModel
+from bot.bench.change import ChangeGameModel, at_shares
 from bot.bench.change_chains import TUNED, Chain, Step
 from bot.bench.long_game import LONG_GAME_WORLD
 from bot.engine import Engine, EngineConfig
@@ -84,7 +84,7 @@ class SceneGameModel(ChangeGameModel):
     """The change game's GM, opening a scene at its turns; the chunk summaries written by ``writer``."""
 
     def __init__(self, turns: int, writer: LanguageModel, scenes: dict[int, tuple[tuple[str | None, str], bool]]):
-        super().__init__(turns, facts=False, chains=CHAINS)
+        super().__init__(turns, facts=False, chains=CHAINS, place=at_shares)
         self.writer = writer
         self.scenes = scenes
 
