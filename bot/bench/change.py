@@ -14,8 +14,8 @@ thirty were held out until the misses on them were looked into, five or ten at a
 :data:`SEEN` were held out once, then looked into; :data:`HELD_OUT` were written apart after that, in other
 words, and are reported apart. With ``--replies`` (``--replies held-out``: the held-out questions alone, the
 figure the aim is set on, in a quarter of the time on a CPU), the configured model answers
-the questions at the end of the 300-turn game (the facts job finding nothing), each on its own copy of the game as
-it stood then, and its replies are checked for the latest value.
+the questions at the end of the 300-turn game, in each arm played (``--facts``: none, all, or both), each on its own
+copy of the game as it stood then, and its replies are checked for the latest value.
 """
 
 from __future__ import annotations
@@ -289,8 +289,12 @@ def report(runs: Sequence[Run], out: TextIO) -> dict[str, float]:
     return figures
 
 
-def run(settings: ProcessSettings, lengths: Sequence[int], replies: str | None, out: TextIO) -> dict[str, float]:
-    """``replies``: None, "all" (every question answered by the configured model) or "held-out" (those alone)."""
+def run(
+    settings: ProcessSettings, lengths: Sequence[int], replies: str | None, out: TextIO,
+    facts_arms: Sequence[str] = ("none", "all"),
+) -> dict[str, float]:  # fmt: skip
+    """``replies``: None, "all" (every question answered by the configured model) or "held-out" (those alone), in
+    each of ``facts_arms`` played ("none": the facts job finds nothing; "all": every change)."""
     embedder, unavailable = load_embedder(settings)
     out.write(
         f"bench change: {len(CHAINS)} chains ({len(TUNED) + len(SEEN)} tuned, {len(HELD_OUT)} held out), "
@@ -303,8 +307,8 @@ def run(settings: ProcessSettings, lengths: Sequence[int], replies: str | None, 
         out.write(f"replies by {reply_model.name}\n")
     runs = []
     for turns in lengths:
-        for facts in (False, True):
-            with_replies = reply_model if (replies and not facts and turns == min(lengths)) else None
+        for facts in [arm == "all" for arm in facts_arms]:
+            with_replies = reply_model if (replies and turns == min(lengths)) else None
             runs.append(asyncio.run(play(turns, facts, embedder, with_replies, held_out_only=replies == "held-out")))
             out.write(f"  played {turns} turns, the facts job finding {'every change' if facts else 'nothing'}\n")
             out.flush()

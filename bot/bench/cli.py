@@ -54,6 +54,10 @@ def _memory_benches(benches: argparse._SubParsersAction) -> None:
         "--replies", nargs="?", const="all", choices=("all", "held-out"), default=None,
         help="the configured model answers at the end of the shortest game (held-out: those questions alone)",
     )  # fmt: skip
+    change_parser.add_argument(
+        "--facts", default="none,all",
+        help="the facts job's arms: finding nothing (none), every change (all), or both (default none,all)",
+    )  # fmt: skip
     scenes_parser = benches.add_parser(
         "scenes", help="chunk summaries ended at a length or at a scene's end: which carry the changes"
     )
@@ -166,7 +170,10 @@ def _change(settings: ProcessSettings, args: argparse.Namespace, series: Series)
         raise UserError("--turns takes whole numbers separated by commas, like 300,1000.") from None
     if not lengths or lengths[0] < 50:
         raise UserError("--turns takes game lengths of 50 turns or more, like 300,1000.")
-    return change.run(settings, lengths, args.replies, sys.stdout)
+    arms = [arm.strip() for arm in args.facts.split(",") if arm.strip()]
+    if not arms or any(arm not in ("none", "all") for arm in arms):
+        raise UserError("--facts takes none, all, or both as none,all.")
+    return change.run(settings, lengths, args.replies, sys.stdout, facts_arms=tuple(dict.fromkeys(arms)))
 
 
 def _scenes(settings: ProcessSettings, args: argparse.Namespace, series: Series) -> object:

@@ -37,6 +37,13 @@ def test_bench_length_refuses_too_few_turns(tmp_path: Path):
     assert result.returncode == 1 and "--turns must be at least 20" in result.stderr
 
 
+def test_bench_change_refuses_an_arm_it_does_not_have(tmp_path: Path):
+    result = run_bot("bench", "change", "--facts", "some", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.strip() == "--facts takes none, all, or both as none,all."
+    result = run_bot("bench", "change", "--turns", "300,x", cwd=tmp_path)
+    assert result.returncode == 1 and result.stderr.strip().startswith("--turns takes whole numbers")
+
+
 def test_a_record_keeps_the_final_figures_whatever_the_bench_returned():
     """A bench returns its figures as a mapping, or as a report whose ``line()`` is the printed last line."""
 
