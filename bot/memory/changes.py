@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from bot.memory.parsed import parsed_changes
+from bot.memory.pointing import names_a_thing, says_a_place
 from bot.words import content_words, sentences
 
 # Attributes, as the facts job names them and as this module does: one name each, so values supersede.
@@ -316,6 +317,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
 )  # fmt: skip
 
 _PEOPLE_WORDS = {"he", "she", "they", "it", "you", "i", "we", "him", "her", "them", "someone", "everyone"}
+# Words that name no thing: "nothing remains on the plinth but a puddle", "chunks off what is left".
+_NO_THING = {"nothing", "something", "anything", "everything", "what", "whatever", "which", "none", "all", "each"}
 _NOT_THINGS = {
     "way", "time", "moment", "look", "glance", "breath", "step", "steps", "turn", "hand", "hands", "eyes", "head",
     "seat", "place", "care", "note", "notice", "chance", "lead", "side", "back", "rest", "word", "words",
@@ -352,11 +355,28 @@ def changes_in(text: str, known: Iterable[str] = ()) -> list[Change]:
             these = [
                 Change(kind, same_subject(thing, subjects), attribute, value, sentence)
                 for kind, thing, attribute, value in parsed_changes(sentence, subjects, said)
+                if attribute in ("allegiance", "code") or _pointed(thing, sentence, subjects)
             ]
         for change in these:
+            if change.attribute in ("location", "holder") and not _NAMED.search(_AT.sub("", change.value)):
+                continue  # "changed the cage's numbers again, to 2-8-5": digits are no place, nor anyone
+            if change.attribute == "location" and not says_a_place(change.value):
+                continue
             found[(change.subject.casefold(), change.attribute)] = change
         said += " " + sentence
     return list(found.values())
+
+
+_NAMED = re.compile(r"[^\W\d_]{2,}")
+
+
+_AT = re.compile(rf"^{_PLACE_WORDS}\s+", re.I)
+
+
+def _pointed(thing: str, sentence: str, subjects: Sequence[str]) -> bool:
+    """A thing the memory holds, or one the sentence picks out (bot.memory.pointing); a side or a code is read only
+    where a word says so ("serves", "password"), whoever's."""
+    return same_subject(thing, subjects) in subjects or names_a_thing(thing, sentence)
 
 
 def beyond_the_questions(changes: Sequence[Change], questions: Sequence[str]) -> list[Change]:
@@ -417,9 +437,11 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     if sequence:  # of the lock the memory holds that the sentence names ("the lock's dials")
         thing = _lock_named(sentence, subjects) or thing
         attribute = "code"
-    if thing.casefold() == "it":  # "the miller buys back the deed, and it rests with him": the deed
-        thing = _antecedent(sentence[: match.start()], subjects)
-    if not thing or thing.casefold() in _PEOPLE_WORDS or thing.casefold().split()[-1] in _NOT_THINGS:
+    if thing.casefold().endswith(" of it"):  # "half of it is gone": a part, not the thing
+        return None
+    if thing.casefold().split()[-1] == "it":  # "the miller buys back the deed, and it rests with him": the deed
+        thing = _antecedent(sentence[: match.start()], subjects)  # ("by the third act it is gone": an "it" too)
+    if not thing or thing.casefold() in _PEOPLE_WORDS | _NO_THING or thing.casefold().split()[-1] in _NOT_THINGS:
         return None
     groups = match.groupdict()
     changed = attribute == "changed"
@@ -460,6 +482,8 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         if attribute == "holder":
             value = re.sub(r"^to\s+", "", value)
     if not value or not content_words(value) and attribute != "code":
+        return None
+    if attribute not in ("allegiance", "code") and not _pointed(thing, sentence, subjects):
         return None
     kind = "character" if attribute == "allegiance" else "item"
     return Change(kind, same_subject(thing, subjects), attribute, value, sentence)

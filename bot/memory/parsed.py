@@ -57,7 +57,9 @@ _PEOPLE = frozenset(
 )
 _BODY = frozenset(
     "shoulder shoulders ear ears eye eyes face cheek nose arm arms finger fingers foot feet knee knees palm palms "
-    "hand hands head mind attention voice weight breath step steps way glance look".split()
+    "hand hands head mind attention voice weight breath step steps way glance look "
+    # what is done, not a thing: "takes a long pull from the flask", "takes a seat by the fire"
+    "pull sip swig gulp bite puff drag nap seat turn chance aim stroll walk".split()
 )
 # Verbs whose thing is only seen, said or thought of: "reads the letter in the study" moves nothing.
 _NO_MOVE = frozenset(

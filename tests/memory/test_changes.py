@@ -103,10 +103,32 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "He trades glances with Maya.",
         "She lays out the bread, cheese, apples and wine on the table.",  # a list is no code without a lock
         "The ship sails to Lisbon, Porto and Cadiz.",
+        # words that name no thing, and an "it" that names none the sentence said
+        "Nothing remains on the plinth but a wide puddle and a few curls of slush.",
+        "Children break chunks off what is left to throw at one another.",
+        "Something lies at the bottom of the well.",
+        "By the third act it is gone from the pit.",
+        "Mirela takes a long pull from the flask of healing draught; half of it is gone.",  # a part is not the whole
+        "Her husband has changed the cage's numbers again, to 2-8-5, she says.",  # digits are no place
+        # words strung together, no thing picked out nor a place (a long game's scripted prose read so as moves)
+        "Knife beneath map storm cellar.",
+        "Old stair above storm window quiet.",
+        "The keeper lantern quiet clock beneath glass marsh old candle across clock lantern.",
+        "Mirela takes a long pull from her flask.",  # a pull is done, not held
     ],
 )
 def test_what_says_no_change_is_none(said: str):
     assert changes_in(said) == []
+
+
+def test_a_thing_named_or_picked_out_is_read_and_one_of_someones():
+    assert [(c.subject, c.value) for c in changes_in("Zebedee's map of the caves now lies in the cellar.")] == [
+        ("Zebedee's map of the caves", "in the cellar")
+    ]
+    rowed = changes_in("Tom rows the Kittiwake to Lisbon.")
+    assert [(c.subject, c.value) for c in rowed] == [("Kittiwake", "in Lisbon")]
+    assert [c.value for c in changes_in("Pip sets the lamp down on deck.")] == ["on deck"], "one word is a place"
+    assert [c.subject for c in changes_in("Tally serves the excise men.")] == ["Tally"], "a side needs no article"
 
 
 def test_one_current_value_when_a_sentence_names_two():

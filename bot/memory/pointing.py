@@ -1,0 +1,38 @@
+"""Whether prose names a thing or a place, or only strings words together: the change finder
+(:mod:`bot.memory.changes`) reads a move only of a thing the sentence picks out, to a place it picks out.
+
+Read without these, the scripted prose of ``bench context`` ("Knife beneath map storm cellar. Old stair above
+storm window.") filled a 150-turn game's memory with 22 moves of things no one had said, each marking older the
+notes that told the last, and its prompts repeated less of the one before (.88 at 8k, against .92 without them).
+"""
+
+from __future__ import annotations
+
+import re
+
+_PICKING = r"the|a|an|his|her|their|its|my|your|our|this|that|these|those|one"
+# A word before a thing that picks it out: "the key", "a lantern", "every barrel", "Maya's flask".
+_PICKED_BEFORE = re.compile(rf"(?:\b(?:{_PICKING}|every|each|some|no)|['’]s?)\s+$", re.I)
+_OWNED = re.compile(r"[\w-]+['’]s?\s")  # "Zebedee's map of the caves"
+_PLACE_PICKED = re.compile(rf"\b(?:{_PICKING})\b|['’]s?\b|\b[A-Z]")
+_PREPOSITION = re.compile(r"^(?:in|on|under|at|inside|behind|into|onto|beneath|beside|to)\s+", re.I)
+
+
+def names_a_thing(thing: str, sentence: str) -> bool:
+    """Whether ``sentence`` names ``thing`` as prose names one: by a name ("the Kittiwake", "Old Tamsin's whistle"),
+    as someone's ("Zebedee's map"), or with a word that picks it out ("the key", "a lantern"). A thing said in other
+    words than the sentence's (a pattern's own: "cellar door code") counts as named."""
+    at = sentence.casefold().find(thing.casefold())
+    if at < 0:
+        return True
+    words = thing.split()
+    if all(word[:1].isupper() for word in words) and (at > 0 or len(words) > 1):
+        return True  # a name: capitals that do not only start the sentence
+    return bool(_OWNED.match(thing) or _PICKED_BEFORE.search(sentence[:at]))
+
+
+def says_a_place(value: str) -> bool:
+    """Whether ``value`` is said as prose says a place: picked out ("in the cellar", "under Maya's bed"), named ("in
+    Lisbon"), or one word ("at home", "on deck"); "beneath glass marsh old candle" is words strung together."""
+    place = _PREPOSITION.sub("", value)
+    return len(place.split()) <= 1 or bool(_PLACE_PICKED.search(place))
