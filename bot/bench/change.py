@@ -59,20 +59,18 @@ def at_shares(turns: int, chains: Sequence[Chain]) -> dict[int, list[Step]]:
 
 def planted(turns: int, chains: Sequence[Chain] = CHAINS) -> dict[int, list[Step]]:
     """Each chain's steps at their turns of a game of ``turns`` turns, one step a turn where the game is long
-    enough: a step whose turn another chain's step took goes to the nearest free turn after its chain's step
-    before it. A GM turn tells one change or two, not fourteen: with the steps where their shares put them, one
-    turn of 300 told fourteen (the writers' shares are round: .1, .3, .8), the facts job found five of them, and
-    "the facts job finding every change" was not so."""
+    enough: all chains' steps in the order of their shares, spread evenly over the game, so a step's turn is where
+    its share ranks among all of them. A GM turn tells one change or two, not fourteen: with the steps where their
+    shares put them, one turn of 300 told fourteen (the writers' shares are round: .1, .3, .8), the facts job found
+    five of them, and "the facts job finding every change" was not so. Placed chain by chain at the free turn
+    nearest each share instead, the chains listed last (the held-out ones) found the turns near their shares taken
+    and told all their changes in the game's last twenty turns."""
+    order = sorted(
+        ((step.at, i, n) for n, chain in enumerate(chains) for i, step in enumerate(chain.steps)),
+    )  # a chain's shares rise, so its steps keep their order
     at: dict[int, list[Step]] = {}
-    for chain in chains:
-        after = 0
-        for step in chain.steps:
-            wanted = max(after + 1, round(step.at * turns))
-            # the least told turn nearest the step's share (a game too short for one a turn tells several)
-            turns_left = range(after + 1, turns) or range(after, after + 1)
-            turn = min(turns_left, key=lambda t: (len(at.get(t, ())), abs(t - wanted), t))
-            at.setdefault(turn, []).append(step)
-            after = turn
+    for rank, (_, i, n) in enumerate(order):
+        at.setdefault(1 + rank * (turns - 1) // len(order), []).append(chains[n].steps[i])
     return at
 
 

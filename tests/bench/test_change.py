@@ -59,3 +59,22 @@ def test_a_turn_of_the_change_game_tells_one_step_where_the_game_has_room_and_ea
             assert len(told) == len(chain.steps) and told == sorted(told), chain.name
     short = planted(60, CHAINS)
     assert sum(len(steps) for steps in short.values()) == sum(len(chain.steps) for chain in CHAINS)
+
+
+def test_no_set_of_chains_is_told_at_the_games_end_for_coming_last():
+    """Placed chain by chain, the held-out chains (listed last) found the turns near their shares taken and told
+    every change in the last twenty turns of 300: a figure of recency, not of a long game's memory."""
+    from bot.bench.change import planted
+    from bot.bench.change_chains import CHAINS, HELD_OUT
+
+    for turns in (300, 1000):
+        at = planted(turns, CHAINS)
+        turn_of = {id(step): turn for turn, steps in at.items() for step in steps}
+        for chain in CHAINS:  # where its share ranks among all: near its share in every set alike
+            for step in chain.steps:
+                assert abs(turn_of[id(step)] - step.at * turns) <= 0.12 * turns, (
+                    chain.name,
+                    step.at,
+                    turn_of[id(step)],
+                )
+        assert min(turn_of[id(chain.steps[0])] for chain in HELD_OUT) < turns / 10
