@@ -437,6 +437,9 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     if sequence:  # of the lock the memory holds that the sentence names ("the lock's dials")
         thing = _lock_named(sentence, subjects) or thing
         attribute = "code"
+    elif attribute == "code" and re.fullmatch(_CODE_WORDS, thing, re.I):
+        # "resets the airlock; the new code is 5190": the airlock's, not the one code the memory held before
+        thing = _lock_named(sentence, subjects) or thing
     if thing.casefold().endswith(" of it"):  # "half of it is gone": a part, not the thing
         return None
     if thing.casefold().split()[-1] == "it":  # "the miller buys back the deed, and it rests with him": the deed
@@ -572,11 +575,23 @@ def same_subject(thing: str, known: Sequence[str]) -> str:
             return subject
         if mine <= theirs or theirs <= mine:
             # The head noun (the last word) must be the same thing: "key" and "brass key", not "key" and "key ring".
-            if _head(thing) == _head(subject):
+            if _head(thing) == _head(subject) or _a_name(thing) and _a_name(subject):
                 best = subject
     return best or thing
 
 
+# What a thing is said to be of, or where: "the map of the caves" is a map, "the skep at the end of Long Meadow" a skep.
+_QUALIFIED = re.compile(r"\s(?:of|at|in|on|from|near|beside|under|over|by)\s", re.I)
+
+
 def _head(phrase: str) -> str:
-    words = [stem for stem, _ in content_words(phrase)]
+    words = [stem for stem, _ in content_words(_QUALIFIED.split(phrase, maxsplit=1)[0])]
+    words = words or [stem for stem, _ in content_words(phrase)]
     return words[-1] if words else ""
+
+
+def _a_name(phrase: str) -> bool:
+    """Whether ``phrase`` is someone's name, every word but a joining one capitalised ("Agnes", "Sister Agnes
+    Pruett of Ward Nine"): a name and a longer one that holds it are one person whatever their last words."""
+    words = [w for w in phrase.split() if w.casefold() not in ("of", "the", "de", "van", "von")]
+    return bool(words) and all(w[:1].isupper() for w in words)

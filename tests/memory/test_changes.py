@@ -121,6 +121,21 @@ def test_what_says_no_change_is_none(said: str):
     assert changes_in(said) == []
 
 
+def test_a_person_by_part_of_their_name_and_a_thing_by_what_it_is_of_are_the_ones_the_memory_holds():
+    assert same_subject("Agnes", ["Sister Agnes Pruett"]) == "Sister Agnes Pruett"
+    assert same_subject("Sister Agnes Pruett of Ward Nine", ["Sister Agnes Pruett"]) == "Sister Agnes Pruett"
+    assert same_subject("skep", ["straw skep at the end of Long Meadow"]) == "straw skep at the end of Long Meadow"
+    assert same_subject("map", ["Zebedee's map of the caves"]) == "Zebedee's map of the caves"
+    assert same_subject("key ring", ["brass key"]) == "key ring", "still another thing"
+
+
+def test_a_new_code_is_of_the_lock_the_sentence_names_not_the_one_the_memory_held_before():
+    said = "After the depressurisation scare, colony security resets the airlock; the new code is 5190."
+    assert [(c.subject, c.value) for c in changes_in(said, ["cellar door code", "Dome C airlock"])] == [
+        ("Dome C airlock", "5190")
+    ]
+
+
 def test_a_thing_named_or_picked_out_is_read_and_one_of_someones():
     assert [(c.subject, c.value) for c in changes_in("Zebedee's map of the caves now lies in the cellar.")] == [
         ("Zebedee's map of the caves", "in the cellar")
