@@ -31,8 +31,18 @@ def names_a_thing(thing: str, sentence: str) -> bool:
     return bool(_OWNED.match(thing) or _PICKED_BEFORE.search(sentence[:at]))
 
 
+# A way to face or lean, not a place: "the old pear tree leans slightly to the east".
+_DIRECTION = re.compile(
+    r"^(?:the\s+|one\s+|its\s+)?(?:(?:north|south)(?:-?(?:east|west))?|east|west|left|right|side|windward|leeward)$",
+    re.I,
+)
+
+
 def says_a_place(value: str) -> bool:
     """Whether ``value`` is said as prose says a place: picked out ("in the cellar", "under Maya's bed"), named ("in
-    Lisbon"), or one word ("at home", "on deck"); "beneath glass marsh old candle" is words strung together."""
+    Lisbon"), or one word ("at home", "on deck"); "beneath glass marsh old candle" is words strung together, and
+    "to the east" a way, not a place."""
     place = _PREPOSITION.sub("", value)
+    if _DIRECTION.match(place.strip()):
+        return False
     return len(place.split()) <= 1 or bool(_PLACE_PICKED.search(place))

@@ -38,5 +38,12 @@ def test_words_strung_together_name_no_thing(thing: str, sentence: str):
 def test_a_place_picked_out_named_or_of_one_word():
     for place in ("in the cellar", "under Maya's bed", "in Lisbon", "at home", "on deck", "behind glass in the hall"):
         assert says_a_place(place), place
-    for place in ("beneath glass marsh old candle", "above key marsh lantern", "behind tide brass"):
+    for place in (
+        "beneath glass marsh old candle",
+        "above key marsh lantern",
+        "behind tide brass",
+        "in the east",
+        "to the left",
+        "to one side",
+    ):
         assert not says_a_place(place), place
