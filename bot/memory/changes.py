@@ -594,4 +594,5 @@ def _a_name(phrase: str) -> bool:
     """Whether ``phrase`` is someone's name, every word but a joining one capitalised ("Agnes", "Sister Agnes
     Pruett of Ward Nine"): a name and a longer one that holds it are one person whatever their last words."""
     words = [w for w in phrase.split() if w.casefold() not in ("of", "the", "de", "van", "von")]
-    return bool(words) and all(w[:1].isupper() for w in words)
+    owned = any(re.search(r"['’]s?$", w) for w in words)  # "Tom's Boat" is Tom's, not Tom
+    return bool(words) and not owned and all(w[:1].isupper() for w in words)

@@ -3,7 +3,8 @@
 
 Read without these, the scripted prose of ``bench context`` ("Knife beneath map storm cellar. Old stair above
 storm window.") filled a 150-turn game's memory with 22 moves of things no one had said, each marking older the
-notes that told the last, and its prompts repeated less of the one before (.88 at 8k, against .92 without them).
+notes that told the last, and its prompts repeated less of the one before (at 4k, .880 of each prompt against .909
+without them).
 """
 
 from __future__ import annotations

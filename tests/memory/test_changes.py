@@ -128,6 +128,7 @@ def test_a_person_by_part_of_their_name_and_a_thing_by_what_it_is_of_are_the_one
     assert same_subject("skep", ["straw skep at the end of Long Meadow"]) == "straw skep at the end of Long Meadow"
     assert same_subject("map", ["Zebedee's map of the caves"]) == "Zebedee's map of the caves"
     assert same_subject("key ring", ["brass key"]) == "key ring", "still another thing"
+    assert same_subject("Tom", ["Tom's Boat"]) == "Tom", "a thing of someone's is not them"
 
 
 def test_a_new_code_is_of_the_lock_the_sentence_names_not_the_one_the_memory_held_before():
