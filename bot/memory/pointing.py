@@ -47,3 +47,10 @@ def says_a_place(value: str) -> bool:
     if _DIRECTION.match(place.strip()):
         return False
     return len(place.split()) <= 1 or bool(_PLACE_PICKED.search(place))
+
+
+def last_said(text: str, word: str) -> int:
+    """Where ``text`` last says ``word`` (a word or its stem, with at most a short ending: "key", "keys"), or -1:
+    "nightfall" says no "night"."""
+    found = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(word)}\w{{0,3}}(?![\w-])", text, re.I)]
+    return found[-1] if found else -1

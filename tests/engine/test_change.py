@@ -174,6 +174,41 @@ async def test_a_question_in_other_words_is_told_the_current_value_of_the_thing_
         await engine.close()
 
 
+async def test_a_question_in_other_words_finds_its_thing_by_the_story_told_of_it(
+    store, worker, scripted, worlds_dir, real_embedder
+):
+    """A question that comes near none of the things' names, but near what the turns that changed one told of it
+    ("the stake the jarl lost at dice" of the ivory game board Jarl Ragnvald lost so), is told that thing's value
+    now."""
+    from bot.engine import EngineConfig
+    from bot.engine.upkeep import memory
+    from bot.worlds import WorldLibrary
+    from tests.conftest import EAGER_FOLDING
+
+    config = EngineConfig(n_ctx=2048, reply_tokens=128, memory=EAGER_FOLDING)
+    engine = Engine(store, worker, WorldLibrary(worlds_dir), config, embedder=real_embedder)
+    try:
+        game = await _start(engine)
+        _gm(
+            scripted,
+            "Jarl Ragnvald loses the ivory game board to the skald Eyvind, wagered at dice and lost.",
+            "The gulls cry over the rocks, and far below the tide sucks and booms against the landing stage.",
+            "Eyvind gives the ivory game board to his bride Thora as a morning gift.",
+        )  # fmt: skip
+        for action in ("I watch the dice.", "I listen.", "I watch the skald."):
+            await engine.act(game.id, "maya", action)
+        await engine.memory.idle(game.id)
+        question = "Who ended up with the stake the jarl lost at dice?"
+        query = await engine.meaning.query(question)
+        [by_name] = await engine.meaning.lore_scores(["ivory game board"], query)
+        assert by_name < memory.SUBJECT_BY_MEANING, "its name alone is too far from the question"
+        told = (await engine.preview(game.id, "Maya", question)).messages[-1].content
+        _, brief = told.split("The notes from earlier in the game say:")
+        assert "ivory game board, holder: his bride Thora" in brief
+    finally:
+        await engine.close()
+
+
 async def test_a_thing_put_somewhere_is_no_longer_held_and_one_taken_no_longer_where_it_lay(engine: Engine, scripted):
     """bench change, the Tidewright chart: pocketed by Corwin Thale, then nailed above a tavern's hearth; with the
     holder and the place kept apart, "Tidewright chart, holder: Corwin Thale" stood as current beside its new

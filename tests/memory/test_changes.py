@@ -116,6 +116,10 @@ def test_a_change_said_in_so_many_words_is_found(said: str, found: tuple[str, st
         "The keeper lantern quiet clock beneath glass marsh old candle across clock lantern.",
         "Mirela takes a long pull from her flask.",  # a pull is done, not held
         "The old pear tree leans slightly to the east.",  # a way it leans, not where it is
+        # a time spent is no thing, a cause joined no place, and what will be is not yet
+        "It spends the night in the annealing oven and comes out cool, whole and gleaming a deep sapphire blue.",
+        "The Sable Lances have joined her war against every lord in the valley.",
+        "The bell it is meant to cast will hang in the cathedral tower.",
     ],
 )
 def test_what_says_no_change_is_none(said: str):
@@ -171,6 +175,33 @@ def test_a_subject_the_memory_holds_is_named_its_way_and_attributes_have_one_nam
     assert attribute_name("loyalty") == "allegiance" and attribute_name("mood") == "mood"
     # of two things it may name, the one the memory came to hold last (the facts are kept in that order)
     assert same_subject("compass", ["whalebone compass", "lapis compass"]) == "lapis compass"
+
+
+def test_a_code_is_of_the_lock_named_most_fully_and_never_of_another_of_its_kind():
+    # bench change: "the crypt door" gave the Ravensworth lock's new sigils to the studio door, and "the new password
+    # for the sail-loft meetings" its word to the studio door's password, and the GM told them as the studio's
+    tampered = (
+        "Someone has tampered with the Ravensworth lock again: fresh scratches on the brass show the dials set to "
+        "wolf, lily, crown, and the crypt door yields to that sequence."
+    )
+    [change] = changes_in(tampered, ["Ravensworth crypt lock", "studio door"])
+    assert (change.subject, change.value) == ("Ravensworth crypt lock", "wolf, lily, crown")
+    [change] = changes_in(tampered, ["clockwork lock", "studio door"])
+    assert change.subject == "clockwork lock", "a crypt door is no studio door"
+    said = "Lowenna breathes the new password for the sail-loft meetings into each ear in turn: blackthorn."
+    for known in (["studio door password"], ["studio door password", "password for the sail-loft meetings"]):
+        [change] = changes_in(said, known)
+        assert (change.subject, change.value) == ("password for the sail-loft meetings", "blackthorn")
+    assert same_subject("password", ["password for the sail-loft meetings"]) == "password for the sail-loft meetings"
+    [change] = changes_in('A note reads: "The ossuary gate now answers to thistle-and-ash."')
+    assert (change.attribute, change.value) == ("code", "thistle-and-ash"), "a gate answers to its word, not a side"
+
+
+def test_an_it_is_a_word_said_not_part_of_one_and_a_place_ends_before_a_clause_of_when():
+    assert changes_in("By nightfall it sits in the repair pit beneath the Line Four car.", ["night"]) == []
+    [change] = changes_in("The captain locks the sealed orders in the wardroom safe before the boat dives.")
+    assert change.value == "in the wardroom safe"
+    assert same_subject("sealed orders", ["sealed orders envelope"]) == "sealed orders envelope", "said whole"
 
 
 def test_a_code_of_words_in_a_row_is_the_lock_the_memory_holds_that_the_sentence_names():

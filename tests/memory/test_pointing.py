@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.memory.pointing import names_a_thing, says_a_place
+from bot.memory.pointing import last_said, names_a_thing, says_a_place
 
 
 @pytest.mark.parametrize(
@@ -47,3 +47,9 @@ def test_a_place_picked_out_named_or_of_one_word():
         "to one side",
     ):
         assert not says_a_place(place), place
+
+
+def test_a_word_is_said_whole_or_with_a_short_ending():
+    assert last_said("By nightfall it sits in the pit", "night") == -1
+    assert last_said("the keys, then the key", "key") == 19
+    assert last_said("two nights later", "night") == 4
