@@ -199,10 +199,17 @@ async def test_a_question_in_other_words_finds_its_thing_by_the_story_told_of_it
             await engine.act(game.id, "maya", action)
         await engine.memory.idle(game.id)
         question = "Who ended up with the stake the jarl lost at dice?"
-        query = await engine.meaning.query(question)
+        embedded: list[str] = []  # what the question's turn embeds: what the turns told was embedded between them
+        embed = real_embedder.embed
+        real_embedder.embed = lambda texts, **kw: embedded.extend(texts) or embed(texts, **kw)  # type: ignore
+        try:
+            query = await engine.meaning.query(question)
+            told = (await engine.preview(game.id, "Maya", question)).messages[-1].content
+        finally:
+            real_embedder.embed = embed  # type: ignore
+        assert embedded == [question]
         [by_name] = await engine.meaning.lore_scores(["ivory game board"], query)
         assert by_name < memory.SUBJECT_BY_MEANING, "its name alone is too far from the question"
-        told = (await engine.preview(game.id, "Maya", question)).messages[-1].content
         _, brief = told.split("The notes from earlier in the game say:")
         assert "ivory game board, holder: his bride Thora" in brief
     finally:

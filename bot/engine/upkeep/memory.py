@@ -230,7 +230,7 @@ class MemoryKeeper:
         query = await self.meaning.query(action)
         told = await self._told(history)
         by_name = await self.meaning.lore_scores(subjects, query)
-        by_story = await self.meaning.lore_scores([f"{s}. {told[s]}" if told.get(s) else s for s in subjects], query)
+        by_story = await self.meaning.lore_scores([_story(s, told) for s in subjects], query)
         scores = [max(name, story) for name, story in zip(by_name, by_story, strict=True)]
         best = max(range(len(subjects)), key=scores.__getitem__)
         if scores[best] < SUBJECT_BY_MEANING:
@@ -361,6 +361,19 @@ class MemoryKeeper:
             else:
                 if record is not None:
                     await self.store.clear_job_failures(game_id, name)
+        await self._ready_stories(game_id)
+
+    async def _ready_stories(self, game_id: int) -> None:
+        """The sentences that told each followed thing's values (see :meth:`_told`), embedded between turns: a
+        question in other words is compared with them, and a turn that embedded a long game's all at once would
+        pass its deadline and go without."""
+        if self.meaning is None or not self.meaning.on:
+            return
+        try:
+            told = await self._told(await self.ledger.value_history(game_id))
+            await self.meaning.vectors_of([_story(subject, told) for subject in told])
+        except Exception as exc:  # the turn embeds what it needs, as before
+            log.warning("Game %d: embedding what the turns told of things failed (%s)", game_id, exc)
 
     async def _input_of(self, job: str, game_id: int) -> str:
         """What ``job`` would read next, so the same failure twice is known as such."""
@@ -430,6 +443,10 @@ def _switched_on(notes: dict[int, list[TurnNote]], buckets: Buckets) -> dict[int
 
 def _item(summary: Summary) -> MemoryItem:
     return MemoryItem(f"summary:{summary.id}", summary.content)
+
+
+def _story(subject: str, told: dict[str, str]) -> str:
+    return f"{subject}. {told[subject]}" if told.get(subject) else subject
 
 
 def telling(fact: Fact, texts: Sequence[str]) -> list[str]:
