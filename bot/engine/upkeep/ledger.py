@@ -23,7 +23,7 @@ from bot.engine.table.settings import GameSettings
 from bot.engine.upkeep.indexes import RecallIndex, Scene, recall_indexes
 from bot.engine.upkeep.meaning import MeaningIndex, Query
 from bot.errors import UserError
-from bot.memory.changes import Change, attribute_name, beyond_the_questions, changes_in, said_anew
+from bot.memory.changes import ATTRIBUTE_NAMES, Change, attribute_name, beyond_the_questions, changes_in, said_anew
 from bot.memory.compaction import in_batches
 from bot.memory.config import MemoryConfig
 from bot.memory.context import MemoryItem
@@ -538,8 +538,11 @@ def _made_false(fact: Fact, new: NewFact) -> bool:
     up is nowhere and held by no one any more; one put somewhere is no longer held as it was told before, one
     taken or handed over no longer where it lay ("the chart hangs above the tavern's hearth": Corwin Thale, who
     pocketed it turns before, holds it no more). Said in one turn, a place and a holder stand together ("keeps the
-    compass on a chain at her throat")."""
+    compass on a chain at her throat"). And one held under another of its names ("sealed orders", then "sealed
+    orders envelope", both in the wardroom safe) has one current value: the newer, whichever name it came by."""
     was = attribute_name(fact.attribute)
+    if was == attribute_name(new.attribute) and was in ATTRIBUTE_NAMES:
+        return fact.turn <= new.turn
     if was not in ("location", "holder"):
         return False
     if ends(new):

@@ -108,6 +108,28 @@ async def test_extracted_facts_keep_their_sources_and_a_contradiction_supersedes
     assert old.superseded_by == current.id and old.superseded_turn == 3, "kept, marked with the turn"
 
 
+async def test_a_thing_held_under_two_of_its_names_has_one_current_value(engine: Engine, extractor):
+    """bench change: "sealed orders" (in the wardroom safe), then "envelope" (in the chart table drawer), then
+    "sealed orders envelope" moved on: the envelope's newer place superseded the one it was named like last, and
+    "the sealed orders, in the wardroom safe" stayed current beside it, and was told as where they are now."""
+    game = await start(engine)
+    orders = {"kind": "item", "attribute": "location"}
+    extractor.facts = [
+        [{**orders, "subject": "sealed orders", "value": "in the wardroom safe"}],
+        [{**orders, "subject": "envelope", "value": "in the chart drawer"}],
+        [{**orders, "subject": "sealed orders envelope", "value": "in the galley freezer"}],
+    ]
+    for action in (
+        "I ask about the sealed orders.",
+        "I ask about the envelope.",
+        "I ask about the sealed orders envelope.",
+    ):
+        await turn(engine, game.id, action)
+    assert [(f.subject, f.value) for f in await engine.facts(game.id)] == [
+        ("sealed orders envelope", "in the galley freezer")
+    ]
+
+
 async def test_editing_a_source_retracts_its_facts_and_derives_them_again(engine: Engine, extractor):
     game = await start(engine)
     extractor.facts = [[key_fact("under the mat")], [key_fact("under the loose stone")]]
